@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"slices"
 )
 
 // ModelIDSize is the size in bytes of a model's content ID.
@@ -19,6 +21,46 @@ func (id ModelID) String() string { return fmt.Sprintf("%x", id[:]) }
 // ErrModelFormat reports a model file that is not valid.
 var ErrModelFormat = errors.New("wm: invalid model file")
 
+// ErrModelVersion reports a model file of a version this package does not read.
+var ErrModelVersion = errors.New("wm: unsupported model file version")
+
+// Model file constants.
+const (
+	modelMagic   = "WMZM"
+	ModelVersion = 1
+	// MaxRefStates bounds the reference store a model may hold.
+	MaxRefStates = 1 << 20
+	// dictCap bounds how many dictionary tiles one first code expands to.
+	dictCap = 64
+	// histCap bounds how many episode tiles one first code expands to.
+	histCap = 64
+)
+
+// Classes of hypotheses the predictor mixes (SPEC.md, "World model").
+const (
+	clsPrev  = iota // same slot, previous state
+	clsPrev2        // same slot, two states back
+	clsCont         // continuation of the previous slot's match
+	clsSucc         // successor of the previous state's match at this slot
+	clsEp           // any distinct tile seen earlier in the episode
+	clsDict         // any tile of the shared dictionary
+	clsNew          // new content: the fallback model
+	nClasses
+)
+
+// nBuckets is the number of action buckets: bucket = clamp(action+1, 0, 15).
+const nBuckets = 16
+
+func bucketOf(action int64) int {
+	if action < 0 {
+		return 0
+	}
+	if action >= nBuckets-1 {
+		return nBuckets - 1
+	}
+	return int(action) + 1
+}
+
 // Model holds the shared, integer parameters of the world model.
 // A Model is immutable once built and safe for concurrent use; each stream
 // gets its own Predictor.
@@ -26,68 +68,333 @@ type Model struct {
 	Geom      Geometry
 	Precision uint // rANS probability precision in bits (10..16)
 
-	// PLACEHOLDER parameters (to be replaced by the real model): order-0
-	// counts per coordinate, flattened [N][K].
-	counts []uint32
-	raw    []byte // canonical serialization
-	id     ModelID
+	// Serialized parameters.
+	refCodes []uint16 // reference store [T][N]
+	refStart []int64  // episode starts in the reference store
+	fallCtx  int      // contexts per subspace of the fallback table: K+1 or 1
+	fallback []uint16 // [M][fallCtx][K] frequencies, each row summing to 65536 (stored as freq-1... see spec)
+	clsHits  [nBuckets][nClasses]uint32
+	clsMis   [nClasses]uint32
+	clsN     [nClasses]uint32
+
+	// Derived at load time.
+	refT      int
+	refNext   []int32   // successor state index or -1
+	tileRep   []int32   // per distinct tile: representative state*S+slot
+	tileCount []uint32  // occurrences per distinct tile
+	dictFirst [][]int32 // per first code: tile ids, by count desc then id asc, capped
+	dictCnt   []uint64  // per first code: total occurrences of tiles starting with it
+	dictTotal uint64
+
+	raw []byte
+	id  ModelID
 }
 
 // ID returns the model's content ID.
 func (m *Model) ID() ModelID { return m.id }
 
 // MarshalBinary returns the model's canonical serialization (.wmm bytes).
-func (m *Model) MarshalBinary() ([]byte, error) { return append([]byte(nil), m.raw...), nil }
+func (m *Model) MarshalBinary() ([]byte, error) { return slices.Clone(m.raw), nil }
+
+// RefStates returns the number of states in the model's reference store.
+func (m *Model) RefStates() int { return m.refT }
+
+// codeBytes is 1 when codes are stored as bytes, else 2.
+func codeBytes(k int) int {
+	if k <= 256 {
+		return 1
+	}
+	return 2
+}
+
+// encode serializes m's parameters into m.raw and sets its ID.
+func (m *Model) encode() {
+	g := m.Geom
+	cb := codeBytes(g.K)
+	var b []byte
+	b = append(b, modelMagic...)
+	b = binary.LittleEndian.AppendUint16(b, ModelVersion)
+	b = binary.LittleEndian.AppendUint16(b, 0) // flags
+	b = binary.LittleEndian.AppendUint32(b, uint32(g.S))
+	b = binary.LittleEndian.AppendUint32(b, uint32(g.M))
+	b = binary.LittleEndian.AppendUint32(b, uint32(g.K))
+	b = append(b, byte(m.Precision), 0, 0, 0)
+	// class statistics
+	for i := range nBuckets {
+		for c := range nClasses {
+			b = binary.LittleEndian.AppendUint32(b, m.clsHits[i][c])
+		}
+	}
+	for c := range nClasses {
+		b = binary.LittleEndian.AppendUint32(b, m.clsMis[c])
+		b = binary.LittleEndian.AppendUint32(b, m.clsN[c])
+	}
+	// fallback
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.fallCtx))
+	for _, f := range m.fallback {
+		b = binary.LittleEndian.AppendUint16(b, f-1)
+	}
+	// reference store
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.refStart)))
+	for _, s := range m.refStart {
+		b = binary.LittleEndian.AppendUint32(b, uint32(s))
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.refT))
+	for _, c := range m.refCodes {
+		if cb == 1 {
+			b = append(b, byte(c))
+		} else {
+			b = binary.LittleEndian.AppendUint16(b, c)
+		}
+	}
+	m.raw = b
+	h := sha256.Sum256(b)
+	copy(m.id[:], h[:])
+}
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) need(n int64) bool {
+	if r.err != nil {
+		return false
+	}
+	if n < 0 || int64(len(r.b)) < n {
+		r.err = fmt.Errorf("%w: truncated", ErrModelFormat)
+		return false
+	}
+	return true
+}
+func (r *reader) u16() uint16 {
+	if !r.need(2) {
+		return 0
+	}
+	v := binary.LittleEndian.Uint16(r.b)
+	r.b = r.b[2:]
+	return v
+}
+func (r *reader) u32() uint32 {
+	if !r.need(4) {
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
 
 // UnmarshalModel parses and validates a .wmm file.
 func UnmarshalModel(b []byte) (*Model, error) {
-	if len(b) < 16 || string(b[:4]) != "WMM\x00" {
-		return nil, ErrModelFormat
+	if len(b) < 24 || string(b[:4]) != modelMagic {
+		return nil, fmt.Errorf("%w: bad magic", ErrModelFormat)
 	}
-	g := Geometry{int(binary.LittleEndian.Uint16(b[4:])) + 1, int(binary.LittleEndian.Uint16(b[6:])) + 1, int(binary.LittleEndian.Uint32(b[8:]))}
-	p := uint(b[12])
-	if g.K < 2 || g.K > MaxAlphabet || g.N() > MaxCoords || p < 10 || p > 16 || g.K > 1<<p {
-		return nil, ErrModelFormat
+	r := &reader{b: b[4:]}
+	if v := r.u16(); v != ModelVersion {
+		return nil, fmt.Errorf("%w %d", ErrModelVersion, v)
 	}
-	n := int64(g.N()) * int64(g.K)
-	if int64(len(b)-16) != 4*n {
-		return nil, ErrModelFormat
+	if f := r.u16(); f != 0 {
+		return nil, fmt.Errorf("%w: reserved flags %#x set", ErrModelFormat, f)
 	}
-	m := &Model{Geom: g, Precision: p, counts: make([]uint32, n)}
-	for i := range m.counts {
-		m.counts[i] = binary.LittleEndian.Uint32(b[16+4*i:])
+	g := Geometry{S: int(r.u32()), M: int(r.u32()), K: int(r.u32())}
+	if !r.need(4) {
+		return nil, r.err
 	}
-	m.raw = append([]byte(nil), b...)
+	p := uint(r.b[0])
+	if r.b[1]|r.b[2]|r.b[3] != 0 {
+		return nil, fmt.Errorf("%w: reserved bytes set", ErrModelFormat)
+	}
+	r.b = r.b[4:]
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrModelFormat, err)
+	}
+	if p < 10 || p > 16 || uint64(g.K) > 1<<p {
+		return nil, fmt.Errorf("%w: precision %d invalid for K=%d", ErrModelFormat, p, g.K)
+	}
+	m := &Model{Geom: g, Precision: p}
+	for i := range nBuckets {
+		for c := range nClasses {
+			m.clsHits[i][c] = r.u32()
+		}
+	}
+	for c := range nClasses {
+		m.clsMis[c] = r.u32()
+		m.clsN[c] = r.u32()
+	}
+	m.fallCtx = int(r.u32())
+	if m.fallCtx != 1 && m.fallCtx != g.K+1 {
+		return nil, fmt.Errorf("%w: fallback contexts %d", ErrModelFormat, m.fallCtx)
+	}
+	nf := int64(g.M) * int64(m.fallCtx) * int64(g.K)
+	if !r.need(2 * nf) {
+		return nil, r.err
+	}
+	m.fallback = make([]uint16, nf)
+	for i := range m.fallback {
+		m.fallback[i] = r.u16() + 1
+	}
+	for row := int64(0); row < nf; row += int64(g.K) {
+		var s uint32
+		for _, f := range m.fallback[row : row+int64(g.K)] {
+			s += uint32(f)
+		}
+		if s != 1<<16 {
+			return nil, fmt.Errorf("%w: fallback row does not sum to 65536", ErrModelFormat)
+		}
+	}
+	ne := int64(r.u32())
+	if !r.need(4 * ne) {
+		return nil, r.err
+	}
+	m.refStart = make([]int64, ne)
+	for i := range m.refStart {
+		m.refStart[i] = int64(r.u32())
+	}
+	m.refT = int(r.u32())
+	if r.err != nil {
+		return nil, r.err
+	}
+	if m.refT > MaxRefStates {
+		return nil, fmt.Errorf("%w: %d reference states exceed the limit %d", ErrModelFormat, m.refT, MaxRefStates)
+	}
+	cb := int64(codeBytes(g.K))
+	nc := int64(m.refT) * int64(g.N())
+	if int64(len(r.b)) != cb*nc {
+		return nil, fmt.Errorf("%w: reference store is %d bytes, want %d", ErrModelFormat, len(r.b), cb*nc)
+	}
+	m.refCodes = make([]uint16, nc)
+	for i := range m.refCodes {
+		var v uint16
+		if cb == 1 {
+			v = uint16(r.b[i])
+		} else {
+			v = binary.LittleEndian.Uint16(r.b[2*i:])
+		}
+		if int(v) >= g.K {
+			return nil, fmt.Errorf("%w: reference code %d >= K", ErrModelFormat, v)
+		}
+		m.refCodes[i] = v
+	}
+	if m.refT > 0 && (ne == 0 || m.refStart[0] != 0) {
+		return nil, fmt.Errorf("%w: reference episodes must start at 0", ErrModelFormat)
+	}
+	for i := 1; i < len(m.refStart); i++ {
+		if m.refStart[i] <= m.refStart[i-1] || m.refStart[i] >= int64(m.refT) {
+			return nil, fmt.Errorf("%w: reference episode starts not ascending", ErrModelFormat)
+		}
+	}
+	m.raw = slices.Clone(b)
 	h := sha256.Sum256(m.raw)
 	copy(m.id[:], h[:])
+	m.derive()
 	return m, nil
 }
 
-// TrainPlaceholder builds the placeholder order-0 model from code states
-// (each of length g.N()).
-func TrainPlaceholder(g Geometry, precision uint, states [][]uint16) *Model {
-	n := g.N() * g.K
-	b := make([]byte, 16+4*n)
-	copy(b, "WMM\x00")
-	binary.LittleEndian.PutUint16(b[4:], uint16(g.S-1))
-	binary.LittleEndian.PutUint16(b[6:], uint16(g.M-1))
-	binary.LittleEndian.PutUint32(b[8:], uint32(g.K))
-	b[12] = byte(precision)
-	c := make([]uint32, n)
-	for i := range c {
-		c[i] = 1
+// Validate checks a geometry against wmzip's limits.
+func (g Geometry) Validate() error {
+	switch {
+	case g.S < 1 || g.S > MaxSlots:
+		return fmt.Errorf("slots %d out of range [1,%d]", g.S, MaxSlots)
+	case g.M < 1 || g.M > MaxSubspaces:
+		return fmt.Errorf("subspaces %d out of range [1,%d]", g.M, MaxSubspaces)
+	case g.S*g.M > MaxCoords:
+		return fmt.Errorf("%d coordinates exceed the limit %d", g.S*g.M, MaxCoords)
+	case g.K < 2 || g.K > MaxAlphabet:
+		return fmt.Errorf("alphabet %d out of range [2,%d]", g.K, MaxAlphabet)
 	}
-	for _, st := range states {
-		for j, v := range st {
-			c[j*g.K+int(v)]++
+	return nil
+}
+
+// derive builds the lookup structures implied by the reference store.
+func (m *Model) derive() {
+	g := m.Geom
+	n, M := g.N(), g.M
+	m.refNext = make([]int32, m.refT)
+	ep := 0
+	for t := range m.refT {
+		for ep+1 < len(m.refStart) && int64(t+1) > m.refStart[ep+1] {
+			ep++
+		}
+		end := int64(m.refT)
+		if ep+1 < len(m.refStart) {
+			end = m.refStart[ep+1]
+		}
+		if int64(t+1) < end {
+			m.refNext[t] = int32(t + 1)
+		} else {
+			m.refNext[t] = -1
 		}
 	}
-	for i, v := range c {
-		binary.LittleEndian.PutUint32(b[16+4*i:], v)
+	// Distinct tiles, in order of first occurrence.
+	seed := maphash.MakeSeed()
+	idx := make(map[uint64][]int32)
+	tile := func(rep int32) []uint16 {
+		st, sl := int(rep)/g.S, int(rep)%g.S
+		return m.refCodes[st*n+sl*M : st*n+sl*M+M]
 	}
-	m, err := UnmarshalModel(b)
-	if err != nil {
-		panic(err)
+	m.tileRep = m.tileRep[:0]
+	m.tileCount = m.tileCount[:0]
+	for t := range m.refT {
+		for s := range g.S {
+			rep := int32(t*g.S + s)
+			tl := tile(rep)
+			h := maphash.Comparable(seed, string(u16bytes(tl)))
+			found := int32(-1)
+			for _, id := range idx[h] {
+				if slices.Equal(tile(m.tileRep[id]), tl) {
+					found = id
+					break
+				}
+			}
+			if found >= 0 {
+				m.tileCount[found]++
+				continue
+			}
+			id := int32(len(m.tileRep))
+			idx[h] = append(idx[h], id)
+			m.tileRep = append(m.tileRep, rep)
+			m.tileCount = append(m.tileCount, 1)
+		}
 	}
-	return m
+	m.dictFirst = make([][]int32, g.K)
+	m.dictCnt = make([]uint64, g.K)
+	m.dictTotal = 0
+	for id, rep := range m.tileRep {
+		v := tile(rep)[0]
+		m.dictFirst[v] = append(m.dictFirst[v], int32(id))
+		m.dictCnt[v] += uint64(m.tileCount[id])
+		m.dictTotal += uint64(m.tileCount[id])
+	}
+	for v, l := range m.dictFirst {
+		slices.SortStableFunc(l, func(a, b int32) int {
+			ca, cb := m.tileCount[a], m.tileCount[b]
+			if ca != cb {
+				if ca > cb {
+					return -1
+				}
+				return 1
+			}
+			return int(a - b)
+		})
+		if len(l) > dictCap {
+			// The expansion keeps the most frequent tiles; the count of
+			// the prefix shrinks accordingly so weights stay normalized.
+			var kept uint64
+			for _, id := range l[:dictCap] {
+				kept += uint64(m.tileCount[id])
+			}
+			m.dictTotal -= m.dictCnt[v] - kept
+			m.dictCnt[v] = kept
+			m.dictFirst[v] = l[:dictCap:dictCap]
+		}
+	}
+}
+
+func u16bytes(t []uint16) []byte {
+	b := make([]byte, 2*len(t))
+	for i, v := range t {
+		b[2*i] = byte(v)
+		b[2*i+1] = byte(v >> 8)
+	}
+	return b
 }

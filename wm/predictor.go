@@ -1,5 +1,10 @@
 package wm
 
+import (
+	"hash/maphash"
+	"slices"
+)
+
 // Predictor runs the model over one stream of states. The writer and the
 // reader each drive their own Predictor through the same calls with the same
 // reconstructed values, so both see the same tables.
@@ -13,52 +18,382 @@ package wm
 // then predicted without history ("intra"), and its action is ignored.
 // A Predictor is not safe for concurrent use.
 type Predictor struct {
-	m     *Model
-	cum   []uint16
-	w     []uint32
-	fresh bool
+	m *Model
+	g Geometry
+	n int
+
+	hist   []uint16 // reconstructed states since Reset, the current one last
+	t      int      // index of the current state in hist
+	bucket int
+
+	// distinct tiles of the episode
+	epSeed  maphash.Seed
+	epIndex map[uint64][]int32 // hash -> refs (state*S+slot) of distinct tiles
+	epFirst [][]int32          // per first code: refs, in order of appearance
+	epTotal uint64
+
+	// adaptive class statistics
+	hits [nBuckets][nClasses]uint32
+	mis  [nClasses]uint32
+	cn   [nClasses]uint32
+
+	// per-slot hypotheses
+	cands   []cand
+	lNew    int32
+	lEp     int32 // virtual "episode tile" hypothesis, live at m == 0
+	lDict   int32 // virtual "dictionary tile" hypothesis, live at m == 0
+	epLive  bool
+	dicLive bool
+	eps     [nClasses]uint32 // per-class substitution rate, Q16
+	cont    ref
+	align   []ref // per slot of the previous state
+	curAl   []ref
+
+	w   []uint64
+	wq  []uint32
+	cum []uint16
+	f   []uint16 // fallback row of the current coordinate
 }
+
+// ref points at one tile occurrence: a slot of a state of the episode
+// history or of the model's reference store.
+type ref struct {
+	store int8 // 0 none, 1 history, 2 reference store
+	state int32
+	slot  int32
+}
+
+type cand struct {
+	r     ref
+	tile  []uint16
+	class uint8
+	mis   uint16
+	l     int32
+}
+
+const (
+	storeNone = iota
+	storeHist
+	storeRef
+)
+
+// pruneBits is how far (in bits) below the best hypothesis a candidate may
+// fall before it is dropped.
+const pruneBits = 24
 
 // NewPredictor returns a Predictor with empty history.
 func (m *Model) NewPredictor() *Predictor {
-	return &Predictor{m: m, cum: make([]uint16, m.Geom.K), w: make([]uint32, m.Geom.K), fresh: true}
+	g := m.Geom
+	p := &Predictor{
+		m: m, g: g, n: g.N(),
+		epSeed: maphash.MakeSeed(),
+		w:      make([]uint64, g.K),
+		wq:     make([]uint32, g.K),
+		cum:    make([]uint16, g.K),
+		align:  make([]ref, g.S),
+		curAl:  make([]ref, g.S),
+	}
+	p.Reset()
+	return p
 }
 
 // Model returns the model the predictor runs.
 func (p *Predictor) Model() *Model { return p.m }
 
 // Reset forgets all history.
-func (p *Predictor) Reset() { p.fresh = true }
+func (p *Predictor) Reset() {
+	p.hist = p.hist[:0]
+	p.t = -1
+	p.epIndex = make(map[uint64][]int32)
+	if p.epFirst == nil {
+		p.epFirst = make([][]int32, p.g.K)
+	}
+	for i := range p.epFirst {
+		p.epFirst[i] = p.epFirst[i][:0]
+	}
+	p.epTotal = 0
+	p.hits = p.m.clsHits
+	p.mis = p.m.clsMis
+	p.cn = p.m.clsN
+	clear(p.align)
+}
 
 // Begin starts the next state, led into by action (ignored after Reset).
-func (p *Predictor) Begin(action int64) {}
+func (p *Predictor) Begin(action int64) {
+	if p.t >= 0 {
+		copy(p.align, p.curAl)
+	}
+	p.t++
+	if p.t == 0 {
+		action = NoAction
+	}
+	p.bucket = bucketOf(action)
+	p.hist = slices.Grow(p.hist, p.n)[:len(p.hist)+p.n]
+	clear(p.curAl)
+	p.cont = ref{}
+	for c := range nClasses {
+		e := (uint64(p.mis[c])+1)<<16/(uint64(p.cn[c])+2) + 0
+		if e < 1 {
+			e = 1
+		}
+		if e > 1<<15 {
+			e = 1 << 15
+		}
+		p.eps[c] = uint32(e)
+	}
+}
+
+func (p *Predictor) tileOf(r ref) []uint16 {
+	g := p.g
+	off := int(r.state)*p.n + int(r.slot)*g.M
+	if r.store == storeHist {
+		return p.hist[off : off+g.M]
+	}
+	return p.m.refCodes[off : off+g.M]
+}
+
+// classPrior returns log2 of the prior probability of a class in the
+// current action bucket, in 1/256-bit units (<= 0).
+func (p *Predictor) classPrior(c int) int32 {
+	var tot, gtot uint64
+	h := &p.hits[p.bucket]
+	var gc uint64
+	for i := range nClasses {
+		tot += uint64(h[i])
+		var s uint64
+		for b := range nBuckets {
+			s += uint64(p.hits[b][i])
+		}
+		if i == c {
+			gc = s
+		}
+		gtot += s
+	}
+	g16 := (gc + 1) << 16 / (gtot + nClasses)
+	q := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
+	if q < 1 {
+		q = 1
+	}
+	return lg(q) - 16*256
+}
+
+func (p *Predictor) startSlot(s int) {
+	p.cands = p.cands[:0]
+	add := func(r ref, class int) {
+		p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: uint8(class), l: p.classPrior(class)})
+	}
+	if p.t >= 1 {
+		add(ref{storeHist, int32(p.t - 1), int32(s)}, clsPrev)
+	}
+	if p.t >= 2 {
+		add(ref{storeHist, int32(p.t - 2), int32(s)}, clsPrev2)
+	}
+	if s > 0 && p.cont.store != storeNone {
+		add(p.cont, clsCont)
+	}
+	if p.t >= 1 {
+		if a := p.align[s]; a.store != storeNone {
+			switch a.store {
+			case storeHist:
+				if int(a.state)+1 < p.t {
+					add(ref{storeHist, a.state + 1, a.slot}, clsSucc)
+				}
+			case storeRef:
+				if nx := p.m.refNext[a.state]; nx >= 0 {
+					add(ref{storeRef, nx, a.slot}, clsSucc)
+				}
+			}
+		}
+	}
+	p.epLive = p.epTotal > 0
+	if p.epLive {
+		p.lEp = p.classPrior(clsEp)
+	}
+	p.dicLive = p.m.dictTotal > 0
+	if p.dicLive {
+		p.lDict = p.classPrior(clsDict)
+	}
+	p.lNew = p.classPrior(clsNew)
+}
 
 // Table returns the cumulative frequency table of coordinate j of the
 // current state: K entries, cum[0] = 0, strictly increasing, the frequency
 // of the last symbol being 2^Precision - cum[K-1]. The slice is owned by the
 // Predictor and valid until the next call.
 func (p *Predictor) Table(j int) []uint16 {
-	k := p.m.Geom.K
-	copy(p.w, p.m.counts[j*k:(j+1)*k])
-	quantizePlaceholder(p.w, p.m.Precision, p.cum)
+	g := p.g
+	s, m := j/g.M, j%g.M
+	if m == 0 {
+		p.startSlot(s)
+	}
+	ctx := 0
+	if p.m.fallCtx > 1 {
+		ctx = g.K
+		if s > 0 {
+			ctx = int(p.hist[p.t*p.n+j-g.M])
+		}
+	}
+	row := (m*p.m.fallCtx + ctx) * g.K
+	p.f = p.m.fallback[row : row+g.K]
+
+	maxL := p.lNew
+	for i := range p.cands {
+		maxL = max(maxL, p.cands[i].l)
+	}
+	if m == 0 {
+		if p.epLive {
+			maxL = max(maxL, p.lEp)
+		}
+		if p.dicLive {
+			maxL = max(maxL, p.lDict)
+		}
+	}
+	w := p.w
+	base := expWeight(maxL - p.lNew)
+	for i := range p.cands {
+		c := &p.cands[i]
+		wc := expWeight(maxL - c.l)
+		e := uint64(p.eps[c.class])
+		base += wc * e >> 16
+	}
+	for v := range w {
+		w[v] = base * uint64(p.f[v])
+	}
+	for i := range p.cands {
+		c := &p.cands[i]
+		wc := expWeight(maxL - c.l)
+		w[c.tile[m]] += wc * (1<<16 - uint64(p.eps[c.class]))
+	}
+	if m == 0 {
+		if p.epLive {
+			we := expWeight(maxL - p.lEp)
+			for v, l := range p.epFirst {
+				if len(l) > 0 {
+					w[v] += (we << 16) * uint64(len(l)) / p.epTotal
+				}
+			}
+		}
+		if p.dicLive {
+			wd := expWeight(maxL - p.lDict)
+			for v, c := range p.m.dictCnt {
+				if c > 0 {
+					w[v] += (wd << 16) * c / p.m.dictTotal
+				}
+			}
+		}
+	}
+	var tot uint64
+	for _, x := range w {
+		tot += x
+	}
+	sh := 0
+	for tot>>sh >= 1<<31 {
+		sh++
+	}
+	for v, x := range w {
+		p.wq[v] = uint32(x >> sh)
+	}
+	quantize(p.wq, p.m.Precision, p.cum)
 	return p.cum
 }
 
 // Commit records the reconstructed value of coordinate j.
-func (p *Predictor) Commit(j int, v uint16) {}
+func (p *Predictor) Commit(j int, v uint16) {
+	g := p.g
+	s, m := j/g.M, j%g.M
+	p.hist[p.t*p.n+j] = v
+	fv := uint64(p.f[v])
+	p.lNew += lg(fv) - 16*256
+	for i := range p.cands {
+		c := &p.cands[i]
+		e := uint64(p.eps[c.class])
+		if c.tile[m] == v {
+			c.l += lg(1<<16-e+(e*fv>>16)) - 16*256
+		} else {
+			c.l += lg(max(1, e*fv>>16)) - 16*256
+			c.mis++
+		}
+	}
+	if m == 0 {
+		if p.epLive {
+			if l := p.epFirst[v]; len(l) > 0 {
+				// P(v) = len(l)/epTotal, then uniform over the tiles.
+				base := p.lEp + lg(uint64(len(l))) - lg(p.epTotal) - lg(uint64(len(l)))
+				start := max(0, len(l)-histCap)
+				if start > 0 {
+					base += lg(uint64(len(l))) - lg(uint64(histCap))
+				}
+				for k := len(l) - 1; k >= start; k-- {
+					r := ref{storeHist, l[k] / int32(g.S), l[k] % int32(g.S)}
+					p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsEp, l: base})
+				}
+			}
+			p.epLive = false
+		}
+		if p.dicLive {
+			if l := p.m.dictFirst[v]; len(l) > 0 {
+				base := p.lDict - lg(p.m.dictTotal)
+				for _, id := range l {
+					rep := p.m.tileRep[id]
+					r := ref{storeRef, rep / int32(g.S), rep % int32(g.S)}
+					p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsDict, l: base + lg(uint64(p.m.tileCount[id]))})
+				}
+			}
+			p.dicLive = false
+		}
+	}
+	// prune
+	maxL := p.lNew
+	for i := range p.cands {
+		maxL = max(maxL, p.cands[i].l)
+	}
+	k := 0
+	for _, c := range p.cands {
+		if maxL-c.l <= pruneBits*256 {
+			p.cands[k] = c
+			k++
+		}
+	}
+	p.cands = p.cands[:k]
+	if m == g.M-1 {
+		p.endSlot(s, maxL)
+	}
+}
 
-// quantizePlaceholder is a stand-in until rans.Quantize exists.
-func quantizePlaceholder(w []uint32, prec uint, cum []uint16) {
-	total := uint64(0)
-	for _, x := range w {
-		total += uint64(x)
+func (p *Predictor) endSlot(s int, maxL int32) {
+	g := p.g
+	best := -1
+	for i := range p.cands {
+		if p.cands[i].l == maxL {
+			best = i
+			break
+		}
 	}
-	k := uint64(len(w))
-	avail := uint64(1)<<prec - k
-	var acc uint64
-	for i, x := range w {
-		cum[i] = uint16(acc)
-		acc += 1 + uint64(x)*avail/total
+	b := &p.hits[p.bucket]
+	if best >= 0 && int(p.cands[best].mis)*4 <= g.M && p.lNew < maxL {
+		c := &p.cands[best]
+		b[c.class]++
+		p.mis[c.class] += uint32(c.mis)
+		p.cn[c.class] += uint32(g.M)
+		p.curAl[s] = c.r
+		p.cont = ref{c.r.store, c.r.state, (c.r.slot + 1) % int32(g.S)}
+	} else {
+		b[clsNew]++
+		p.curAl[s] = ref{}
+		p.cont = ref{}
 	}
-	// give the rounding remainder to the last symbol implicitly
+	// Add the tile to the episode's distinct tiles.
+	off := p.t*p.n + s*g.M
+	tl := p.hist[off : off+g.M]
+	h := maphash.Comparable(p.epSeed, string(u16bytes(tl)))
+	for _, r := range p.epIndex[h] {
+		o := int(r/int32(g.S))*p.n + int(r%int32(g.S))*g.M
+		if slices.Equal(p.hist[o:o+g.M], tl) {
+			return
+		}
+	}
+	r := int32(p.t*g.S + s)
+	p.epIndex[h] = append(p.epIndex[h], r)
+	p.epFirst[tl[0]] = append(p.epFirst[tl[0]], r)
+	p.epTotal++
 }

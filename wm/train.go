@@ -1,0 +1,246 @@
+package wm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Episode is one trajectory of states for training: Codes holds T states of
+// N coordinates, time-major; Actions[t] is the action leading into state t.
+type Episode struct {
+	Codes   []uint16
+	Actions []int64
+}
+
+// TrainOptions configure Train. The zero value gives the defaults.
+type TrainOptions struct {
+	// Precision is the rANS precision of the model's tables (default 15).
+	Precision uint
+	// MaxRefStates caps the reference store; the most recent states of the
+	// training input are kept (default 65536).
+	MaxRefStates int
+	// Progress, when set, is called as calibration advances.
+	Progress func(done, total int)
+}
+
+// DefaultPrecision is the rANS precision of a model trained with defaults.
+const DefaultPrecision = 15
+
+// Train fits a model to training episodes. It is deterministic: the same
+// episodes and options give the same model bytes.
+func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Precision == 0 {
+		opt.Precision = DefaultPrecision
+	}
+	if opt.Precision < 10 || opt.Precision > 16 || uint64(g.K) > 1<<opt.Precision {
+		return nil, fmt.Errorf("wm: precision %d invalid for K=%d", opt.Precision, g.K)
+	}
+	if opt.MaxRefStates == 0 {
+		opt.MaxRefStates = 65536
+	}
+	if opt.MaxRefStates < 0 || opt.MaxRefStates > MaxRefStates {
+		return nil, fmt.Errorf("wm: MaxRefStates %d out of range", opt.MaxRefStates)
+	}
+	n := g.N()
+	var total int
+	for i, e := range eps {
+		if len(e.Codes)%n != 0 || len(e.Codes)/n != len(e.Actions) {
+			return nil, fmt.Errorf("wm: episode %d: %d codes and %d actions do not make states of %d", i, len(e.Codes), len(e.Actions), n)
+		}
+		for _, v := range e.Codes {
+			if int(v) >= g.K {
+				return nil, fmt.Errorf("wm: episode %d: code %d >= K=%d", i, v, g.K)
+			}
+		}
+		total += len(e.Actions)
+	}
+	if total == 0 {
+		return nil, errors.New("wm: no training states")
+	}
+	// Hold out the last fifth of the episodes to calibrate the class
+	// statistics against a reference store that has not seen them.
+	nCal := 0
+	if len(eps) >= 2 {
+		nCal = max(1, len(eps)/5)
+	}
+	fit := eps[:len(eps)-nCal]
+	m0 := build(g, opt, fit, defaultStats())
+	st := defaultStats()
+	if nCal > 0 {
+		st = calibrate(m0, eps[len(eps)-nCal:], opt.Progress)
+	}
+	return build(g, opt, eps, st), nil
+}
+
+type classStats struct {
+	hits [nBuckets][nClasses]uint32
+	mis  [nClasses]uint32
+	cn   [nClasses]uint32
+}
+
+func defaultStats() classStats {
+	var s classStats
+	for b := range nBuckets {
+		for c := range nClasses {
+			s.hits[b][c] = 1
+		}
+	}
+	for c := range nClasses {
+		s.mis[c] = 1
+		s.cn[c] = 64
+	}
+	return s
+}
+
+// calibrate runs m over held-out episodes and returns its class statistics,
+// scaled down so that a stream adapts to its own content quickly.
+func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
+	p := m.NewPredictor()
+	n := m.Geom.N()
+	for i, e := range eps {
+		p.Reset()
+		for t := range e.Actions {
+			p.Begin(e.Actions[t])
+			for j := range n {
+				p.Table(j)
+				p.Commit(j, e.Codes[t*n+j])
+			}
+		}
+		if progress != nil {
+			progress(i+1, len(eps))
+		}
+	}
+	st := classStats{hits: p.hits, mis: p.mis, cn: p.cn}
+	// Subtract the prior the run started from, then rescale.
+	for b := range nBuckets {
+		var tot uint64
+		for c := range nClasses {
+			st.hits[b][c] -= m.clsHits[b][c]
+			tot += uint64(st.hits[b][c])
+		}
+		for c := range nClasses {
+			h := uint64(st.hits[b][c])
+			if tot > 64 {
+				h = h * 64 / tot
+			}
+			st.hits[b][c] = uint32(h) + 1
+		}
+	}
+	for c := range nClasses {
+		mis, cn := uint64(st.mis[c]), uint64(st.cn[c])
+		for cn > 4096 {
+			mis, cn = mis/2, cn/2
+		}
+		st.mis[c], st.cn[c] = uint32(mis), uint32(max(cn, 64))
+	}
+	return st
+}
+
+func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
+	n := g.N()
+	m := &Model{Geom: g, Precision: opt.Precision}
+	m.clsHits, m.clsMis, m.clsN = st.hits, st.mis, st.cn
+	// Reference store: the most recent MaxRefStates states, whole episodes
+	// where possible.
+	var states int
+	first := len(eps)
+	for first > 0 && states+len(eps[first-1].Actions) <= opt.MaxRefStates {
+		first--
+		states += len(eps[first].Actions)
+	}
+	for _, e := range eps[first:] {
+		if len(e.Actions) == 0 {
+			continue
+		}
+		m.refStart = append(m.refStart, int64(m.refT))
+		m.refCodes = append(m.refCodes, e.Codes...)
+		m.refT += len(e.Actions)
+	}
+	_ = n
+	m.fallback, m.fallCtx = fitFallback(g, eps)
+	m.encode()
+	mm, err := UnmarshalModel(m.raw)
+	if err != nil {
+		panic("wm: model does not round-trip: " + err.Error())
+	}
+	return mm
+}
+
+// fitFallback estimates the new-content model: per subspace m and code of
+// the same subspace in the previous slot, the distribution of a code in
+// tiles at their first appearance in an episode, smoothed toward the
+// subspace's marginal.
+func fitFallback(g Geometry, eps []Episode) ([]uint16, int) {
+	K, M, S := g.K, g.M, g.S
+	nctx := K + 1
+	if K > 256 {
+		nctx = 1
+	}
+	cnt := make([]float64, M*nctx*K)
+	o0 := make([]float64, M*K)
+	n := g.N()
+	for _, e := range eps {
+		seen := make(map[string]bool)
+		for t := range e.Actions {
+			st := e.Codes[t*n : (t+1)*n]
+			for s := range S {
+				tl := st[s*M : (s+1)*M]
+				key := string(u16bytes(tl))
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				for mm, v := range tl {
+					ctx := 0
+					if nctx > 1 {
+						ctx = K
+						if s > 0 {
+							ctx = int(st[(s-1)*M+mm])
+						}
+					}
+					cnt[(mm*nctx+ctx)*K+int(v)]++
+					o0[mm*K+int(v)]++
+				}
+			}
+		}
+	}
+	const beta = 8.0
+	out := make([]uint16, M*nctx*K)
+	w := make([]uint32, K)
+	cum := make([]uint16, K)
+	pm := make([]float64, K)
+	for mm := range M {
+		var t0 float64
+		for v := range K {
+			t0 += o0[mm*K+v] + 0.5
+		}
+		for v := range K {
+			pm[v] = (o0[mm*K+v] + 0.5) / t0
+		}
+		for ctx := range nctx {
+			row := cnt[(mm*nctx+ctx)*K : (mm*nctx+ctx+1)*K]
+			var tot float64
+			for _, c := range row {
+				tot += c
+			}
+			for v := range K {
+				p := (row[v] + beta*pm[v]) / (tot + beta)
+				w[v] = uint32(math.Round(p * (1 << 24)))
+			}
+			quantize(w, 16, cum)
+			o := out[(mm*nctx+ctx)*K:]
+			for v := range K {
+				next := uint32(1 << 16)
+				if v+1 < K {
+					next = uint32(cum[v+1])
+				}
+				o[v] = uint16(next - uint32(cum[v]))
+			}
+		}
+	}
+	return out, nctx
+}
