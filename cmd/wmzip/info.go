@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+func init() {
+	register("info", "describe a .wmz file: sizes, rates, model", runInfo)
+}
+
+// infoJSON is the object `wmzip info --json` prints.
+type infoJSON struct {
+	File                string  `json:"file"`
+	Version             int     `json:"version"`
+	States              int64   `json:"states"`
+	Episodes            int     `json:"episodes"`
+	Chunks              int64   `json:"chunks"`
+	Slots               int     `json:"slots"`
+	Subspaces           int     `json:"subspaces"`
+	Alphabet            int     `json:"alphabet"`
+	Precision           uint    `json:"precision"`
+	Lanes               int     `json:"lanes"`
+	Keyframe            int     `json:"keyframe_interval"`
+	FileBytes           int64   `json:"file_bytes"`
+	BitsPerState        float64 `json:"bits_per_state"`
+	PayloadBitsPerState float64 `json:"payload_bits_per_state"`
+	IdealBitsPerState   float64 `json:"ideal_bits_per_state"`
+	RawBitsPerState     float64 `json:"raw_bits_per_state"`
+	RetainedFraction    float64 `json:"retained_fraction"`
+	Lossless            bool    `json:"lossless"`
+	Lambda              any     `json:"lambda"`
+	ModelID             string  `json:"model_id"`
+	ModelEmbedded       bool    `json:"model_embedded"`
+	ModelBytes          int64   `json:"model_bytes"`
+	HeaderBytes         int64   `json:"header_bytes"`
+	IndexBytes          int64   `json:"index_bytes"`
+	FramingBitsPerState float64 `json:"framing_bits_per_state"`
+}
+
+func runInfo(args []string) error {
+	fs := newFlags("info", "[--json] [-m model.wmm] in.wmz")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	modelPath := fs.String("m", "", "model file (default: the embedded one)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("want exactly one .wmz file")
+	}
+	f, fh, err := openWMZ(pos[0], *modelPath)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	in := f.Info()
+	h := f.Header()
+	st := float64(max(in.States, 1))
+	noModel := in.FileBytes - in.ModelBytes
+	j := infoJSON{
+		File: pos[0], Version: h.Version, States: in.States, Episodes: in.Episodes, Chunks: in.Chunks,
+		Slots: h.Geom.S, Subspaces: h.Geom.M, Alphabet: h.Geom.K, Precision: h.Precision, Lanes: h.Lanes,
+		Keyframe: h.KeyframeInterval, FileBytes: in.FileBytes,
+		BitsPerState:        float64(noModel) * 8 / st,
+		PayloadBitsPerState: float64(in.PayloadBytes) * 8 / st,
+		IdealBitsPerState:   in.IdealBits() / st,
+		RawBitsPerState:     float64(h.Geom.N()) * bitsFor(h.Geom.K),
+		RetainedFraction:    1,
+		Lossless:            h.Lossless(),
+		ModelID:             in.ModelID.String(), ModelEmbedded: in.Embedded, ModelBytes: in.ModelBytes,
+		HeaderBytes: in.HeaderBytes, IndexBytes: in.IndexBytes,
+	}
+	j.FramingBitsPerState = j.BitsPerState - j.IdealBitsPerState
+	if h.Lossless() {
+		j.Lambda = "inf"
+	} else {
+		j.Lambda = float64(h.Lambda) / 65536
+	}
+	if in.States == 0 {
+		j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.FramingBitsPerState = 0, 0, 0, 0
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(j)
+	}
+	fmt.Printf("%s: wmz v%d, %d states in %d episodes, %d chunks\n", j.File, j.Version, j.States, j.Episodes, j.Chunks)
+	fmt.Printf("geometry     %d slots x %d subspaces, K=%d; precision %d, %d lanes, keyframe %d\n", j.Slots, j.Subspaces, j.Alphabet, j.Precision, j.Lanes, j.Keyframe)
+	fmt.Printf("size         %d bytes (header %d, model %d, index %d)\n", j.FileBytes, j.HeaderBytes, j.ModelBytes, j.IndexBytes)
+	fmt.Printf("rate         %.1f bits/state (payload %.1f, ideal %.1f, raw %.0f)\n", j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.RawBitsPerState)
+	fmt.Printf("mode         lossless=%v lambda=%v retained=%.3f\n", j.Lossless, j.Lambda, j.RetainedFraction)
+	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
+	return nil
+}
+
+// bitsFor is the raw width of one code: ceil(log2 K).
+func bitsFor(k int) float64 {
+	b := 0
+	for 1<<b < k {
+		b++
+	}
+	return float64(b)
+}

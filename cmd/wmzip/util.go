@@ -1,0 +1,105 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// parse parses flags that may stand before, between or after positional
+// arguments, and returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// progress returns a progress reporter for a long step, or a no-op one when
+// stderr is not a terminal or quiet is set.
+func progress(quiet bool, desc string) func(done, total int) {
+	if quiet || !term.IsTerminal(int(os.Stderr.Fd())) {
+		return func(int, int) {}
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total,
+				progressbar.OptionSetWriter(os.Stderr),
+				progressbar.OptionSetDescription(desc),
+				progressbar.OptionShowCount(),
+				progressbar.OptionClearOnFinish(),
+				progressbar.OptionThrottle(100_000_000))
+		}
+		bar.Set(done)
+		if done >= total {
+			bar.Finish()
+		}
+	}
+}
+
+func loadModel(path string) (*wm.Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := wm.UnmarshalModel(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// loadCodes reads a trajectory that must carry codes; when g is non-nil the
+// codes must fit that geometry.
+func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
+	tr, err := npz.ReadTrajectory(path)
+	if err != nil {
+		return nil, err
+	}
+	if tr.Codes == nil {
+		return nil, fmt.Errorf("%s: no `codes` array (float `obs` needs a model with a quantizer)", path)
+	}
+	if g != nil {
+		if tr.S*tr.M != g.N() {
+			return nil, fmt.Errorf("%s: codes have %d coordinates per state (shape %dx%d), the model expects %d (%dx%d)", path, tr.S*tr.M, tr.S, tr.M, g.N(), g.S, g.M)
+		}
+		for i, v := range tr.Codes {
+			if int(v) >= g.K {
+				return nil, fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, i/g.N(), i%g.N(), g.K)
+			}
+		}
+	}
+	return tr, nil
+}
+
+// episodes splits a trajectory into training episodes.
+func episodes(tr *npz.Trajectory) []wm.Episode {
+	n := tr.S * tr.M
+	var out []wm.Episode
+	for _, e := range tr.Episodes() {
+		out = append(out, wm.Episode{Codes: tr.Codes[e[0]*n : e[1]*n], Actions: tr.Actions[e[0]:e[1]]})
+	}
+	return out
+}
+
+func closeOr(c io.Closer, err *error) {
+	if e := c.Close(); e != nil && *err == nil {
+		*err = e
+	}
+}

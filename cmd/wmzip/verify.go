@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+func init() {
+	register("verify", "decode a .wmz fully with every check, optionally against its source", runVerify)
+}
+
+func runVerify(args []string) error {
+	fs := newFlags("verify", "[-m model.wmm] [--against in.npz] in.wmz")
+	modelPath := fs.String("m", "", "model file (default: the embedded one)")
+	against := fs.String("against", "", "source trajectory the decode must equal")
+	quiet := fs.Bool("q", false, "no progress or summary output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("want exactly one .wmz file")
+	}
+	f, fh, err := openWMZ(pos[0], *modelPath)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	got, err := decodeAll(f, *quiet)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	// Random access must agree with sequential decoding.
+	n := got.S * got.M
+	for e, st := range got.EpisodeStart {
+		if f.EpisodeLen(e) == 0 {
+			continue
+		}
+		last := f.EpisodeLen(e) - 1
+		c, err := f.State(e, last)
+		if err != nil {
+			return fmt.Errorf("%s: episode %d state %d: %w", pos[0], e, last, err)
+		}
+		off := (int(st) + last) * n
+		if !slices.Equal(c, got.Codes[off:off+n]) {
+			return fmt.Errorf("%s: episode %d state %d: random access differs from sequential decoding", pos[0], e, last)
+		}
+	}
+	if *against != "" {
+		want, err := loadCodes(*against, &f.Model().Geom)
+		if err != nil {
+			return err
+		}
+		if want.T != got.T {
+			return fmt.Errorf("%d states decoded, %s has %d", got.T, *against, want.T)
+		}
+		if !slices.Equal(want.EpisodeStart, got.EpisodeStart) {
+			return fmt.Errorf("episode starts differ from %s", *against)
+		}
+		for t := range want.T {
+			if want.HasActions && t > 0 && !slices.Contains(want.EpisodeStart, int64(t)) && want.Actions[t] != got.Actions[t] {
+				return fmt.Errorf("state %d: action %d decoded, %s has %d", t, got.Actions[t], *against, want.Actions[t])
+			}
+			if !slices.Equal(want.Codes[t*n:(t+1)*n], got.Codes[t*n:(t+1)*n]) {
+				return fmt.Errorf("state %d: decoded codes differ from %s", t, *against)
+			}
+		}
+	}
+	if !*quiet {
+		msg := "all checks passed"
+		if *against != "" {
+			msg += ", identical to " + *against
+		}
+		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, len(got.EpisodeStart), msg)
+	}
+	return nil
+}

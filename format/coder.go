@@ -1,0 +1,197 @@
+package format
+
+import (
+	"hash/crc32"
+
+	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// retainFunc decides whether coordinate j of the current state is coded
+// under table cum. It may use only what the decoder also has: the table, the
+// coordinate index and state it keeps itself. A coordinate that is not
+// retained costs nothing and is reconstructed as the table's modal value.
+// A nil retainFunc retains every coordinate (lossless, lambda = infinity).
+type retainFunc func(j int, cum []uint16) bool
+
+// chunkCoder codes the states of one chunk: the action model and the world
+// model's predictor feed the tables, the rANS coder turns symbols into the
+// chunk's stream. The same type drives encoding and decoding so that both
+// sides make the same calls in the same order.
+type chunkCoder struct {
+	geom    wm.Geometry
+	prec    uint
+	lanes   int
+	pred    *wm.Predictor
+	act     *actionModel
+	retain  retainFunc
+	scratch []byte // one state's bytes for the reconstruction checksum
+
+	enc *rans.Encoder
+	dec *rans.Decoder
+
+	states       int    // states coded in the current chunk
+	sum          uint32 // running reconstruction checksum (CRC-32C)
+	idealCodes   uint64 // 2^-16 bits, current chunk
+	idealActions uint64
+}
+
+func newChunkCoder(h *Header, m *wm.Model, retain retainFunc) *chunkCoder {
+	return &chunkCoder{
+		geom:    h.Geom,
+		prec:    h.Precision,
+		lanes:   h.Lanes,
+		pred:    m.NewPredictor(),
+		act:     newActionModel(h.Precision),
+		retain:  retain,
+		scratch: make([]byte, 8+2*h.Geom.N()),
+	}
+}
+
+// begin starts a chunk: the predictor and the action model forget all
+// history, so the chunk decodes on its own.
+func (c *chunkCoder) begin() {
+	c.pred.Reset()
+	c.act.reset()
+	c.states, c.sum, c.idealCodes, c.idealActions = 0, 0, 0, 0
+}
+
+// freq returns the frequency of symbol v of a cumulative table.
+func freq(cum []uint16, v int, prec uint) uint32 {
+	if v+1 < len(cum) {
+		return uint32(cum[v+1]) - uint32(cum[v])
+	}
+	return 1<<prec - uint32(cum[v])
+}
+
+// modal returns the symbol of highest frequency, the lowest on ties.
+func modal(cum []uint16, prec uint) uint16 {
+	best, bf := 0, uint32(0)
+	for v := range cum {
+		if f := freq(cum, v, prec); f > bf {
+			best, bf = v, f
+		}
+	}
+	return uint16(best)
+}
+
+// put codes one symbol and returns its cost.
+func (c *chunkCoder) put(lane int, cum []uint16, v int) uint64 {
+	start, f := rans.Symbol(cum, v, c.prec)
+	c.enc.Put(lane, start, f)
+	return symbolCost(f, c.prec)
+}
+
+// get decodes one symbol of table cum and returns it with its cost.
+func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
+	v := c.dec.Decode(lane, cum)
+	if v < 0 || v >= len(cum) {
+		return 0, 0 // only on a failed stream, which Err reports
+	}
+	return v, symbolCost(freq(cum, v, c.prec), c.prec)
+}
+
+// encodeState codes one state into the chunk's encoder and returns nothing:
+// inputs were validated by the caller.
+func (c *chunkCoder) encodeState(a int64, codes []uint16) {
+	sym, z, raw := c.act.symbolOf(a)
+	c.idealActions += c.put(0, c.act.table(), sym)
+	for raw > 0 {
+		b := min(raw, rawPiece)
+		piece := int(z>>uint(raw-b)) & (1<<b - 1)
+		c.idealActions += c.put(0, c.act.uniform[b], piece)
+		raw -= b
+	}
+	c.act.update(sym, a)
+	c.pred.Begin(a)
+	le.PutUint64(c.scratch, uint64(a))
+	for j, v := range codes {
+		cum := c.pred.Table(j)
+		if c.retain == nil || c.retain(j, cum) {
+			c.idealCodes += c.put(j%c.lanes, cum, int(v))
+		} else {
+			v = modal(cum, c.prec)
+		}
+		c.pred.Commit(j, v)
+		le.PutUint16(c.scratch[8+2*j:], v)
+	}
+	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
+	c.states++
+}
+
+// decodeState decodes the next state of the chunk into codes and returns
+// its action. Errors surface through c.dec.Err.
+func (c *chunkCoder) decodeState(codes []uint16) int64 {
+	sym, cost := c.get(0, c.act.table())
+	c.idealActions += cost
+	var a int64
+	switch {
+	case sym == 0:
+		a = c.act.prev
+	case sym <= actionDirect:
+		a = unzigzag(uint64(sym - 1))
+	default:
+		z := uint64(1)
+		for raw := escapeBits(sym); raw > 0; {
+			b := min(raw, rawPiece)
+			piece, cost := c.get(0, c.act.uniform[b])
+			c.idealActions += cost
+			z = z<<uint(b) | uint64(piece)
+			raw -= b
+		}
+		a = unzigzag(z)
+	}
+	c.act.update(sym, a)
+	c.pred.Begin(a)
+	le.PutUint64(c.scratch, uint64(a))
+	for j := range codes {
+		cum := c.pred.Table(j)
+		var v uint16
+		if c.retain == nil || c.retain(j, cum) {
+			s, cost := c.get(j%c.lanes, cum)
+			v = uint16(s)
+			c.idealCodes += cost
+		} else {
+			v = modal(cum, c.prec)
+		}
+		c.pred.Commit(j, v)
+		codes[j] = v
+		le.PutUint16(c.scratch[8+2*j:], v)
+	}
+	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
+	c.states++
+	return a
+}
+
+// decodeChunk decodes a chunk's stream of n states into actions and codes
+// (n·N entries). off is the record's offset, for errors.
+func (c *chunkCoder) decodeChunk(stream []byte, n int, sum uint32, actions []int64, codes []uint16, off int64) error {
+	if c.dec == nil {
+		d, err := rans.NewDecoder(c.lanes, c.prec)
+		if err != nil {
+			return &UnsupportedError{Offset: off, Msg: err.Error(), Err: ErrUnsupported}
+		}
+		c.dec = d
+	}
+	if err := c.dec.Reset(stream); err != nil {
+		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
+	}
+	c.begin()
+	nc := c.geom.N()
+	for t := 0; t < n; t++ {
+		actions[t] = c.decodeState(codes[t*nc : (t+1)*nc])
+		if c.dec.Err() != nil {
+			break
+		}
+	}
+	if err := c.dec.Err(); err != nil {
+		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
+	}
+	if err := c.dec.Close(); err != nil {
+		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
+	}
+	if c.sum != sum {
+		return badSum(off+12, "reconstruction checksum")
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package format implements the wmzip container (.wmz), version 1, as
+// specified in SPEC.md, section "Container" (drafted in docs/spec-format.md).
+//
+// A .wmz file holds episodes of states (vectors of codes) and the actions
+// that led into them. Each state is entropy coded with the rANS coder of
+// package rans under the per-coordinate frequency tables that the shared
+// world model of package wm predicts from the reconstructed history. States
+// are grouped in chunks of at most G states (the keyframe interval); the
+// predictor is reset at the start of every chunk, so any chunk decodes on its
+// own. An index at the end of the file, found from a fixed-size trailer,
+// gives random access to every chunk.
+//
+//	header · [embedded model] · (episode record · chunk record*)* · index · trailer
+//
+// Three ways in:
+//
+//   - Writer streams episodes and states to an io.Writer, holding at most
+//     one chunk plus the index in memory.
+//   - Reader decodes a file sequentially from an io.Reader and checks every
+//     byte, including the index and trailer at the end.
+//   - Open reads the index of an io.ReaderAt and decodes single episodes or
+//     states on demand.
+//
+// ReadHeader inspects only the fixed-size header.
+//
+// Errors from decoding are *FormatError (the input is not a valid file) or
+// *UnsupportedError (a valid file using a feature this package does not
+// implement). Both carry the byte offset where the problem was found and
+// wrap one of the sentinel errors below, so errors.Is works; a file cut short
+// wraps io.ErrUnexpectedEOF.
+package format

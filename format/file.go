@@ -1,0 +1,297 @@
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/wmzip/wmzip/wm"
+)
+
+// A File gives random access to the episodes and states of a .wmz file
+// through its index. Its methods are safe for concurrent use (each call
+// decodes with its own coder, drawn from a pool) if the io.ReaderAt is.
+type File struct {
+	r         io.ReaderAt
+	size      int64
+	h         Header
+	model     *wm.Model
+	cfg       *config
+	idx       *index
+	bodyStart int64
+	pool      sync.Pool // *chunkCoder
+}
+
+// Info summarizes a file. Sizes are in bytes; ideal code lengths are in
+// units of 2^-16 bit, as recorded by the writer (IdealBits converts).
+type Info struct {
+	Episodes int
+	States   int64
+	Chunks   int64
+
+	FileBytes    int64
+	HeaderBytes  int64 // fixed header
+	ModelBytes   int64 // embedded model, 0 if none
+	PayloadBytes int64 // episode and chunk records
+	IndexBytes   int64 // index and trailer
+
+	Lambda    uint32 // LambdaLossless for lossless files
+	Embedded  bool
+	ModelID   wm.ModelID
+	IdealCode uint64 // Σ −log2 p of the coded coordinates, 2^-16 bit
+	IdealAct  uint64 // Σ −log2 p of the action symbols and raw bits, 2^-16 bit
+}
+
+// IdealBits returns the ideal code length of states and actions in bits,
+// for reporting.
+func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 << costFrac) }
+
+// Open reads the header, embedded model, trailer and index of a .wmz file
+// of the given size. model may be nil if the file embeds its model.
+func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{r: r, size: size, cfg: cfg}
+	if size < HeaderSize+indexHdrSize+TrailerSize {
+		return nil, truncated(max(size, 0), "file")
+	}
+	b, err := f.readAt(0, HeaderSize, "header")
+	if err != nil {
+		return nil, err
+	}
+	if f.h, err = parseHeader(b); err != nil {
+		return nil, err
+	}
+	mem := f.h.memory()
+	if mem > cfg.maxMemory {
+		return nil, tooLarge(0, mem, cfg.maxMemory)
+	}
+	if err := checkLambda(&f.h, cfg); err != nil {
+		return nil, err
+	}
+	f.bodyStart = HeaderSize + f.h.ModelSize
+	if f.bodyStart+indexHdrSize+TrailerSize > size {
+		return nil, truncated(HeaderSize, "embedded model")
+	}
+	var raw []byte
+	if f.h.ModelEmbedded {
+		if raw, err = f.readAt(HeaderSize, f.h.ModelSize, "embedded model"); err != nil {
+			return nil, err
+		}
+	}
+	if f.model, err = resolveModel(&f.h, raw, model); err != nil {
+		return nil, err
+	}
+	toff := size - TrailerSize
+	tb, err := f.readAt(toff, TrailerSize, "trailer")
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTrailer(tb, toff)
+	if err != nil {
+		return nil, err
+	}
+	if t.indexOffset < f.bodyStart {
+		return nil, corrupt(toff, "index offset %d inside the header", t.indexOffset)
+	}
+	if need := mem + t.indexLength*3; need > cfg.maxMemory {
+		return nil, tooLarge(toff+8, need, cfg.maxMemory)
+	}
+	ib, err := f.readAt(t.indexOffset, t.indexLength, "index")
+	if err != nil {
+		return nil, err
+	}
+	if crc(ib) != t.indexCRC {
+		return nil, badSum(toff+16, "index checksum")
+	}
+	if f.idx, err = parseIndex(ib, t.indexOffset, f.bodyStart, int64(f.h.KeyframeInterval)); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// readAt reads n bytes at off; the caller has checked n against the size
+// and the memory limit.
+func (f *File) readAt(off, n int64, what string) ([]byte, error) {
+	if off < 0 || n < 0 || off > f.size || n > f.size-off {
+		return nil, truncated(off, what)
+	}
+	b := make([]byte, n)
+	k, err := f.r.ReadAt(b, off)
+	if k == len(b) {
+		return b, nil
+	}
+	if err == io.EOF || err == nil {
+		return nil, truncated(off+int64(k), what)
+	}
+	return nil, err
+}
+
+// Header returns the file's header.
+func (f *File) Header() Header { return f.h }
+
+// Model returns the model the File decodes with.
+func (f *File) Model() *wm.Model { return f.model }
+
+// Episodes returns the number of episodes.
+func (f *File) Episodes() int { return len(f.idx.episodes) }
+
+// EpisodeLen returns the number of states of episode e, or 0 if there is no
+// such episode.
+func (f *File) EpisodeLen(e int) int {
+	if e < 0 || e >= len(f.idx.episodes) {
+		return 0
+	}
+	return int(f.idx.episodes[e].states)
+}
+
+// Info returns the file's summary.
+func (f *File) Info() Info {
+	x := f.idx
+	return Info{
+		Episodes:     len(x.episodes),
+		States:       x.states,
+		Chunks:       x.chunks,
+		FileBytes:    f.size,
+		HeaderBytes:  HeaderSize,
+		ModelBytes:   f.h.ModelSize,
+		PayloadBytes: f.payloadEnd() - f.bodyStart,
+		IndexBytes:   f.size - f.payloadEnd(),
+		Lambda:       f.h.Lambda,
+		Embedded:     f.h.ModelEmbedded,
+		ModelID:      f.h.ModelID,
+		IdealCode:    x.idealCodes,
+		IdealAct:     x.idealAction,
+	}
+}
+
+func (f *File) payloadEnd() int64 {
+	end := f.bodyStart
+	if n := len(f.idx.episodes); n > 0 {
+		e := &f.idx.episodes[n-1]
+		end = e.offset + episodeHdrSize + e.metaLen + crcSize
+		if k := len(e.chunks); k > 0 {
+			end = e.chunks[k-1].offset + e.chunks[k-1].length
+		}
+	}
+	return end
+}
+
+func (f *File) episode(e int) (*episodeRef, error) {
+	if e < 0 || e >= len(f.idx.episodes) {
+		return nil, fmt.Errorf("%w: episode %d of %d", ErrInput, e, len(f.idx.episodes))
+	}
+	return &f.idx.episodes[e], nil
+}
+
+// Metadata returns the metadata of episode e (nil if none), checked.
+func (f *File) Metadata(e int) ([]byte, error) {
+	ep, err := f.episode(e)
+	if err != nil {
+		return nil, err
+	}
+	b, err := f.readAt(ep.offset, episodeHdrSize+ep.metaLen+crcSize, "episode record")
+	if err != nil {
+		return nil, err
+	}
+	if b[0] != tagEpisode || b[1] != 0 || b[2] != 0 || b[3] != 0 || int64(le.Uint32(b[4:])) != ep.metaLen {
+		return nil, corrupt(ep.offset, "episode record disagrees with the index")
+	}
+	end := episodeHdrSize + ep.metaLen
+	if crc(b[:end]) != le.Uint32(b[end:]) {
+		return nil, badSum(ep.offset+end, "episode record checksum")
+	}
+	if ep.metaLen == 0 {
+		return nil, nil
+	}
+	if !json.Valid(b[episodeHdrSize:end]) {
+		return nil, corrupt(ep.offset+episodeHdrSize, "episode metadata is not JSON")
+	}
+	return b[episodeHdrSize:end], nil
+}
+
+// decodeChunk reads, checks and decodes chunk c of episode ep into actions
+// and codes, which must hold G states.
+func (f *File) decodeChunk(ep *episodeRef, c int, actions []int64, codes []uint16) (int, error) {
+	ref := ep.chunks[c]
+	n := chunkStates(ep.states, int64(f.h.KeyframeInterval), c)
+	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
+		return 0, tooLarge(ref.offset, need, f.cfg.maxMemory)
+	}
+	b, err := f.readAt(ref.offset, ref.length, "chunk record")
+	if err != nil {
+		return 0, err
+	}
+	sl := ref.length - chunkHdrSize - crcSize
+	if b[0] != tagChunk || b[1] != 0 || b[2] != 0 || b[3] != 0 ||
+		int64(le.Uint32(b[4:])) != n || int64(le.Uint32(b[8:])) != sl {
+		return 0, corrupt(ref.offset, "chunk record disagrees with the index")
+	}
+	end := chunkHdrSize + sl
+	if crc(b[:end]) != le.Uint32(b[end:]) {
+		return 0, badSum(ref.offset+end, "chunk record checksum")
+	}
+	cc, _ := f.pool.Get().(*chunkCoder)
+	if cc == nil {
+		cc = newChunkCoder(&f.h, f.model, f.cfg.retain)
+	}
+	defer f.pool.Put(cc)
+	if err := cc.decodeChunk(b[chunkHdrSize:end], int(n), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// DecodeEpisode decodes episode e: its actions and its states' codes, state
+// t at codes[t·N : (t+1)·N].
+func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error) {
+	ep, err := f.episode(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc := int64(f.h.Geom.N())
+	g := int64(f.h.KeyframeInterval)
+	// The index's state count is bounded only by MaxStates: allocate chunk
+	// by chunk, as each decodes, rather than from the count.
+	for c := range ep.chunks {
+		n := chunkStates(ep.states, g, c)
+		at := len(actions)
+		actions = append(actions, make([]int64, n)...)
+		codes = append(codes, make([]uint16, n*nc)...)
+		if _, err := f.decodeChunk(ep, c, actions[at:], codes[int64(at)*nc:]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return actions, codes, nil
+}
+
+// State decodes state step of episode e: it reads the chunk holding it and
+// decodes that chunk from its keyframe.
+func (f *File) State(e, step int) (codes []uint16, err error) {
+	_, codes, err = f.StateAction(e, step)
+	return codes, err
+}
+
+// StateAction is State returning also the action that led into the state.
+func (f *File) StateAction(e, step int) (action int64, codes []uint16, err error) {
+	ep, err := f.episode(e)
+	if err != nil {
+		return 0, nil, err
+	}
+	if step < 0 || int64(step) >= ep.states {
+		return 0, nil, fmt.Errorf("%w: step %d of %d", ErrInput, step, ep.states)
+	}
+	g, nc := f.h.KeyframeInterval, f.h.Geom.N()
+	c := step / g
+	n := int(chunkStates(ep.states, int64(g), c))
+	actions := make([]int64, n)
+	all := make([]uint16, n*nc)
+	if _, err := f.decodeChunk(ep, c, actions, all); err != nil {
+		return 0, nil, err
+	}
+	t := step % g
+	return actions[t], all[t*nc : (t+1)*nc : (t+1)*nc], nil
+}

@@ -1,0 +1,340 @@
+package format
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"math/bits"
+
+	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// Version is the container version this package writes and reads.
+const Version = 1
+
+// Limits of container version 1. A decoder rejects files beyond them.
+const (
+	MaxKeyframeInterval = 1 << 16 // states per chunk (G)
+	MaxChunkCoords      = 1 << 24 // G × N, coordinates in one chunk
+	MaxStreamBytes      = 1 << 28 // rANS stream of one chunk
+	MaxMetaBytes        = 1 << 20 // metadata of one episode
+	MaxEpisodes         = 1 << 24
+	MaxStates           = 1 << 48 // in one file
+	MaxModelBytes       = 1 << 30 // embedded model
+)
+
+// Defaults.
+const (
+	DefaultKeyframeInterval = 64
+	DefaultMaxMemory        = 1 << 30
+)
+
+// LambdaLossless is the lambda field of a file in which every coordinate is
+// coded (lambda = infinity).
+const LambdaLossless = 0xFFFFFFFF
+
+// Sizes of the fixed structures.
+const (
+	HeaderSize      = 64
+	TrailerSize     = 28
+	episodeHdrSize  = 8  // tag..metadata length
+	chunkHdrSize    = 16 // tag..reconstruction checksum
+	crcSize         = 4
+	indexHdrSize    = 40
+	indexEpisodeLen = 24
+	indexChunkLen   = 12
+)
+
+// Record tags.
+const (
+	tagEpisode = 'E'
+	tagChunk   = 'C'
+	tagIndex   = 'X'
+)
+
+// magic opens every .wmz file: a non-ASCII byte, the name, and line-ending
+// bytes that reveal text-mode transfer damage (as in PNG).
+var magic = [8]byte{0x89, 'W', 'M', 'Z', '\r', '\n', 0x1A, '\n'}
+
+// trailerMagic closes every .wmz file.
+var trailerMagic = [4]byte{'W', 'M', 'Z', 0x1A}
+
+const flagEmbeddedModel = 1 << 0
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+var le = binary.LittleEndian
+
+// Header is the fixed-size header of a .wmz file.
+type Header struct {
+	Version          int
+	Geom             wm.Geometry
+	Precision        uint   // rANS precision in bits
+	Lanes            int    // interleaved rANS lanes
+	KeyframeInterval int    // G, maximum states per chunk
+	Lambda           uint32 // retention trade-off, 16.16 fixed point; LambdaLossless = lossless
+	ModelID          wm.ModelID
+	ModelEmbedded    bool
+	ModelSize        int64 // bytes of the embedded model, 0 if none
+}
+
+// Lossless reports whether every coordinate of every state is coded.
+func (h *Header) Lossless() bool { return h.Lambda == LambdaLossless }
+
+func (h *Header) marshal() []byte {
+	b := make([]byte, HeaderSize)
+	copy(b, magic[:])
+	le.PutUint16(b[8:], uint16(h.Version))
+	var flags uint16
+	if h.ModelEmbedded {
+		flags |= flagEmbeddedModel
+	}
+	le.PutUint16(b[10:], flags)
+	le.PutUint16(b[12:], uint16(h.Geom.S-1))
+	le.PutUint16(b[14:], uint16(h.Geom.M-1))
+	le.PutUint32(b[16:], uint32(h.Geom.K))
+	b[20] = byte(h.Precision)
+	b[21] = byte(h.Lanes)
+	le.PutUint32(b[24:], uint32(h.KeyframeInterval))
+	le.PutUint32(b[28:], h.Lambda)
+	copy(b[32:48], h.ModelID[:])
+	le.PutUint32(b[48:], uint32(h.ModelSize))
+	le.PutUint32(b[60:], crc(b[:60]))
+	return b
+}
+
+// parseHeader decodes and validates the 64 header bytes. Versions are
+// checked before the checksum so that a future version with another header
+// layout is reported as such.
+func parseHeader(b []byte) (Header, error) {
+	var h Header
+	if [8]byte(b[:8]) != magic {
+		return h, corrupt(0, "not a .wmz file (bad magic)")
+	}
+	h.Version = int(le.Uint16(b[8:]))
+	if h.Version != Version {
+		return h, &UnsupportedError{Offset: 8, Msg: "version " + itoa(int64(h.Version)), Err: ErrVersion}
+	}
+	if crc(b[:60]) != le.Uint32(b[60:]) {
+		return h, badSum(60, "header checksum")
+	}
+	flags := le.Uint16(b[10:])
+	if flags&^flagEmbeddedModel != 0 {
+		return h, corrupt(10, "reserved flag bits set")
+	}
+	if b[22] != 0 || b[23] != 0 || le.Uint64(b[52:]) != 0 {
+		return h, corrupt(22, "reserved header bytes not zero")
+	}
+	h.ModelEmbedded = flags&flagEmbeddedModel != 0
+	h.Geom = wm.Geometry{S: int(le.Uint16(b[12:])) + 1, M: int(le.Uint16(b[14:])) + 1, K: int(le.Uint32(b[16:]))}
+	h.Precision = uint(b[20])
+	h.Lanes = int(b[21])
+	h.KeyframeInterval = int(le.Uint32(b[24:]))
+	h.Lambda = le.Uint32(b[28:])
+	copy(h.ModelID[:], b[32:48])
+	h.ModelSize = int64(le.Uint32(b[48:]))
+	switch {
+	case h.Geom.S > wm.MaxSlots || h.Geom.M > wm.MaxSubspaces || h.Geom.N() > wm.MaxCoords:
+		return h, corrupt(12, "geometry %dx%d out of range", h.Geom.S, h.Geom.M)
+	case h.Precision < rans.MinPrecision || h.Precision > rans.MaxPrecision:
+		return h, corrupt(20, "precision %d out of range", h.Precision)
+	case h.Geom.K < 2 || h.Geom.K > wm.MaxAlphabet || uint64(h.Geom.K) > 1<<h.Precision:
+		return h, corrupt(16, "alphabet %d out of range", h.Geom.K)
+	case h.Lanes < 1 || h.Lanes > rans.MaxLanes:
+		return h, corrupt(21, "lanes %d out of range", h.Lanes)
+	case h.KeyframeInterval < 1 || h.KeyframeInterval > MaxKeyframeInterval ||
+		int64(h.KeyframeInterval)*int64(h.Geom.N()) > MaxChunkCoords:
+		return h, corrupt(24, "keyframe interval %d out of range", h.KeyframeInterval)
+	case h.ModelEmbedded != (h.ModelSize > 0) || h.ModelSize > MaxModelBytes:
+		return h, corrupt(48, "model size %d inconsistent with flags", h.ModelSize)
+	}
+	return h, nil
+}
+
+// memory is the decoder's working set implied by the header: the embedded
+// model, twice (bytes and parsed form), and one decoded chunk.
+func (h *Header) memory() int64 {
+	g, n := int64(h.KeyframeInterval), int64(h.Geom.N())
+	return 2*h.ModelSize + g*(2*n+8)
+}
+
+// trailer is the fixed-size structure closing the file.
+type trailer struct {
+	indexOffset, indexLength int64
+	indexCRC                 uint32
+}
+
+func (t *trailer) marshal() []byte {
+	b := make([]byte, TrailerSize)
+	le.PutUint64(b[0:], uint64(t.indexOffset))
+	le.PutUint64(b[8:], uint64(t.indexLength))
+	le.PutUint32(b[16:], t.indexCRC)
+	le.PutUint32(b[20:], crc(b[:20]))
+	copy(b[24:], trailerMagic[:])
+	return b
+}
+
+// parseTrailer validates a trailer found at offset off of a file of the
+// given size.
+func parseTrailer(b []byte, off int64) (trailer, error) {
+	var t trailer
+	if [4]byte(b[24:28]) != trailerMagic {
+		return t, corrupt(off+24, "bad trailer magic")
+	}
+	if crc(b[:20]) != le.Uint32(b[20:]) {
+		return t, badSum(off+20, "trailer checksum")
+	}
+	io, il := le.Uint64(b[0:]), le.Uint64(b[8:])
+	if io > uint64(off) || il != uint64(off)-io || il < indexHdrSize+crcSize-crcSize {
+		return t, corrupt(off, "index offset %d and length %d do not end at the trailer", io, il)
+	}
+	t.indexOffset, t.indexLength, t.indexCRC = int64(io), int64(il), le.Uint32(b[16:])
+	return t, nil
+}
+
+// chunkRef locates one chunk record.
+type chunkRef struct {
+	offset int64
+	length int64 // whole record, checksum included
+}
+
+// episodeRef is one episode of the index.
+type episodeRef struct {
+	offset  int64 // of the episode record
+	states  int64
+	metaLen int64
+	chunks  []chunkRef
+}
+
+// index is the decoded index plus the totals it records.
+type index struct {
+	episodes    []episodeRef
+	states      int64
+	chunks      int64
+	idealCodes  uint64 // 2^-16 bits
+	idealAction uint64 // 2^-16 bits
+}
+
+func (x *index) marshal() []byte {
+	n := indexHdrSize + indexEpisodeLen*len(x.episodes) + indexChunkLen*int(x.chunks)
+	b := make([]byte, indexHdrSize, n)
+	b[0] = tagIndex
+	le.PutUint32(b[4:], uint32(len(x.episodes)))
+	le.PutUint64(b[8:], uint64(x.states))
+	le.PutUint64(b[16:], uint64(x.chunks))
+	le.PutUint64(b[24:], x.idealCodes)
+	le.PutUint64(b[32:], x.idealAction)
+	for _, e := range x.episodes {
+		b = le.AppendUint64(b, uint64(e.offset))
+		b = le.AppendUint64(b, uint64(e.states))
+		b = le.AppendUint32(b, uint32(len(e.chunks)))
+		b = le.AppendUint32(b, uint32(e.metaLen))
+		for _, c := range e.chunks {
+			b = le.AppendUint64(b, uint64(c.offset))
+			b = le.AppendUint32(b, uint32(c.length))
+		}
+	}
+	return b
+}
+
+// parseIndex decodes an index whose checksum was verified, and checks that
+// its records tile the body [bodyStart, indexOffset) exactly and that its
+// counts agree with the keyframe interval g.
+func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
+	if len(b) < indexHdrSize {
+		return nil, corrupt(off, "index too short")
+	}
+	if b[0] != tagIndex || b[1] != 0 || b[2] != 0 || b[3] != 0 {
+		return nil, corrupt(off, "bad index tag")
+	}
+	ne := uint64(le.Uint32(b[4:]))
+	x := &index{states: int64(le.Uint64(b[8:]) & (1<<63 - 1)), idealCodes: le.Uint64(b[24:]), idealAction: le.Uint64(b[32:])}
+	nc := le.Uint64(b[16:])
+	if le.Uint64(b[8:]) > MaxStates || ne > MaxEpisodes {
+		return nil, corrupt(off+4, "index counts out of range")
+	}
+	// Exact size in 64 bits before allocating: ne, nc < 2^32 and 2^64/12.
+	rest := uint64(len(b) - indexHdrSize)
+	if nc > rest/indexChunkLen || ne > rest/indexEpisodeLen || ne*indexEpisodeLen+nc*indexChunkLen != rest {
+		return nil, corrupt(off+4, "index length does not match its counts")
+	}
+	x.chunks = int64(nc)
+	x.episodes = make([]episodeRef, ne)
+	chunks := make([]chunkRef, nc)
+	p := indexHdrSize
+	pos := bodyStart
+	var states, used uint64
+	for i := range x.episodes {
+		e := &x.episodes[i]
+		eo, es := le.Uint64(b[p:]), le.Uint64(b[p+8:])
+		ec, em := uint64(le.Uint32(b[p+16:])), uint64(le.Uint32(b[p+20:]))
+		at := off + int64(p)
+		p += indexEpisodeLen
+		if eo != uint64(pos) || em > MaxMetaBytes {
+			return nil, corrupt(at, "episode %d record offset or metadata length wrong", i)
+		}
+		if es > MaxStates || ec != ceilDiv(es, uint64(g)) || ec > nc-used {
+			return nil, corrupt(at, "episode %d state and chunk counts disagree", i)
+		}
+		e.offset, e.states, e.metaLen = int64(eo), int64(es), int64(em)
+		pos += episodeHdrSize + int64(em) + crcSize
+		states += es
+		e.chunks = chunks[used : used+ec : used+ec]
+		used += ec
+		for j := range e.chunks {
+			co, cl := le.Uint64(b[p:]), uint64(le.Uint32(b[p+8:]))
+			if co != uint64(pos) || cl < chunkHdrSize+crcSize || cl > chunkHdrSize+MaxStreamBytes+crcSize {
+				return nil, corrupt(off+int64(p), "episode %d chunk %d offset or length wrong", i, j)
+			}
+			p += indexChunkLen
+			e.chunks[j] = chunkRef{offset: int64(co), length: int64(cl)}
+			pos += int64(cl)
+			if pos > off {
+				return nil, corrupt(off+int64(p), "chunk records overlap the index")
+			}
+		}
+		if pos > off {
+			return nil, corrupt(at, "episode records overlap the index")
+		}
+	}
+	if used != nc || states != uint64(x.states) || pos != off {
+		return nil, corrupt(off, "index totals disagree with its entries")
+	}
+	return x, nil
+}
+
+func ceilDiv(a, b uint64) uint64 { return a/b + min(a%b, 1) }
+
+// chunkStates is the number of states of chunk c of an episode of n states.
+func chunkStates(n, g int64, c int) int64 {
+	return min(g, n-int64(c)*g)
+}
+
+func itoa(v int64) string {
+	var b [24]byte
+	i := len(b)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = -u
+	}
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+var _ = bits.Len64
+
+func crc32Update(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli, b) }

@@ -1,0 +1,51 @@
+package format
+
+import (
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/wmzip/wmzip/wm"
+)
+
+// resolveModel picks the model to decode with: the caller's, which must
+// carry the header's model ID, else the embedded one, whose bytes must hash
+// to that ID. Either must match the header's geometry and precision.
+func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
+	if raw != nil {
+		sum := sha256.Sum256(raw)
+		if [wm.ModelIDSize]byte(sum[:wm.ModelIDSize]) != h.ModelID {
+			return nil, badSum(HeaderSize, "embedded model does not hash to the model ID")
+		}
+	}
+	m := given
+	switch {
+	case given != nil:
+		if given.ID() != h.ModelID {
+			return nil, &FormatError{Offset: 32, Msg: fmt.Sprintf("file needs model %v, given %v", h.ModelID, given.ID()), Err: ErrModelMismatch}
+		}
+	case raw != nil:
+		var err error
+		if m, err = wm.UnmarshalModel(raw); err != nil {
+			return nil, corrupt(HeaderSize, "embedded model: %v", err)
+		}
+	default:
+		return nil, &FormatError{Offset: 10, Msg: "pass the model the file was written with", Err: ErrNoModel}
+	}
+	if m.Geom != h.Geom || m.Precision != h.Precision {
+		return nil, &FormatError{Offset: 12, Msg: "model geometry or precision differs from the header", Err: ErrModelMismatch}
+	}
+	return m, nil
+}
+
+// checkLambda rejects finite-lambda files when no retention rule is
+// configured.
+func checkLambda(h *Header, cfg *config) error {
+	if h.Lambda != LambdaLossless && cfg.retain == nil {
+		return &UnsupportedError{Offset: 28, Msg: "finite lambda needs the retention gate", Err: ErrUnsupported}
+	}
+	return nil
+}
+
+func tooLarge(off, need, limit int64) error {
+	return &FormatError{Offset: off, Msg: fmt.Sprintf("needs %d bytes, limit %d", need, limit), Err: ErrTooLarge}
+}

@@ -1,0 +1,109 @@
+package format
+
+import (
+	"fmt"
+
+	"github.com/wmzip/wmzip/rans"
+)
+
+// An Option configures a Writer, Reader or File. Options that do not apply
+// to the value being built are ignored (the keyframe interval, lanes,
+// precision and model embedding are chosen by the writer and read from the
+// header by decoders). An Option with an invalid argument makes the
+// constructor fail.
+type Option func(*config) error
+
+// config holds every setting with its default; defaults live only here.
+type config struct {
+	keyframe  int
+	lanes     int
+	precision uint // 0: the model's
+	embed     bool
+	maxMemory int64
+	lambda    uint32
+	retain    retainFunc
+}
+
+func newConfig(opts []Option) (*config, error) {
+	c := &config{
+		keyframe:  DefaultKeyframeInterval,
+		lanes:     rans.DefaultLanes,
+		maxMemory: DefaultMaxMemory,
+		lambda:    LambdaLossless,
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// WithKeyframeInterval sets G, the maximum number of states per chunk
+// (1..MaxKeyframeInterval; G×N must not exceed MaxChunkCoords). Smaller G
+// gives faster random access and costs more bits, since the world model's
+// history restarts at every chunk. Default DefaultKeyframeInterval.
+func WithKeyframeInterval(g int) Option {
+	return func(c *config) error {
+		if g < 1 || g > MaxKeyframeInterval {
+			return fmt.Errorf("wmz: keyframe interval %d out of range [1, %d]", g, MaxKeyframeInterval)
+		}
+		c.keyframe = g
+		return nil
+	}
+}
+
+// WithLanes sets the number of interleaved rANS lanes (1..rans.MaxLanes).
+// Default rans.DefaultLanes.
+func WithLanes(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > rans.MaxLanes {
+			return fmt.Errorf("wmz: lanes %d out of range [1, %d]", n, rans.MaxLanes)
+		}
+		c.lanes = n
+		return nil
+	}
+}
+
+// WithPrecision sets the rANS precision in bits. It must equal the model's
+// precision, which is the default; the option exists to assert it.
+func WithPrecision(p uint) Option {
+	return func(c *config) error {
+		if p < rans.MinPrecision || p > rans.MaxPrecision {
+			return fmt.Errorf("wmz: precision %d out of range [%d, %d]", p, rans.MinPrecision, rans.MaxPrecision)
+		}
+		c.precision = p
+		return nil
+	}
+}
+
+// WithEmbeddedModel makes the writer store the model in the file, so that
+// decoders need no model of their own. Default false.
+func WithEmbeddedModel(embed bool) Option {
+	return func(c *config) error {
+		c.embed = embed
+		return nil
+	}
+}
+
+// WithMaxMemory caps the memory a decoder commits to on the strength of
+// sizes declared in the file (embedded model, one decoded chunk, the index).
+// A file needing more fails with ErrTooLarge. Default DefaultMaxMemory.
+func WithMaxMemory(bytes int64) Option {
+	return func(c *config) error {
+		if bytes <= 0 {
+			return fmt.Errorf("wmz: memory limit %d must be positive", bytes)
+		}
+		c.maxMemory = bytes
+		return nil
+	}
+}
+
+// withGate installs a retention rule for a finite lambda. The rule itself
+// belongs to package gate; until it lands, tests use this hook.
+func withGate(lambda uint32, retain retainFunc) Option {
+	return func(c *config) error {
+		c.lambda, c.retain = lambda, retain
+		return nil
+	}
+}

@@ -1,0 +1,342 @@
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/wmzip/wmzip/wm"
+)
+
+// readStep bounds how much a Reader allocates ahead of the bytes it has
+// actually received, so a lying length costs at most this much.
+const readStep = 1 << 20
+
+// A Reader decodes a .wmz stream sequentially and checks all of it: record
+// checksums, reconstruction checksums, the rANS end-of-stream conditions,
+// and, at the end, that the index and trailer are exactly those the
+// records imply. Errors are sticky. A Reader is not safe for concurrent use.
+type Reader struct {
+	br    *bufio.Reader
+	off   int64 // file offset of the next unread byte
+	h     Header
+	model *wm.Model
+	cfg   *config
+	coder *chunkCoder
+	err   error
+
+	idx     index       // rebuilt from the records
+	cur     *episodeRef // episode being read
+	actions []int64     // decoded chunk
+	codes   []uint16
+	n, pos  int // states in the decoded chunk, next to return
+	more    bool
+	rec     []byte
+	done    bool
+}
+
+// NewReader reads the header (and embedded model) of a .wmz stream from r.
+// model may be nil if the file embeds its model.
+func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	rd := &Reader{br: bufio.NewReader(r), cfg: cfg}
+	b, err := rd.read(HeaderSize, "header")
+	if err != nil {
+		return nil, err
+	}
+	if rd.h, err = parseHeader(b); err != nil {
+		return nil, err
+	}
+	if mem := rd.h.memory(); mem > cfg.maxMemory {
+		return nil, tooLarge(0, mem, cfg.maxMemory)
+	}
+	if err := checkLambda(&rd.h, cfg); err != nil {
+		return nil, err
+	}
+	var raw []byte
+	if rd.h.ModelEmbedded {
+		if raw, err = rd.read(int(rd.h.ModelSize), "embedded model"); err != nil {
+			return nil, err
+		}
+		raw = bytes.Clone(raw)
+	}
+	if rd.model, err = resolveModel(&rd.h, raw, model); err != nil {
+		return nil, err
+	}
+	rd.coder = newChunkCoder(&rd.h, rd.model, cfg.retain)
+	g, n := rd.h.KeyframeInterval, rd.h.Geom.N()
+	rd.actions = make([]int64, g)
+	rd.codes = make([]uint16, g*n)
+	return rd, nil
+}
+
+// Header returns the file's header.
+func (r *Reader) Header() Header { return r.h }
+
+// Model returns the model the Reader decodes with.
+func (r *Reader) Model() *wm.Model { return r.model }
+
+// read returns the next n bytes, valid until the next read. A short stream
+// is reported as io.ErrUnexpectedEOF; the buffer grows with the bytes
+// actually read, not with n.
+func (r *Reader) read(n int, what string) ([]byte, error) {
+	r.rec = r.rec[:0]
+	for len(r.rec) < n {
+		k := min(n-len(r.rec), readStep)
+		at := len(r.rec)
+		r.rec = append(r.rec, make([]byte, k)...)
+		if _, err := io.ReadFull(r.br, r.rec[at:]); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil, truncated(r.off, what)
+			}
+			return nil, err
+		}
+	}
+	r.off += int64(n)
+	return r.rec, nil
+}
+
+func (r *Reader) fail(err error) error {
+	if r.err == nil {
+		r.err = err
+	}
+	return r.err
+}
+
+// NextEpisode skips the rest of the current episode, checking it, and
+// starts the next one, returning its metadata (nil if none). After the last
+// episode it checks the index and trailer and returns io.EOF.
+func (r *Reader) NextEpisode() (meta []byte, err error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.done {
+		return nil, io.EOF
+	}
+	for r.cur != nil {
+		if _, _, err := r.ReadState(nil); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	tag, err := r.peekTag()
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	switch tag {
+	case tagEpisode:
+		meta, err = r.readEpisode()
+	case tagIndex:
+		err = r.readEnd()
+		if err == nil {
+			r.done = true
+			return nil, io.EOF
+		}
+	default:
+		err = corrupt(r.off, "expected an episode record, found tag %#x", tag)
+	}
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	return meta, nil
+}
+
+func (r *Reader) peekTag() (byte, error) {
+	b, err := r.br.Peek(1)
+	if err != nil {
+		if err == io.EOF {
+			return 0, truncated(r.off, "record tag")
+		}
+		return 0, err
+	}
+	return b[0], nil
+}
+
+func (r *Reader) readEpisode() ([]byte, error) {
+	start := r.off
+	b, err := r.read(episodeHdrSize, "episode record")
+	if err != nil {
+		return nil, err
+	}
+	if b[1] != 0 || b[2] != 0 || b[3] != 0 {
+		return nil, corrupt(start+1, "reserved bytes of episode record not zero")
+	}
+	ml := int64(le.Uint32(b[4:]))
+	if ml > MaxMetaBytes {
+		return nil, corrupt(start+4, "metadata of %d bytes exceeds %d", ml, MaxMetaBytes)
+	}
+	if len(r.idx.episodes) >= MaxEpisodes {
+		return nil, corrupt(start, "more than %d episodes", MaxEpisodes)
+	}
+	head := [episodeHdrSize]byte(b)
+	rest, err := r.read(int(ml)+crcSize, "episode metadata")
+	if err != nil {
+		return nil, err
+	}
+	sum := crc32Update(crc(head[:]), rest[:ml])
+	if sum != le.Uint32(rest[ml:]) {
+		return nil, badSum(start+episodeHdrSize+ml, "episode record checksum")
+	}
+	var meta []byte
+	if ml > 0 {
+		if !json.Valid(rest[:ml]) {
+			return nil, corrupt(start+episodeHdrSize, "episode metadata is not JSON")
+		}
+		meta = bytes.Clone(rest[:ml])
+	}
+	if err := r.growIndex(indexEpisodeLen); err != nil {
+		return nil, err
+	}
+	r.idx.episodes = append(r.idx.episodes, episodeRef{offset: start, metaLen: ml})
+	r.cur = &r.idx.episodes[len(r.idx.episodes)-1]
+	r.n, r.pos, r.more = 0, 0, true
+	return meta, nil
+}
+
+// growIndex accounts for k more bytes of the rebuilt index.
+func (r *Reader) growIndex(k int64) error {
+	size := indexHdrSize + indexEpisodeLen*int64(len(r.idx.episodes)) + indexChunkLen*r.idx.chunks + k
+	if need := r.h.memory() + size; need > r.cfg.maxMemory {
+		return tooLarge(r.off, need, r.cfg.maxMemory)
+	}
+	return nil
+}
+
+// ReadState returns the next state of the current episode: its action and
+// its codes, appended to dst[:0]. At the end of the episode it returns
+// io.EOF; call NextEpisode to go on.
+func (r *Reader) ReadState(dst []uint16) (action int64, codes []uint16, err error) {
+	if r.err != nil {
+		return 0, nil, r.err
+	}
+	if r.cur == nil {
+		return 0, nil, io.EOF
+	}
+	if r.pos == r.n {
+		if !r.more {
+			r.cur = nil
+			return 0, nil, io.EOF
+		}
+		tag, err := r.peekTag()
+		if err != nil {
+			return 0, nil, r.fail(err)
+		}
+		if tag != tagChunk {
+			if tag != tagEpisode && tag != tagIndex {
+				return 0, nil, r.fail(corrupt(r.off, "unknown record tag %#x", tag))
+			}
+			r.cur, r.more = nil, false
+			return 0, nil, io.EOF
+		}
+		if err := r.readChunk(); err != nil {
+			return 0, nil, r.fail(err)
+		}
+	}
+	nc := r.h.Geom.N()
+	t := r.pos
+	r.pos++
+	return r.actions[t], append(dst[:0], r.codes[t*nc:(t+1)*nc]...), nil
+}
+
+func (r *Reader) readChunk() error {
+	start := r.off
+	b, err := r.read(chunkHdrSize, "chunk record")
+	if err != nil {
+		return err
+	}
+	head := [chunkHdrSize]byte(b)
+	if head[1] != 0 || head[2] != 0 || head[3] != 0 {
+		return corrupt(start+1, "reserved bytes of chunk record not zero")
+	}
+	n := int64(le.Uint32(head[4:]))
+	sl := int64(le.Uint32(head[8:]))
+	if n < 1 || n > int64(r.h.KeyframeInterval) {
+		return corrupt(start+4, "chunk of %d states (keyframe interval %d)", n, r.h.KeyframeInterval)
+	}
+	if r.idx.states+n > MaxStates {
+		return corrupt(start+4, "more than %d states", int64(MaxStates))
+	}
+	if sl > MaxStreamBytes {
+		return corrupt(start+8, "stream of %d bytes exceeds %d", sl, MaxStreamBytes)
+	}
+	if need := r.h.memory() + sl; need > r.cfg.maxMemory {
+		return tooLarge(start+8, need, r.cfg.maxMemory)
+	}
+	if err := r.growIndex(indexChunkLen); err != nil {
+		return err
+	}
+	rest, err := r.read(int(sl)+crcSize, "chunk stream")
+	if err != nil {
+		return err
+	}
+	if crc32Update(crc(head[:]), rest[:sl]) != le.Uint32(rest[sl:]) {
+		return badSum(start+chunkHdrSize+sl, "chunk record checksum")
+	}
+	c := r.coder
+	if err := c.decodeChunk(rest[:sl], int(n), le.Uint32(head[12:]), r.actions, r.codes, start); err != nil {
+		return err
+	}
+	r.cur.chunks = append(r.cur.chunks, chunkRef{offset: start, length: r.off - start})
+	r.cur.states += n
+	r.idx.states += n
+	r.idx.chunks++
+	r.idx.idealCodes += c.idealCodes
+	r.idx.idealAction += c.idealActions
+	r.n, r.pos = int(n), 0
+	r.more = n == int64(r.h.KeyframeInterval)
+	return nil
+}
+
+// readEnd checks that the index and trailer are exactly those the records
+// imply, and that nothing follows.
+func (r *Reader) readEnd() error {
+	want := r.idx.marshal()
+	at := r.off
+	got, err := r.read(len(want), "index")
+	if err != nil {
+		return err
+	}
+	got = bytes.Clone(got)
+	tb, err := r.read(TrailerSize, "trailer")
+	if err != nil {
+		return err
+	}
+	t, err := parseTrailer(tb, r.off-TrailerSize)
+	if err != nil {
+		return err
+	}
+	if t.indexOffset != at {
+		return corrupt(r.off-TrailerSize, "trailer points to index at %d, found at %d", t.indexOffset, at)
+	}
+	if crc(got) != t.indexCRC {
+		return badSum(r.off-TrailerSize+16, "index checksum")
+	}
+	if !bytes.Equal(got, want) {
+		return corrupt(at, "index disagrees with the records")
+	}
+	if _, err := r.br.Peek(1); err == nil {
+		return corrupt(r.off, "bytes after the trailer")
+	} else if !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// ReadHeader reads and validates only the fixed-size header of a .wmz
+// stream, without the model or any episode.
+func ReadHeader(r io.Reader) (Header, error) {
+	b := make([]byte, HeaderSize)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return Header{}, truncated(0, "header")
+		}
+		return Header{}, err
+	}
+	return parseHeader(b)
+}

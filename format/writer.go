@@ -1,0 +1,253 @@
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// flushThreshold is how many completed bytes the Writer gathers before
+// passing them to the underlying writer.
+const flushThreshold = 1 << 16
+
+// A Writer encodes episodes of states into a .wmz stream.
+//
+// Memory is bounded by one chunk (the rANS encoder's pending symbols), the
+// completed bytes not yet written, and the index (24 bytes per episode and
+// 12 per chunk). Output bytes depend only on the model, the options and the
+// sequence of WriteEpisode and WriteState calls: not on Flush calls, write
+// sizes or GOMAXPROCS.
+//
+// Errors from the underlying writer are sticky. A Writer is not safe for
+// concurrent use.
+type Writer struct {
+	w      io.Writer
+	h      Header
+	model  *wm.Model
+	coder  *chunkCoder
+	err    error
+	closed bool
+
+	buf    []byte // completed bytes not yet written to w
+	off    int64  // file offset of buf[0]
+	stream []byte // scratch for the chunk's rANS stream
+	idx    index
+	cur    *episodeRef // episode being written, nil outside one
+	chunkG int
+}
+
+// NewWriter returns a Writer that writes a .wmz stream with the given model
+// to w. Nothing is written to w before the first Flush or Close or until
+// enough bytes have been gathered.
+func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
+	if model == nil {
+		return nil, fmt.Errorf("%w: nil model", ErrInput)
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.precision != 0 && cfg.precision != model.Precision {
+		return nil, fmt.Errorf("%w: precision %d differs from the model's %d", ErrUnsupported, cfg.precision, model.Precision)
+	}
+	g := model.Geom
+	if int64(cfg.keyframe)*int64(g.N()) > MaxChunkCoords {
+		return nil, fmt.Errorf("%w: keyframe interval %d × %d coordinates exceeds %d", ErrInput, cfg.keyframe, g.N(), MaxChunkCoords)
+	}
+	if cfg.lambda != LambdaLossless && cfg.retain == nil {
+		return nil, fmt.Errorf("%w: finite lambda needs a retention rule", ErrUnsupported)
+	}
+	wr := &Writer{w: w, model: model, chunkG: cfg.keyframe}
+	wr.h = Header{
+		Version:          Version,
+		Geom:             g,
+		Precision:        model.Precision,
+		Lanes:            cfg.lanes,
+		KeyframeInterval: cfg.keyframe,
+		Lambda:           cfg.lambda,
+		ModelID:          model.ID(),
+	}
+	var raw []byte
+	if cfg.embed {
+		if raw, err = model.MarshalBinary(); err != nil {
+			return nil, err
+		}
+		if len(raw) == 0 || len(raw) > MaxModelBytes {
+			return nil, fmt.Errorf("%w: model of %d bytes cannot be embedded (limit %d)", ErrInput, len(raw), MaxModelBytes)
+		}
+		wr.h.ModelEmbedded, wr.h.ModelSize = true, int64(len(raw))
+	}
+	wr.coder = newChunkCoder(&wr.h, model, cfg.retain)
+	if wr.coder.enc, err = rans.NewEncoder(cfg.lanes, model.Precision); err != nil {
+		return nil, err
+	}
+	wr.buf = append(wr.h.marshal(), raw...)
+	return wr, nil
+}
+
+// Header returns the header the Writer writes.
+func (w *Writer) Header() Header { return w.h }
+
+func (w *Writer) check() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// WriteEpisode ends the current episode, if any, and begins a new one.
+// meta, if not empty, is stored with the episode and must be valid JSON of
+// at most MaxMetaBytes.
+func (w *Writer) WriteEpisode(meta []byte) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if len(meta) > MaxMetaBytes {
+		return fmt.Errorf("%w: metadata of %d bytes exceeds %d", ErrInput, len(meta), MaxMetaBytes)
+	}
+	if len(meta) > 0 && !json.Valid(meta) {
+		return fmt.Errorf("%w: metadata is not valid JSON", ErrInput)
+	}
+	if len(w.idx.episodes) >= MaxEpisodes {
+		return fmt.Errorf("%w: more than %d episodes", ErrInput, MaxEpisodes)
+	}
+	if err := w.endChunk(); err != nil {
+		return err
+	}
+	start := len(w.buf)
+	w.buf = append(w.buf, tagEpisode, 0, 0, 0)
+	w.buf = le.AppendUint32(w.buf, uint32(len(meta)))
+	w.buf = append(w.buf, meta...)
+	w.buf = le.AppendUint32(w.buf, crc(w.buf[start:]))
+	w.idx.episodes = append(w.idx.episodes, episodeRef{offset: w.off + int64(start), metaLen: int64(len(meta))})
+	w.cur = &w.idx.episodes[len(w.idx.episodes)-1]
+	return w.spill()
+}
+
+// WriteState appends a state to the current episode: the action that led
+// into it and its N = S×M codes, each below K. codes is not retained.
+func (w *Writer) WriteState(action int64, codes []uint16) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if w.cur == nil {
+		return fmt.Errorf("%w: WriteState before WriteEpisode", ErrInput)
+	}
+	if len(codes) != w.h.Geom.N() {
+		return fmt.Errorf("%w: state has %d codes, want %d", ErrInput, len(codes), w.h.Geom.N())
+	}
+	for j, v := range codes {
+		if int(v) >= w.h.Geom.K {
+			return fmt.Errorf("%w: code %d at coordinate %d is not below K=%d", ErrInput, v, j, w.h.Geom.K)
+		}
+	}
+	if w.idx.states >= MaxStates {
+		return fmt.Errorf("%w: more than %d states", ErrInput, int64(MaxStates))
+	}
+	c := w.coder
+	if c.states == 0 {
+		c.begin()
+		c.enc.Reset()
+	}
+	c.encodeState(action, codes)
+	w.cur.states++
+	w.idx.states++
+	if c.states == w.chunkG {
+		return w.endChunk()
+	}
+	return nil
+}
+
+// endChunk closes the pending chunk, if any, into a chunk record.
+func (w *Writer) endChunk() error {
+	c := w.coder
+	if c.states == 0 {
+		return nil
+	}
+	var err error
+	w.stream, err = c.enc.Finish(w.stream[:0])
+	if err != nil {
+		w.err = err
+		return err
+	}
+	if len(w.stream) > MaxStreamBytes {
+		w.err = fmt.Errorf("%w: chunk stream of %d bytes exceeds %d", ErrInput, len(w.stream), MaxStreamBytes)
+		return w.err
+	}
+	start := len(w.buf)
+	w.buf = append(w.buf, tagChunk, 0, 0, 0)
+	w.buf = le.AppendUint32(w.buf, uint32(c.states))
+	w.buf = le.AppendUint32(w.buf, uint32(len(w.stream)))
+	w.buf = le.AppendUint32(w.buf, c.sum)
+	w.buf = append(w.buf, w.stream...)
+	w.buf = le.AppendUint32(w.buf, crc(w.buf[start:]))
+	w.cur.chunks = append(w.cur.chunks, chunkRef{offset: w.off + int64(start), length: int64(len(w.buf) - start)})
+	w.idx.chunks++
+	w.idx.idealCodes += c.idealCodes
+	w.idx.idealAction += c.idealActions
+	c.states = 0
+	return w.spill()
+}
+
+// spill writes the gathered bytes once there are enough of them.
+func (w *Writer) spill() error {
+	if len(w.buf) < flushThreshold {
+		return nil
+	}
+	return w.flushBuf()
+}
+
+func (w *Writer) flushBuf() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.w.Write(w.buf)
+	if err == nil && n < len(w.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = err
+		return err
+	}
+	w.off += int64(n)
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// Flush writes every completed record to the underlying writer. The states
+// of the chunk being filled stay pending: a chunk ends only after G states
+// or at the end of its episode, so Flush never changes the output bytes.
+func (w *Writer) Flush() error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	return w.flushBuf()
+}
+
+// Close ends the current episode and writes the index and the trailer. It
+// does not close the underlying writer. Closing twice returns nil.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.endChunk(); err != nil {
+		return err
+	}
+	ix := w.idx.marshal()
+	t := trailer{indexOffset: w.off + int64(len(w.buf)), indexLength: int64(len(ix)), indexCRC: crc(ix)}
+	w.buf = append(w.buf, ix...)
+	w.buf = append(w.buf, t.marshal()...)
+	err := w.flushBuf()
+	w.closed = true
+	w.cur = nil
+	return err
+}

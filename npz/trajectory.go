@@ -1,0 +1,401 @@
+package npz
+
+import (
+	"io"
+	"math"
+)
+
+// NoAction is the action recorded where none is known: at an episode's
+// first step, and at every step of a file without an "actions" array.
+const NoAction = -1
+
+// Names of the arrays that the trajectory contract defines.
+const (
+	NameCodes        = "codes"
+	NameObs          = "obs"
+	NameActions      = "actions"
+	NameEpisodeStart = "episode_start"
+)
+
+// Trajectory is an agent trajectory of T steps as stored in a trajectory
+// .npz: quantized states (codes), raw observations (obs), or both, with
+// actions and episode boundaries. Slices are time-major: step t of Codes is
+// Codes[t*S*M : (t+1)*S*M].
+type Trajectory struct {
+	T int // steps
+
+	Codes      []uint16 // [T][S*M], nil if absent; read from uint8 or uint16
+	S, M       int      // codes shape [T,S,M], or [T,N] read as S=1, M=N
+	CodesDtype string   // "uint8" or "uint16" as read; on write "" picks uint8 when every code is < 256
+
+	Obs        []float32 // [T][ObsS*ObsD], nil if absent; read from float32 or float16
+	ObsS, ObsD int       // obs shape [T,S,d], or [T,D] read as ObsS=1, ObsD=D
+	ObsDtype   string    // "float32" or "float16" as read; on write "" means float32
+
+	Actions    []int64 // len T; NoAction where unknown; read from int32 or int64
+	HasActions bool    // false if the file has no "actions" array; then none is written
+
+	EpisodeStart []int64 // ascending, first 0, all < T; [0] if the file has none; nil means one episode
+
+	Extra []Array // other arrays, kept as they are
+}
+
+// ReadTrajectory reads a trajectory .npz. It fails with ErrContract when the
+// arrays break the contract (see Validate), and with the errors of ReadNPZ
+// for files that cannot be read.
+func ReadTrajectory(path string, opts ...Option) (*Trajectory, error) {
+	arrays, err := ReadNPZ(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return fromArrays(arrays, path)
+}
+
+// DecodeTrajectory is ReadTrajectory for an archive held in the size bytes
+// of r.
+func DecodeTrajectory(r io.ReaderAt, size int64, opts ...Option) (*Trajectory, error) {
+	arrays, err := DecodeNPZ(r, size, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return fromArrays(arrays, "")
+}
+
+func fromArrays(arrays []Array, path string) (*Trajectory, error) {
+	tr := &Trajectory{T: -1}
+	var actions, starts *Array
+	var tFrom string
+	for i := range arrays {
+		a := &arrays[i]
+		l := loc{path: path, array: a.Name}
+		switch a.Name {
+		case NameCodes:
+			if err := stateShape(a, l, []string{"uint8", "uint16"}, "[T,S,M] or [T,N]", &tr.S, &tr.M); err != nil {
+				return nil, err
+			}
+			tr.CodesDtype = a.Dtype
+			if v, ok := a.Data.([]uint8); ok {
+				tr.Codes = make([]uint16, len(v))
+				for j, c := range v {
+					tr.Codes[j] = uint16(c)
+				}
+			} else {
+				tr.Codes = a.Data.([]uint16)
+			}
+		case NameObs:
+			if err := stateShape(a, l, []string{"float32", "float16"}, "[T,S,d] or [T,D]", &tr.ObsS, &tr.ObsD); err != nil {
+				return nil, err
+			}
+			tr.ObsDtype = a.Dtype
+			tr.Obs = a.Data.([]float32)
+		case NameActions:
+			if err := wantDtype(a, l, "int32", "int64"); err != nil {
+				return nil, err
+			}
+			if len(a.Shape) != 1 {
+				return nil, l.errf(ErrContract, nil, "has shape %s, want [T]", fmtShape(a.Shape))
+			}
+			actions = a
+		case NameEpisodeStart:
+			if err := wantDtype(a, l, "int64", "int32"); err != nil {
+				return nil, err
+			}
+			if len(a.Shape) != 1 {
+				return nil, l.errf(ErrContract, nil, "has shape %s, want [E]", fmtShape(a.Shape))
+			}
+			starts = a
+		default:
+			tr.Extra = append(tr.Extra, *a)
+			continue
+		}
+		if a.Name == NameEpisodeStart {
+			continue
+		}
+		if tr.T < 0 {
+			tr.T, tFrom = a.Shape[0], a.Name
+		} else if a.Shape[0] != tr.T {
+			return nil, l.errf(ErrContract, nil, "has %d steps but %q has %d", a.Shape[0], tFrom, tr.T)
+		}
+	}
+	if tr.Codes == nil && tr.Obs == nil {
+		return nil, loc{path: path}.errf(ErrContract, nil, "has no %q or %q array", NameCodes, NameObs)
+	}
+	if actions != nil {
+		tr.HasActions = true
+		tr.Actions = toInt64(actions.Data)
+	} else {
+		tr.Actions = make([]int64, tr.T)
+		for i := range tr.Actions {
+			tr.Actions[i] = NoAction
+		}
+	}
+	if starts != nil {
+		tr.EpisodeStart = toInt64(starts.Data)
+	} else if tr.T > 0 {
+		tr.EpisodeStart = []int64{0}
+	}
+	if err := tr.validate(path); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+func wantDtype(a *Array, l loc, want ...string) error {
+	for _, w := range want {
+		if a.Dtype == w {
+			return nil
+		}
+	}
+	return l.errf(ErrContract, nil, "has dtype %s, want %s or %s", a.Dtype, want[0], want[1])
+}
+
+// stateShape checks a codes or obs array and sets its slot count and width.
+func stateShape(a *Array, l loc, dtypes []string, want string, s, w *int) error {
+	if err := wantDtype(a, l, dtypes...); err != nil {
+		return err
+	}
+	switch len(a.Shape) {
+	case 3:
+		*s, *w = a.Shape[1], a.Shape[2]
+	case 2:
+		*s, *w = 1, a.Shape[1]
+	default:
+		return l.errf(ErrContract, nil, "has shape %s, want %s", fmtShape(a.Shape), want)
+	}
+	if *s == 0 || *w == 0 {
+		return l.errf(ErrContract, nil, "has shape %s with an empty state", fmtShape(a.Shape))
+	}
+	return nil
+}
+
+func toInt64(data any) []int64 {
+	if v, ok := data.([]int32); ok {
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = int64(x)
+		}
+		return out
+	}
+	return data.([]int64)
+}
+
+// Episodes returns the [start, end) step range of each episode.
+func (tr *Trajectory) Episodes() [][2]int {
+	starts := tr.EpisodeStart
+	if starts == nil {
+		if tr.T == 0 {
+			return nil
+		}
+		starts = []int64{0}
+	}
+	eps := make([][2]int, len(starts))
+	for i, s := range starts {
+		end := tr.T
+		if i+1 < len(starts) {
+			end = int(starts[i+1])
+		}
+		eps[i] = [2]int{int(s), end}
+	}
+	return eps
+}
+
+// Validate checks that tr is consistent: codes or obs present with positive
+// state sizes and T steps each; Actions of length T (or nil when HasActions
+// is false) with values ≥ NoAction; EpisodeStart nil or strictly ascending
+// from 0 with every start < T (empty when T is 0); Extra arrays well formed,
+// with unique names that are not the contract's.
+func (tr *Trajectory) Validate() error { return tr.validate("") }
+
+func (tr *Trajectory) validate(path string) error {
+	fl := loc{path: path}
+	if tr.T < 0 {
+		return fl.errf(ErrContract, nil, "has T=%d steps", tr.T)
+	}
+	if tr.Codes == nil && tr.Obs == nil {
+		return fl.errf(ErrContract, nil, "has no %q or %q array", NameCodes, NameObs)
+	}
+	if tr.Codes != nil {
+		if err := checkState(len(tr.Codes), tr.T, tr.S, tr.M, loc{path, NameCodes}, "S×M"); err != nil {
+			return err
+		}
+		switch tr.CodesDtype {
+		case "", "uint8", "uint16":
+		default:
+			return loc{path, NameCodes}.errf(ErrContract, nil, "has CodesDtype %q, want uint8 or uint16", tr.CodesDtype)
+		}
+	}
+	if tr.Obs != nil {
+		if err := checkState(len(tr.Obs), tr.T, tr.ObsS, tr.ObsD, loc{path, NameObs}, "ObsS×ObsD"); err != nil {
+			return err
+		}
+		switch tr.ObsDtype {
+		case "", "float32", "float16":
+		default:
+			return loc{path, NameObs}.errf(ErrContract, nil, "has ObsDtype %q, want float32 or float16", tr.ObsDtype)
+		}
+	}
+	la := loc{path, NameActions}
+	if tr.HasActions || tr.Actions != nil {
+		if len(tr.Actions) != tr.T {
+			return la.errf(ErrContract, nil, "has %d steps, want T=%d", len(tr.Actions), tr.T)
+		}
+		for t, a := range tr.Actions {
+			if a < NoAction {
+				return la.errf(ErrContract, nil, "has action %d at step %d (want ≥ %d)", a, t, NoAction)
+			}
+		}
+	}
+	le := loc{path, NameEpisodeStart}
+	if tr.T == 0 && len(tr.EpisodeStart) > 0 {
+		return le.errf(ErrContract, nil, "has %d entries but the trajectory has no steps", len(tr.EpisodeStart))
+	}
+	if tr.T > 0 && tr.EpisodeStart != nil {
+		if len(tr.EpisodeStart) == 0 || tr.EpisodeStart[0] != 0 {
+			return le.errf(ErrContract, nil, "does not start with 0")
+		}
+		for i, s := range tr.EpisodeStart {
+			if i > 0 && s <= tr.EpisodeStart[i-1] {
+				return le.errf(ErrContract, nil, "is not strictly ascending at index %d (%d after %d)", i, s, tr.EpisodeStart[i-1])
+			}
+			if s >= int64(tr.T) {
+				return le.errf(ErrContract, nil, "has start %d at index %d, want < T=%d", s, i, tr.T)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i := range tr.Extra {
+		a := &tr.Extra[i]
+		l := loc{path, a.Name}
+		switch {
+		case a.Name == NameCodes || a.Name == NameObs || a.Name == NameActions || a.Name == NameEpisodeStart:
+			return l.errf(ErrContract, nil, "is in Extra but is a trajectory array")
+		case seen[a.Name]:
+			return l.errf(ErrContract, nil, "appears twice in Extra")
+		case !validName(a.Name):
+			return l.errf(ErrContract, nil, "has an invalid name for a .npz member")
+		}
+		seen[a.Name] = true
+		if _, err := a.check(loc{path: path}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkState(n, t, s, w int, l loc, what string) error {
+	if s <= 0 || w <= 0 {
+		return l.errf(ErrContract, nil, "has state shape %d×%d, want positive sizes", s, w)
+	}
+	if w > math.MaxInt/s || t > 0 && s*w > math.MaxInt/t || n != t*s*w {
+		return l.errf(ErrContract, nil, "has %d values, want T×%s = %d×%d×%d", n, what, t, s, w)
+	}
+	return nil
+}
+
+// WriteTrajectory checks tr with Validate and writes it to path as a
+// trajectory .npz, atomically (see WriteNPZ). Arrays are written in the
+// order codes, obs, actions, episode_start, then Extra. Codes are written
+// as CodesDtype, or as uint8 when it is empty and every code is < 256 and
+// as uint16 otherwise; obs as ObsDtype (default float32); actions, only if
+// HasActions, as int32 when every action fits and as int64 otherwise;
+// episode_start as int64 ([0] when nil and T > 0). Codes and obs keep a
+// 3-dimensional shape unless the slot count is 1.
+func WriteTrajectory(path string, tr *Trajectory, opts ...Option) error {
+	c, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	if err := tr.validate(path); err != nil {
+		return err
+	}
+	arrays, err := tr.arrays(path)
+	if err != nil {
+		return err
+	}
+	return writeNPZ(path, arrays, c)
+}
+
+// EncodeTrajectory is WriteTrajectory to a writer.
+func EncodeTrajectory(w io.Writer, tr *Trajectory, opts ...Option) error {
+	c, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	if err := tr.validate(""); err != nil {
+		return err
+	}
+	arrays, err := tr.arrays("")
+	if err != nil {
+		return err
+	}
+	return encodeNPZ(w, arrays, c, loc{})
+}
+
+func stateDims(t, s, w int) []int {
+	if s == 1 {
+		return []int{t, w}
+	}
+	return []int{t, s, w}
+}
+
+func (tr *Trajectory) arrays(path string) ([]Array, error) {
+	var arrays []Array
+	if tr.Codes != nil {
+		a := Array{Name: NameCodes, Dtype: tr.CodesDtype, Shape: stateDims(tr.T, tr.S, tr.M)}
+		if a.Dtype == "" {
+			a.Dtype = "uint8"
+			for _, c := range tr.Codes {
+				if c > math.MaxUint8 {
+					a.Dtype = "uint16"
+					break
+				}
+			}
+		}
+		if a.Dtype == "uint8" {
+			b := make([]uint8, len(tr.Codes))
+			for i, c := range tr.Codes {
+				if c > math.MaxUint8 {
+					return nil, loc{path, NameCodes}.errf(ErrContract, nil, "has code %d at index %d, too large for CodesDtype uint8", c, i)
+				}
+				b[i] = uint8(c)
+			}
+			a.Data = b
+		} else {
+			a.Data = tr.Codes
+		}
+		arrays = append(arrays, a)
+	}
+	if tr.Obs != nil {
+		dt := tr.ObsDtype
+		if dt == "" {
+			dt = "float32"
+		}
+		arrays = append(arrays, Array{Name: NameObs, Dtype: dt, Shape: stateDims(tr.T, tr.ObsS, tr.ObsD), Data: tr.Obs})
+	}
+	if tr.HasActions {
+		a := Array{Name: NameActions, Dtype: "int32", Shape: []int{tr.T}}
+		small := make([]int32, len(tr.Actions))
+		for i, x := range tr.Actions {
+			if x > math.MaxInt32 {
+				a.Dtype = "int64"
+				break
+			}
+			small[i] = int32(x)
+		}
+		if a.Dtype == "int32" {
+			a.Data = small
+		} else {
+			a.Data = tr.Actions
+		}
+		arrays = append(arrays, a)
+	}
+	starts := tr.EpisodeStart
+	if starts == nil && tr.T > 0 {
+		starts = []int64{0}
+	}
+	if starts == nil {
+		starts = []int64{}
+	}
+	arrays = append(arrays, Array{Name: NameEpisodeStart, Dtype: "int64", Shape: []int{len(starts)}, Data: starts})
+	return append(arrays, tr.Extra...), nil
+}

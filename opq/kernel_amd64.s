@@ -1,0 +1,81 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// func kern4x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int)
+//
+// Y0..Y7 hold the 4x16 accumulators (row r in Y(2r), Y(2r+1)); Y8, Y9 the
+// panel row; Y10 the broadcast element of a; Y11..Y14 the rounded products.
+TEXT ·kern4x16(SB), NOSPLIT, $0-56
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ bias+32(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R10
+	SHLQ $2, R10
+
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y1
+	VMOVUPS Y0, Y2
+	VMOVUPS Y1, Y3
+	VMOVUPS Y0, Y4
+	VMOVUPS Y1, Y5
+	VMOVUPS Y0, Y6
+	VMOVUPS Y1, Y7
+
+loop:
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y9
+
+	VBROADCASTSS (SI), Y10
+	VMULPS Y8, Y10, Y11
+	VMULPS Y9, Y10, Y12
+	VADDPS Y11, Y0, Y0
+	VADDPS Y12, Y1, Y1
+
+	VBROADCASTSS (R11), Y10
+	VMULPS Y8, Y10, Y13
+	VMULPS Y9, Y10, Y14
+	VADDPS Y13, Y2, Y2
+	VADDPS Y14, Y3, Y3
+
+	VBROADCASTSS (R12), Y10
+	VMULPS Y8, Y10, Y11
+	VMULPS Y9, Y10, Y12
+	VADDPS Y11, Y4, Y4
+	VADDPS Y12, Y5, Y5
+
+	VBROADCASTSS (R13), Y10
+	VMULPS Y8, Y10, Y13
+	VMULPS Y9, Y10, Y14
+	VADDPS Y13, Y6, Y6
+	VADDPS Y14, Y7, Y7
+
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ $4, R12
+	ADDQ $4, R13
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop
+
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET

@@ -1,0 +1,224 @@
+// Command gen writes rans_amd64.s, the AVX2/BMI2 kernels of package rans.
+// Run it from this folder with:
+//
+//	go run . -pkg rans -out ../rans_amd64.s -stubs ../rans_amd64_stubs.go
+//
+// The kernels mirror searchGo, decodeNGo and encodeGo in the parent package
+// step for step; the tests there check that both give identical results.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+const stateLow = 1 << 24
+
+func main() {
+	ConstraintExpr("!noasm")
+	genSearch64()
+	genDecode64()
+	genEncode()
+	Generate()
+}
+
+// countLE64 returns in a 32-bit register max(c-1, 0), where c counts the
+// entries of the 64-entry table at cum that are <= the slot broadcast to all
+// 16 words of b: for a valid table, the symbol whose interval holds the slot.
+func countLE64(cum Register, b VecVirtual) GPVirtual {
+	var y [4]VecVirtual
+	for i := range y {
+		y[i] = YMM()
+		// max(cum[j], slot) == slot  <=>  cum[j] <= slot, unsigned.
+		VPMAXUW(Mem{Base: cum, Disp: 32 * i}, b, y[i])
+		VPCMPEQW(y[i], b, y[i])
+	}
+	// Pack the 64 word masks into 64 byte masks; the packing permutes
+	// positions, which does not matter for a count.
+	VPACKSSWB(y[1], y[0], y[0])
+	VPACKSSWB(y[3], y[2], y[2])
+	lo, hi := GP32(), GP32()
+	VPMOVMSKB(y[0], lo)
+	VPMOVMSKB(y[2], hi)
+	POPCNTL(lo, lo)
+	POPCNTL(hi, hi)
+	ADDL(hi, lo)
+	// c-1, or 0 when c = 0 (possible only for a malformed table): the borrow
+	// of the subtraction is added back.
+	SUBL(U8(1), lo)
+	ADCL(U8(0), lo)
+	return lo
+}
+
+func genSearch64() {
+	TEXT("search64AVX2", NOSPLIT, "func(cum *uint16, slot uint32) int")
+	Pragma("noescape")
+	Doc("search64AVX2 is searchGo for a 64-entry table.")
+	cum := Load(Param("cum"), GP64())
+	slot := Load(Param("slot"), GP32())
+	x := XMM()
+	MOVD(slot, x)
+	b := YMM()
+	VPBROADCASTW(x, b)
+	s := countLE64(cum, b)
+	Store(s.As64(), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+func genDecode64() {
+	TEXT("decode64AVX2", NOSPLIT, "func(x *[32]uint32, lanes int, lane int, dst []uint16, cums *uint16, stride int, src []byte, pos int, prec uint64) (done int, npos int)")
+	Pragma("noescape")
+	Doc("decode64AVX2 decodes len(dst) symbols with 64-entry tables, symbol i on",
+		"lane (lane+i) mod lanes with the table at cums + i*stride bytes. It stops",
+		"before a symbol that would read past src and returns how many symbols it",
+		"decoded and the position in src after them; that symbol's lane state is",
+		"left untouched so the Go code can repeat the step and report the error.")
+	x := Load(Param("x"), GP64())
+	lane := Load(Param("lane"), GP64())
+	dst := Load(Param("dst").Base(), GP64())
+	dstEnd := Load(Param("dst").Len(), GP64())
+	LEAQ(Mem{Base: dst, Index: dstEnd, Scale: 2}, dstEnd)
+	cums := Load(Param("cums"), GP64())
+	p := Load(Param("src").Base(), GP64())
+	pEnd := Load(Param("src").Len(), GP64())
+	ADDQ(p, pEnd)
+	pos := Load(Param("pos"), GP64())
+	ADDQ(pos, p)
+	prec := GP64()
+	Load(Param("prec"), prec)
+	lanesMem := NewParamAddr("lanes", 8)
+	strideMem := NewParamAddr("stride", 56)
+
+	CMPQ(dst, dstEnd)
+	JAE(LabelRef("done"))
+
+	Label("loop")
+	st := GP32()
+	MOVL(Mem{Base: x, Index: lane, Scale: 4}, st)
+	slot := GP32()
+	BZHIL(prec.As32(), st, slot) // slot = x mod 2^P
+	xv := XMM()
+	MOVD(slot, xv)
+	b := YMM()
+	VPBROADCASTW(xv, b)
+	s := countLE64(cums, b)
+
+	start, end, t := GP32(), GP32(), GP32()
+	MOVWLZX(Mem{Base: cums, Index: s.As64(), Scale: 2}, start)
+	// end = cum[s+1] for s < 63, 2^P for s = 63; cum[64] is never read.
+	MOVL(U32(63), t)
+	LEAL(Mem{Base: s, Disp: 1}, end)
+	CMPL(end, t)
+	CMOVLGT(t, end)
+	MOVWLZX(Mem{Base: cums, Index: end.As64(), Scale: 2}, end)
+	MOVL(U32(1), t)
+	SHLXL(prec.As32(), t, t)
+	CMPL(s, U8(63))
+	CMOVLEQ(t, end)
+	SUBL(start, end) // freq
+
+	// x' = freq*(x >> P) + slot - start
+	SHRXL(prec.As32(), st, st)
+	IMULL(end, st)
+	ADDL(slot, st)
+	SUBL(start, st)
+
+	// Renormalize: at most two bytes, since x' >= 2^(24-P) >= 2^8.
+	CMPL(st, U32(stateLow))
+	JAE(LabelRef("store"))
+	CMPQ(p, pEnd)
+	JAE(LabelRef("done"))
+	SHLL(U8(8), st)
+	MOVBLZX(Mem{Base: p}, t)
+	ORL(t, st)
+	INCQ(p)
+	CMPL(st, U32(stateLow))
+	JAE(LabelRef("store"))
+	CMPQ(p, pEnd)
+	JAE(LabelRef("fail1"))
+	SHLL(U8(8), st)
+	MOVBLZX(Mem{Base: p}, t)
+	ORL(t, st)
+	INCQ(p)
+
+	Label("store")
+	MOVL(st, Mem{Base: x, Index: lane, Scale: 4})
+	MOVW(s.As16(), Mem{Base: dst})
+	ADDQ(U8(2), dst)
+	ADDQ(strideMem, cums)
+	INCQ(lane)
+	CMPQ(lane, lanesMem)
+	JNE(LabelRef("next"))
+	XORQ(lane, lane)
+	Label("next")
+	CMPQ(dst, dstEnd)
+	JB(LabelRef("loop"))
+	JMP(LabelRef("done"))
+
+	Label("fail1")
+	DECQ(p) // give back the first byte of the failing symbol
+	Label("done")
+	dst0 := Load(Param("dst").Base(), GP64())
+	SUBQ(dst0, dst)
+	SHRQ(U8(1), dst)
+	Store(dst, ReturnIndex(0))
+	src0 := Load(Param("src").Base(), GP64())
+	SUBQ(src0, p)
+	Store(p, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+func genEncode() {
+	TEXT("encodeAsm", NOSPLIT, "func(x *[32]uint32, syms []uint32, lanes []uint8, out []byte, prec uint64) int")
+	Pragma("noescape")
+	Doc("encodeAsm is encodeGo: it codes syms back to front into the lane states",
+		"and writes the renormalization bytes to out in emission order. The caller",
+		"guarantees len(lanes) >= len(syms) and len(out) >= 2*len(syms).")
+	x := Load(Param("x"), GP64())
+	syms := Load(Param("syms").Base(), GP64())
+	i := Load(Param("syms").Len(), GP64())
+	lanes := Load(Param("lanes").Base(), GP64())
+	out := Load(Param("out").Base(), GP64())
+	prec := GP64()
+	Load(Param("prec"), prec)
+	sh := GP32() // 32 - P
+	MOVL(U32(32), sh)
+	SUBL(prec.As32(), sh)
+
+	Label("loop")
+	DECQ(i)
+	JL(LabelRef("done"))
+	freq, start, l, t := GP32(), GP32(), GP64(), GP32()
+	MOVL(Mem{Base: syms, Index: i, Scale: 4}, freq)
+	MOVBQZX(Mem{Base: lanes, Index: i, Scale: 1}, l)
+	ANDQ(U8(31), l)
+	MOVWLZX(freq.As16(), start)
+	SHRL(U8(16), freq)
+	INCL(freq)
+	MOVL(Mem{Base: x, Index: l, Scale: 4}, EAX)
+	for k := 0; k < 2; k++ { // emit while x >= freq << (32-P): at most twice
+		SHRXL(sh, EAX, t)
+		CMPL(t, freq)
+		JB(LabelRef("code"))
+		MOVB(AL, Mem{Base: out})
+		INCQ(out)
+		SHRL(U8(8), EAX)
+	}
+	Label("code")
+	XORL(EDX, EDX)
+	DIVL(freq) // EAX = x / freq, EDX = x mod freq
+	SHLXL(prec.As32(), EAX, EAX)
+	ADDL(EDX, EAX)
+	ADDL(start, EAX)
+	MOVL(EAX, Mem{Base: x, Index: l, Scale: 4})
+	JMP(LabelRef("loop"))
+
+	Label("done")
+	out0 := Load(Param("out").Base(), GP64())
+	SUBQ(out0, out)
+	Store(out, ReturnIndex(0))
+	RET()
+}

@@ -1,0 +1,16 @@
+//go:build !amd64 || noasm
+
+package rans
+
+// useAsm reports whether the assembly paths are in use.
+const useAsm = false
+
+func search(cum []uint16, slot uint32) int { return searchGo(cum, slot) }
+
+func decodeN(d *Decoder, lane int, dst []uint16, cums []uint16, k, stride int) {
+	decodeNGo(d, lane, dst, cums, k, stride)
+}
+
+func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec uint) int {
+	return encodeGo(x, syms, lanes, out, prec)
+}

@@ -1,0 +1,159 @@
+package rans
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+)
+
+const (
+	// MinPrecision and MaxPrecision bound P, the number of bits of the
+	// probability scale 2^P.
+	MinPrecision, MaxPrecision = 10, 16
+
+	// DefaultPrecision is 16: world-model tables are very confident, and
+	// every one of K symbols must keep a frequency of at least 1, so the most
+	// likely symbol gets at most 1-(K-1)/2^P. At P=16 and K=64 that ceiling
+	// is 0.99904 (costing 0.0014 bits); at P=12 it is 0.9846 (0.022 bits per
+	// symbol, more than the symbol itself is worth). Byte renormalization
+	// keeps states in [2^24, 2^32), so state/2^P >= 2^8 and the coding loss
+	// stays far below 0.1% even at P=16 (docs/results-rans.md).
+	DefaultPrecision = 16
+
+	// MaxLanes is the largest number of interleaved lanes.
+	MaxLanes = 32
+
+	// DefaultLanes is 8: decoding from 8 lanes runs as fast as from 32 (see
+	// docs/results-rans.md) while the flush costs 32 bytes per stream instead
+	// of 128.
+	DefaultLanes = 8
+
+	// MaxSymbols is the largest alphabet.
+	MaxSymbols = 1 << 16
+
+	stateLow = 1 << 24 // L: lane states live in [L, 2^32)
+)
+
+var (
+	// ErrCorrupt reports a stream that is truncated, extended or altered.
+	ErrCorrupt = errors.New("rans: corrupt stream")
+	// ErrTable reports a frequency table or weight vector that is invalid.
+	ErrTable = errors.New("rans: invalid table")
+	// ErrParam reports an invalid lane count, precision or lane index.
+	ErrParam = errors.New("rans: invalid parameter")
+)
+
+func checkPrecision(precision uint) error {
+	if precision < MinPrecision || precision > MaxPrecision {
+		return fmt.Errorf("%w: precision %d outside [%d, %d]", ErrParam, precision, MinPrecision, MaxPrecision)
+	}
+	return nil
+}
+
+// CheckTable reports whether cum is a valid table at the given precision:
+// 1 <= len(cum) <= 2^precision, cum[0] = 0, strictly increasing and
+// cum[len-1] < 2^precision, so that every symbol has a frequency of at least
+// 1 and the frequencies sum to exactly 2^precision.
+func CheckTable(cum []uint16, precision uint) error {
+	if err := checkPrecision(precision); err != nil {
+		return err
+	}
+	k := len(cum)
+	if k == 0 || k > 1<<precision {
+		return fmt.Errorf("%w: %d symbols at precision %d", ErrTable, k, precision)
+	}
+	if cum[0] != 0 {
+		return fmt.Errorf("%w: cum[0] = %d, want 0", ErrTable, cum[0])
+	}
+	for s := 1; s < k; s++ {
+		if cum[s] <= cum[s-1] {
+			return fmt.Errorf("%w: cum[%d] = %d not above cum[%d] = %d", ErrTable, s, cum[s], s-1, cum[s-1])
+		}
+	}
+	if uint32(cum[k-1]) >= 1<<precision {
+		return fmt.Errorf("%w: cum[%d] = %d leaves no room below 2^%d", ErrTable, k-1, cum[k-1], precision)
+	}
+	return nil
+}
+
+// Symbol returns the start and frequency of symbol v in table cum at the
+// given precision. It panics, as slice indexing does, if v is out of range.
+func Symbol(cum []uint16, v int, precision uint) (start, freq uint32) {
+	start = uint32(cum[v])
+	end := uint32(1) << precision
+	if v+1 < len(cum) {
+		end = uint32(cum[v+1])
+	}
+	return start, end - start
+}
+
+// Quantize turns integer weights w into a table cum (len(cum) = len(w) = K,
+// 1 <= K <= 2^precision) whose frequencies sum to exactly 2^precision, each
+// at least 1. Frequencies are proportional to the weights, rounded down,
+// after reserving 1 for every symbol; the units that rounding leaves over go
+// to the symbol of largest weight, the lowest index among equals. All-zero
+// weights give the most uniform table, lower indices taking the extra units.
+// The algorithm is normative (SPEC.md, "Quantize"); it uses integers only.
+func Quantize(w []uint32, precision uint, cum []uint16) error {
+	if err := checkPrecision(precision); err != nil {
+		return err
+	}
+	k := len(w)
+	if k == 0 || k > 1<<precision || len(cum) != k {
+		return fmt.Errorf("%w: Quantize of %d weights into %d entries at precision %d", ErrTable, k, len(cum), precision)
+	}
+	cum = cum[:k]
+	m := uint32(1) << precision
+
+	// Step 1: total weight, and the first index of the largest weight.
+	var total uint64
+	var top uint32
+	arg := 0
+	for s, v := range w {
+		total += uint64(v)
+		if v > top {
+			top, arg = v, s
+		}
+	}
+	if total == 0 {
+		// Uniform: q = 2^P / K each, the first 2^P mod K symbols one more.
+		q, r := m/uint32(k), int(m%uint32(k))
+		c := uint32(0)
+		for s := range cum {
+			cum[s] = uint16(c)
+			c += q
+			if s < r {
+				c++
+			}
+		}
+		return nil
+	}
+
+	// Step 2: scale the weights below 2^32 so the fixed-point factor keeps at
+	// least 16 significant bits.
+	shift := uint(0)
+	if n := bits.Len64(total); n > 32 {
+		shift = uint(n - 32)
+		total = 0
+		for _, v := range w {
+			total += uint64(v >> shift)
+		}
+	}
+	// Step 3: f = floor(R * 2^32 / total), R = 2^P - K, and each symbol gets
+	// 1 + floor(w * f / 2^32).
+	r := uint64(m) - uint64(k)
+	f := (r << 32) / total
+	c := uint32(0)
+	for s, v := range w {
+		cum[s] = uint16(c)
+		c += 1 + uint32((uint64(v>>shift)*f)>>32)
+	}
+	// Step 4: the leftover 2^P - c goes to symbol arg; every later start
+	// moves up by it.
+	if d := uint16(m - c); d != 0 {
+		for s := arg + 1; s < k; s++ {
+			cum[s] += d
+		}
+	}
+	return nil
+}
