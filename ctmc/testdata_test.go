@@ -66,7 +66,7 @@ func testdataFiles(t *testing.T) map[string][]byte {
 			}
 			name := map[VisitKey]string{ByPage: "pages", ByState: "states"}[by]
 			files[fmt.Sprintf("web-pgdocs_%s_%s.counts", split, name)] = countsFile(
-				fmt.Sprintf("web-pgdocs %s_steps.jsonl: visits per %s, descending", split, name), Counts(items))
+				fmt.Sprintf("web-pgdocs %s_steps.jsonl: visits per %s, descending", split, name[:len(name)-1]), Counts(items))
 		}
 	}
 	return files

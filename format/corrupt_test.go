@@ -29,7 +29,7 @@ func decodeEverything(b []byte, m *wm.Model) ([]episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := m.Geom.N()
+	n := f.Model().Geom.N()
 	for e := range seq {
 		for s := range seq[e].actions {
 			c, err := f.State(e, s)

@@ -76,7 +76,7 @@ type Config struct {
 	Nodes int
 	// Degree is the target mean degree (>= 2, < Nodes). Default 6 (or
 	// Nodes-1 if smaller).
-	// Scale-free graphs attach Degree/2 edges per new node.
+	// Scale-free graphs attach ceil(Degree/2) edges per new node.
 	Degree int
 	// Communities is the number of planted communities for Modular and
 	// Mixed, and the number of page sections (which share frame slots) for

@@ -259,8 +259,8 @@ func (e *entropyModel) step(first bool, prev int, parts *EntropyParts) float64 {
 // one: Geometric(e) on {0, 1, ...}, given logq = log(1-e).
 func geometricGap(rng *rand.Rand, logq float64) int {
 	g := math.Floor(math.Log(1-rng.Float64()) / logq)
-	if g > math.MaxInt32 {
-		return math.MaxInt32
+	if g > 1<<30 { // beyond any state; keeps j+1+g within int32
+		return 1 << 30
 	}
 	return int(g)
 }

@@ -287,8 +287,6 @@ func TestValidation(t *testing.T) {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
-	// Zero episodes or steps are allowed only through defaults; an
-	// explicit empty walk is not expressible and needs no special case.
 }
 
 func TestGiniTopShare(t *testing.T) {

@@ -29,7 +29,8 @@ type world struct {
 	S, M, K   int
 	latent    []uint16  // [Nodes][S][M]; dynamic slots are zero and unused
 	law       []float64 // [M][K] per-subspace code law
-	cdf       []float64 // [M][K] cumulative law, for sampling
+	aliasP    []float64 // [M][K] alias-method tables for sampling law
+	aliasI    []uint16
 	rproto    []float32 // [M][K][ObsDim] rotated prototypes (Obs only)
 }
 
@@ -50,7 +51,8 @@ func newWorld(p *params) *world {
 func (w *world) buildLaw(skew float64, rng *rand.Rand) {
 	M, K := w.M, w.K
 	w.law = make([]float64, M*K)
-	w.cdf = make([]float64, M*K)
+	w.aliasP = make([]float64, M*K)
+	w.aliasI = make([]uint16, M*K)
 	for m := range M {
 		q := w.law[m*K : (m+1)*K]
 		z := 0.0
@@ -58,22 +60,55 @@ func (w *world) buildLaw(skew float64, rng *rand.Rand) {
 			q[v] = math.Pow(float64(r+1), -skew)
 			z += q[v]
 		}
-		acc := 0.0
 		for v := range q {
 			q[v] /= z
-			acc += q[v]
-			w.cdf[m*K+v] = acc
 		}
-		w.cdf[m*K+K-1] = 1
+		buildAlias(q, w.aliasP[m*K:(m+1)*K], w.aliasI[m*K:(m+1)*K])
+	}
+}
+
+// buildAlias fills Walker's alias tables for law q (Vose's construction):
+// value i is drawn as i with probability prob[i], else as alias[i].
+func buildAlias(q, prob []float64, alias []uint16) {
+	K := len(q)
+	scaled := make([]float64, K)
+	var small, large []int
+	for i, x := range q {
+		scaled[i] = x * float64(K)
+		alias[i] = uint16(i)
+		if scaled[i] < 1 {
+			small = append(small, i)
+		} else {
+			large = append(large, i)
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		prob[s], alias[s] = scaled[s], uint16(l)
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	for _, i := range large {
+		prob[i] = 1
+	}
+	for _, i := range small { // only rounding leaves entries here
+		prob[i] = 1
 	}
 }
 
 // drawCode samples subspace m's code law.
 func (w *world) drawCode(m int, rng *rand.Rand) uint16 {
-	cdf := w.cdf[m*w.K : (m+1)*w.K]
-	u := rng.Float64()
-	v, _ := slices.BinarySearch(cdf, u)
-	return uint16(min(v, w.K-1))
+	u := rng.Float64() * float64(w.K)
+	i := min(int(u), w.K-1)
+	j := m*w.K + i
+	if u-float64(i) < w.aliasP[j] {
+		return uint16(i)
+	}
+	return w.aliasI[j]
 }
 
 // drawTile fills dst, a whole number of tiles, with codes of their

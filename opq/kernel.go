@@ -60,8 +60,15 @@ func packCols(a []float32, n, k, lda int) *packed {
 	return p
 }
 
-// rowBlock is the number of left-hand rows kept hot while all panels pass.
-const rowBlock = 64
+// Blocking: rowBlock left-hand rows are kept hot in L2 while the panels
+// pass, and the inner dimension is cut into kBlock-long pieces so that a
+// piece of a panel (16 KiB) and of eight rows (8 KiB) fit in L1 together.
+// Splitting the inner dimension keeps the order of additions: each piece
+// continues the sums left in c by the previous one.
+const (
+	rowBlock = 64
+	kBlock   = 256
+)
 
 // gemm computes c = bias + a·b for rows of a (m rows of b.k values, stride
 // lda) into c (m rows, stride ldc >= 16*b.panels). bias has 16*b.panels
@@ -70,32 +77,45 @@ func gemm(c []float32, ldc int, a []float32, lda, m int, b *packed, bias []float
 	if m == 0 {
 		return
 	}
-	if bias == nil {
-		bias = zeroBias(b.panels * panelWidth)
+	width := b.panels * panelWidth
+	for i := 0; i < m; i++ {
+		if bias == nil {
+			clear(c[i*ldc : i*ldc+width])
+		} else {
+			copy(c[i*ldc:i*ldc+width], bias[:width])
+		}
 	}
 	k := b.k
 	for r0 := 0; r0 < m; r0 += rowBlock {
 		r1 := min(r0+rowBlock, m)
-		for pi := 0; pi < b.panels; pi++ {
-			bp := b.data[pi*k*panelWidth : (pi+1)*k*panelWidth]
-			bb := bias[pi*panelWidth : (pi+1)*panelWidth]
-			i := r0
-			if useAsm && k > 0 {
-				for ; i+4 <= r1; i += 4 {
-					kern4x16(&a[i*lda], lda, &bp[0], k, &bb[0], &c[i*ldc+pi*panelWidth], ldc)
+		for k0 := 0; k0 < k; k0 += kBlock {
+			kc := min(kBlock, k-k0)
+			for pi := 0; pi < b.panels; pi++ {
+				bp := b.data[(pi*k+k0)*panelWidth : (pi*k+k0+kc)*panelWidth]
+				col := pi * panelWidth
+				i := r0
+				if useAVX512 {
+					for ; i+8 <= r1; i += 8 {
+						kern8x16z(&a[i*lda+k0], lda, &bp[0], kc, &c[i*ldc+col], ldc)
+					}
 				}
-			}
-			for ; i < r1; i++ {
-				rowGeneric(c[i*ldc+pi*panelWidth:i*ldc+pi*panelWidth+panelWidth], a[i*lda:i*lda+k], bp, bb)
+				if useAsm {
+					for ; i+4 <= r1; i += 4 {
+						kern4x16(&a[i*lda+k0], lda, &bp[0], kc, &c[i*ldc+col], ldc)
+					}
+				}
+				for ; i < r1; i++ {
+					rowGeneric(c[i*ldc+col:i*ldc+col+panelWidth], a[i*lda+k0:i*lda+k0+kc], bp)
+				}
 			}
 		}
 	}
 }
 
-// rowGeneric is the reference for one row and one panel.
-func rowGeneric(c, a, bp, bias []float32) {
+// rowGeneric is the reference for one row and one panel: c += a·bp.
+func rowGeneric(c, a, bp []float32) {
 	var acc [panelWidth]float32
-	copy(acc[:], bias[:panelWidth])
+	copy(acc[:], c[:panelWidth])
 	for r, av := range a {
 		row := bp[r*panelWidth : r*panelWidth+panelWidth]
 		for j := range acc {
@@ -113,8 +133,9 @@ func gemmGeneric(c []float32, ldc int, a []float32, lda, m int, b *packed, bias 
 	k := b.k
 	for i := 0; i < m; i++ {
 		for pi := 0; pi < b.panels; pi++ {
-			rowGeneric(c[i*ldc+pi*panelWidth:i*ldc+pi*panelWidth+panelWidth], a[i*lda:i*lda+k],
-				b.data[pi*k*panelWidth:(pi+1)*k*panelWidth], bias[pi*panelWidth:(pi+1)*panelWidth])
+			ci := c[i*ldc+pi*panelWidth : i*ldc+pi*panelWidth+panelWidth]
+			copy(ci, bias[pi*panelWidth:])
+			rowGeneric(ci, a[i*lda:i*lda+k], b.data[pi*k*panelWidth:(pi+1)*k*panelWidth])
 		}
 	}
 }

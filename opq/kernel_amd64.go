@@ -4,11 +4,21 @@ package opq
 
 import "golang.org/x/sys/cpu"
 
-var useAsm = cpu.X86.HasAVX
+// The kernels below compute rows by sixteen columns of c += a·b, where
+// a has stride lda floats, b is one packed panel of k >= 1 rows of 16, and c
+// has stride ldc floats. They multiply and add separately, never fused: see
+// kernel.go.
+var (
+	useAsm    = cpu.X86.HasAVX
+	useAVX512 = cpu.X86.HasAVX512F
+)
 
-// kern4x16 computes four rows by sixteen columns of c = bias + a·b, where a
-// has stride lda floats, b is one packed panel of k rows of 16, and c has
-// stride ldc floats. It uses AVX multiplies and adds, not FMA: see kernel.go.
+// kern4x16 computes four rows with AVX.
 //
 //go:noescape
-func kern4x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int)
+func kern4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
+
+// kern8x16z computes eight rows with AVX-512.
+//
+//go:noescape
+func kern8x16z(a *float32, lda int, b *float32, k int, c *float32, ldc int)

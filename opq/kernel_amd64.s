@@ -2,33 +2,37 @@
 
 #include "textflag.h"
 
-// func kern4x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int)
+// func kern4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
 //
+// c holds the starting values and receives the sums.
 // Y0..Y7 hold the 4x16 accumulators (row r in Y(2r), Y(2r+1)); Y8, Y9 the
 // panel row; Y10 the broadcast element of a; Y11..Y14 the rounded products.
-TEXT ·kern4x16(SB), NOSPLIT, $0-56
+TEXT ·kern4x16(SB), NOSPLIT, $0-48
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R8
 	SHLQ $2, R8
 	MOVQ b+16(FP), DI
 	MOVQ k+24(FP), CX
-	MOVQ bias+32(FP), R9
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R10
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R10
 	SHLQ $2, R10
 
 	LEAQ (SI)(R8*1), R11
 	LEAQ (R11)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
 
+	MOVQ    DX, R9
 	VMOVUPS (R9), Y0
 	VMOVUPS 32(R9), Y1
-	VMOVUPS Y0, Y2
-	VMOVUPS Y1, Y3
-	VMOVUPS Y0, Y4
-	VMOVUPS Y1, Y5
-	VMOVUPS Y0, Y6
-	VMOVUPS Y1, Y7
+	ADDQ    R10, R9
+	VMOVUPS (R9), Y2
+	VMOVUPS 32(R9), Y3
+	ADDQ    R10, R9
+	VMOVUPS (R9), Y4
+	VMOVUPS 32(R9), Y5
+	ADDQ    R10, R9
+	VMOVUPS (R9), Y6
+	VMOVUPS 32(R9), Y7
 
 loop:
 	VMOVUPS (DI), Y8
@@ -77,5 +81,93 @@ loop:
 	ADDQ    R10, DX
 	VMOVUPS Y6, (DX)
 	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET
+
+// func kern8x16z(a *float32, lda int, b *float32, k int, c *float32, ldc int)
+//
+// The AVX-512 form of kern4x16 for eight rows: Z0..Z7 hold one row of 16
+// accumulators each, Z8 the panel row, Z9 the broadcast element, Z10..Z17
+// the rounded products. Same operation order per lane as kern4x16.
+TEXT ·kern8x16z(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10
+
+	LEAQ (R8)(R8*2), R14  // 3*lda
+	LEAQ (SI)(R8*4), R11  // row 4
+
+	MOVQ    DX, R9
+	VMOVUPS (R9), Z0
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z1
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z2
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z3
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z4
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z5
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z6
+	ADDQ    R10, R9
+	VMOVUPS (R9), Z7
+
+loopz:
+	VMOVUPS (DI), Z8
+
+	VBROADCASTSS (SI), Z9
+	VMULPS Z8, Z9, Z10
+	VBROADCASTSS (SI)(R8*1), Z9
+	VMULPS Z8, Z9, Z11
+	VBROADCASTSS (SI)(R8*2), Z9
+	VMULPS Z8, Z9, Z12
+	VBROADCASTSS (SI)(R14*1), Z9
+	VMULPS Z8, Z9, Z13
+	VBROADCASTSS (R11), Z9
+	VMULPS Z8, Z9, Z14
+	VBROADCASTSS (R11)(R8*1), Z9
+	VMULPS Z8, Z9, Z15
+	VBROADCASTSS (R11)(R8*2), Z9
+	VMULPS Z8, Z9, Z16
+	VBROADCASTSS (R11)(R14*1), Z9
+	VMULPS Z8, Z9, Z17
+
+	VADDPS Z10, Z0, Z0
+	VADDPS Z11, Z1, Z1
+	VADDPS Z12, Z2, Z2
+	VADDPS Z13, Z3, Z3
+	VADDPS Z14, Z4, Z4
+	VADDPS Z15, Z5, Z5
+	VADDPS Z16, Z6, Z6
+	VADDPS Z17, Z7, Z7
+
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loopz
+
+	VMOVUPS Z0, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z1, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z2, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z3, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z4, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z5, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z6, (DX)
+	ADDQ    R10, DX
+	VMOVUPS Z7, (DX)
 	VZEROUPPER
 	RET

@@ -2,8 +2,15 @@
 
 package opq
 
-const useAsm = false
+const (
+	useAsm    = false
+	useAVX512 = false
+)
 
-func kern4x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int) {
-	panic("opq: kern4x16 without assembly")
+func kern4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int) {
+	panic("opq: kernel without assembly")
+}
+
+func kern8x16z(a *float32, lda int, b *float32, k int, c *float32, ldc int) {
+	panic("opq: kernel without assembly")
 }

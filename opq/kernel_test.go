@@ -18,7 +18,7 @@ func randFloats(r *rand.Rand, n int) []float32 {
 func TestGemmMatchesGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, m := range []int{1, 3, 4, 5, 8, 67, 130} {
-		for _, k := range []int{1, 2, 16, 33} {
+		for _, k := range []int{1, 2, 16, 33, 300, 513} {
 			for _, n := range []int{1, 15, 16, 17, 64} {
 				lda := k + 3
 				a := randFloats(r, m*lda)

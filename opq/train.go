@@ -214,14 +214,22 @@ func (t *trainer) pcaRotation() []float32 {
 	logSum := make([]float64, m)
 	members := make([][]int, m)
 	for e := dim - 1; e >= 0; e-- {
-		best := -1
+		// Compare the products the subspaces would reach if their free places
+		// took this eigenvalue (later ones are smaller): scale-invariant,
+		// unlike comparing partial products of unequal length.
+		lv := math.Log(math.Max(vals[e], floor))
+		best, bestV := -1, 0.0
 		for s := 0; s < m; s++ {
-			if len(members[s]) < dsub && (best < 0 || logSum[s] < logSum[best]) {
-				best = s
+			if len(members[s]) == dsub {
+				continue
+			}
+			v := logSum[s] + float64(dsub-len(members[s]))*lv
+			if best < 0 || v < bestV {
+				best, bestV = s, v
 			}
 		}
 		members[best] = append(members[best], e)
-		logSum[best] += math.Log(math.Max(vals[e], floor))
+		logSum[best] += lv
 	}
 	for s := 0; s < m; s++ {
 		for c, e := range members[s] {

@@ -5,11 +5,11 @@
 #include "textflag.h"
 
 // func search64AVX2(cum *uint16, slot uint32) int
-// Requires: AVX, AVX2, POPCNT, SSE2
+// Requires: AVX, AVX2, POPCNT
 TEXT ·search64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         cum+0(FP), AX
 	MOVL         slot+8(FP), CX
-	MOVD         CX, X0
+	VMOVD        CX, X0
 	VPBROADCASTW X0, Y0
 	VPMAXUW      (AX), Y0, Y1
 	VPCMPEQW     Y1, Y0, Y1
@@ -33,8 +33,8 @@ TEXT ·search64AVX2(SB), NOSPLIT, $0-24
 	RET
 
 // func decode64AVX2(x *[32]uint32, lanes int, lane int, dst []uint16, cums *uint16, stride int, src []byte, pos int, prec uint64) (done int, npos int)
-// Requires: AVX, AVX2, BMI2, CMOV, POPCNT, SSE2
-TEXT ·decode64AVX2(SB), NOSPLIT, $0-120
+// Requires: AVX, AVX2, BMI2, CMOV, POPCNT
+TEXT ·decode64AVX2(SB), NOSPLIT, $8-120
 	MOVQ x+0(FP), AX
 	MOVQ lane+16(FP), CX
 	MOVQ dst_base+24(FP), DX
@@ -44,16 +44,17 @@ TEXT ·decode64AVX2(SB), NOSPLIT, $0-120
 	MOVQ src_base+64(FP), DI
 	MOVQ src_len+72(FP), R8
 	ADDQ DI, R8
-	MOVQ pos+88(FP), R9
-	ADDQ R9, DI
-	MOVQ prec+96(FP), R9
+	LEAQ -2(R8), R9
+	MOVQ pos+88(FP), R10
+	ADDQ R10, DI
+	MOVQ prec+96(FP), R10
 	CMPQ DX, BX
 	JAE  done
 
 loop:
-	MOVL         (AX)(CX*4), R10
-	BZHIL        R9, R10, R11
-	MOVD         R11, X0
+	MOVL         (AX)(CX*4), R11
+	BZHIL        R10, R11, R12
+	VMOVD        R12, X0
 	VPBROADCASTW X0, Y0
 	VPMAXUW      (SI), Y0, Y1
 	VPCMPEQW     Y1, Y0, Y1
@@ -65,48 +66,67 @@ loop:
 	VPCMPEQW     Y4, Y0, Y4
 	VPACKSSWB    Y2, Y1, Y1
 	VPACKSSWB    Y4, Y3, Y3
-	VPMOVMSKB    Y1, R12
-	VPMOVMSKB    Y3, R13
-	POPCNTL      R12, R12
+	VPMOVMSKB    Y1, R13
+	VPMOVMSKB    Y3, R14
 	POPCNTL      R13, R13
-	ADDL         R13, R12
-	SUBL         $0x01, R12
+	POPCNTL      R14, R14
+	ADDL         R14, R13
+	SUBL         $0x01, R13
+	ADCL         $0x00, R13
+	MOVWLZX      (SI)(R13*2), R14
+	MOVL         $0x0000003f, BP
+	LEAL         1(R13), R15
+	CMPL         R15, BP
+	CMOVLGT      BP, R15
+	MOVWLZX      (SI)(R15*2), R15
+	MOVL         $0x00000001, BP
+	SHLXL        R10, BP, BP
+	CMPL         R13, $0x3f
+	CMOVLEQ      BP, R15
+	SUBL         R14, R15
+	SHRXL        R10, R11, R11
+	IMULL        R15, R11
+	ADDL         R12, R11
+	SUBL         R14, R11
+	XORL         R12, R12
+	CMPL         R11, $0x01000000
 	ADCL         $0x00, R12
-	MOVWLZX      (SI)(R12*2), R13
-	MOVL         $0x0000003f, R15
-	LEAL         1(R12), R14
-	CMPL         R14, R15
-	CMOVLGT      R15, R14
-	MOVWLZX      (SI)(R14*2), R14
-	MOVL         $0x00000001, R15
-	SHLXL        R9, R15, R15
-	CMPL         R12, $0x3f
-	CMOVLEQ      R15, R14
-	SUBL         R13, R14
-	SHRXL        R9, R10, R10
-	IMULL        R14, R10
-	ADDL         R11, R10
-	SUBL         R13, R10
-	CMPL         R10, $0x01000000
-	JAE          store
-	CMPQ         DI, R8
-	JAE          done
-	SHLL         $0x08, R10
-	MOVBLZX      (DI), R15
-	ORL          R15, R10
-	INCQ         DI
-	CMPL         R10, $0x01000000
-	JAE          store
-	CMPQ         DI, R8
-	JAE          fail1
-	SHLL         $0x08, R10
-	MOVBLZX      (DI), R15
-	ORL          R15, R10
-	INCQ         DI
+	CMPL         R11, $0x00010000
+	ADCL         $0x00, R12
+	CMPQ         DI, R9
+	JA           tail
+	MOVWLZX      (DI), BP
+	ROLW         $0x08, BP
+	ADDQ         R12, DI
+	SHLL         $0x03, R12
+	SHLXL        R12, R11, R11
+	NEGL         R12
+	ADDL         $0x10, R12
+	SHRXL        R12, BP, BP
+	ORL          BP, R11
+	JMP          store
+
+tail:
+	CMPL    R11, $0x01000000
+	JAE     store
+	CMPQ    DI, R8
+	JAE     done
+	SHLL    $0x08, R11
+	MOVBLZX (DI), BP
+	ORL     BP, R11
+	INCQ    DI
+	CMPL    R11, $0x01000000
+	JAE     store
+	CMPQ    DI, R8
+	JAE     fail1
+	SHLL    $0x08, R11
+	MOVBLZX (DI), BP
+	ORL     BP, R11
+	INCQ    DI
 
 store:
-	MOVL R10, (AX)(CX*4)
-	MOVW R12, (DX)
+	MOVL R11, (AX)(CX*4)
+	MOVW R13, (DX)
 	ADDQ $0x02, DX
 	ADDQ stride+56(FP), SI
 	INCQ CX

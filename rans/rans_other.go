@@ -3,7 +3,7 @@
 package rans
 
 // useAsm reports whether the assembly paths are in use.
-const useAsm = false
+var useAsm = false
 
 func search(cum []uint16, slot uint32) int { return searchGo(cum, slot) }
 

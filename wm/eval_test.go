@@ -44,8 +44,8 @@ func TestEvalWeb(t *testing.T) {
 		t.Skip("set WMZIP_EVAL=1")
 	}
 	g := Geometry{32, 32, 64}
-	tr := loadRaw(t, "/tmp/train_codes", g.N())
-	te := loadRaw(t, "/tmp/test_codes", g.N())
+	tr := loadRaw(t, os.Getenv("WMZIP_TRAIN"), g.N())
+	te := loadRaw(t, os.Getenv("WMZIP_TEST"), g.N())
 	t0 := time.Now()
 	m, err := Train(g, tr, TrainOptions{})
 	if err != nil {

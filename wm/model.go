@@ -31,9 +31,9 @@ const (
 	// MaxRefStates bounds the reference store a model may hold.
 	MaxRefStates = 1 << 20
 	// dictCap bounds how many dictionary tiles one first code expands to.
-	dictCap = 64
+	dictCap = 1024
 	// histCap bounds how many episode tiles one first code expands to.
-	histCap = 64
+	histCap = 256
 )
 
 // Classes of hypotheses the predictor mixes (SPEC.md, "World model").

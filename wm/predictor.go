@@ -1,6 +1,7 @@
 package wm
 
 import (
+	"github.com/wmzip/wmzip/rans"
 	"hash/maphash"
 	"slices"
 )
@@ -293,7 +294,9 @@ func (p *Predictor) Table(j int) []uint16 {
 	for v, x := range w {
 		p.wq[v] = uint32(x >> sh)
 	}
-	quantize(p.wq, p.m.Precision, p.cum)
+	if err := rans.Quantize(p.wq, p.m.Precision, p.cum); err != nil {
+		panic("wm: " + err.Error()) // unreachable: K <= 2^Precision is checked at load
+	}
 	return p.cum
 }
 

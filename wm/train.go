@@ -3,6 +3,7 @@ package wm
 import (
 	"errors"
 	"fmt"
+	"github.com/wmzip/wmzip/rans"
 	"math"
 )
 
@@ -25,7 +26,7 @@ type TrainOptions struct {
 }
 
 // DefaultPrecision is the rANS precision of a model trained with defaults.
-const DefaultPrecision = 15
+const DefaultPrecision = 16
 
 // Train fits a model to training episodes. It is deterministic: the same
 // episodes and options give the same model bytes.
@@ -231,7 +232,9 @@ func fitFallback(g Geometry, eps []Episode) ([]uint16, int) {
 				p := (row[v] + beta*pm[v]) / (tot + beta)
 				w[v] = uint32(math.Round(p * (1 << 24)))
 			}
-			quantize(w, 16, cum)
+			if err := rans.Quantize(w, 16, cum); err != nil {
+				panic(err)
+			}
 			o := out[(mm*nctx+ctx)*K:]
 			for v := range K {
 				next := uint32(1 << 16)

@@ -58,7 +58,7 @@ func genSearch64() {
 	cum := Load(Param("cum"), GP64())
 	slot := Load(Param("slot"), GP32())
 	x := XMM()
-	MOVD(slot, x)
+	VMOVD(slot, x)
 	b := YMM()
 	VPBROADCASTW(x, b)
 	s := countLE64(cum, b)
@@ -84,6 +84,8 @@ func genDecode64() {
 	p := Load(Param("src").Base(), GP64())
 	pEnd := Load(Param("src").Len(), GP64())
 	ADDQ(p, pEnd)
+	pEnd2 := GP64() // last position from which two bytes can be read
+	LEAQ(Mem{Base: pEnd, Disp: -2}, pEnd2)
 	pos := Load(Param("pos"), GP64())
 	ADDQ(pos, p)
 	prec := GP64()
@@ -100,7 +102,7 @@ func genDecode64() {
 	slot := GP32()
 	BZHIL(prec.As32(), st, slot) // slot = x mod 2^P
 	xv := XMM()
-	MOVD(slot, xv)
+	VMOVD(slot, xv)
 	b := YMM()
 	VPBROADCASTW(xv, b)
 	s := countLE64(cums, b)
@@ -125,7 +127,30 @@ func genDecode64() {
 	ADDL(slot, st)
 	SUBL(start, st)
 
-	// Renormalize: at most two bytes, since x' >= 2^(24-P) >= 2^8.
+	// Renormalize: at most two bytes, since x' >= 2^(24-P) >= 2^8. Away
+	// from the end of src this is branch-free: nb = (x' < 2^24) + (x' < 2^16)
+	// bytes are taken from the big-endian view of the next two.
+	nb := GP32()
+	XORL(nb, nb)
+	CMPL(st, U32(stateLow))
+	ADCL(U8(0), nb)
+	CMPL(st, U32(1<<16))
+	ADCL(U8(0), nb)
+	CMPQ(p, pEnd2)
+	JA(LabelRef("tail"))
+	MOVWLZX(Mem{Base: p}, t)
+	ROLW(U8(8), t.As16()) // t = p[0]<<8 | p[1]
+	ADDQ(nb.As64(), p)
+	SHLL(U8(3), nb)
+	SHLXL(nb, st, st) // x' << 8nb
+	NEGL(nb)
+	ADDL(U8(16), nb)
+	SHRXL(nb, t, t) // the top nb bytes of t
+	ORL(t, st)
+	JMP(LabelRef("store"))
+
+	// Within two bytes of the end: one byte at a time, with bounds checks.
+	Label("tail")
 	CMPL(st, U32(stateLow))
 	JAE(LabelRef("store"))
 	CMPQ(p, pEnd)
