@@ -457,3 +457,41 @@ func TestCRC32C(t *testing.T) {
 		t.Fatalf("CRC-32C check value %#x", got)
 	}
 }
+
+// TestFileConcurrent decodes states of one File from several goroutines
+// (run with -race).
+func TestFileConcurrent(t *testing.T) {
+	g := wm.Geometry{S: 3, M: 3, K: 12}
+	rng := rand.New(rand.NewPCG(17, 18))
+	eps := genEpisodes(rng, g, []int{13, 6})
+	m := trainModel(g, 12, eps)
+	b := encode(t, m, eps, WithKeyframeInterval(4))
+	f, err := Open(bytes.NewReader(b), int64(len(b)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := g.N()
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for i := range 40 {
+				e := (w + i) % 2
+				s := (w*7 + i) % len(eps[e].actions)
+				c, err := f.State(e, s)
+				if err == nil && !slices.Equal(c, eps[e].codes[s*n:(s+1)*n]) {
+					err = fmt.Errorf("State(%d, %d) differs", e, s)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

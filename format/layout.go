@@ -3,7 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"math/bits"
+	"strconv"
 
 	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
@@ -115,7 +115,7 @@ func parseHeader(b []byte) (Header, error) {
 	}
 	h.Version = int(le.Uint16(b[8:]))
 	if h.Version != Version {
-		return h, &UnsupportedError{Offset: 8, Msg: "version " + itoa(int64(h.Version)), Err: ErrVersion}
+		return h, &UnsupportedError{Offset: 8, Msg: "version " + strconv.Itoa(h.Version), Err: ErrVersion}
 	}
 	if crc(b[:60]) != le.Uint32(b[60:]) {
 		return h, badSum(60, "header checksum")
@@ -186,11 +186,11 @@ func parseTrailer(b []byte, off int64) (trailer, error) {
 	if crc(b[:20]) != le.Uint32(b[20:]) {
 		return t, badSum(off+20, "trailer checksum")
 	}
-	io, il := le.Uint64(b[0:]), le.Uint64(b[8:])
-	if io > uint64(off) || il != uint64(off)-io || il < indexHdrSize+crcSize-crcSize {
-		return t, corrupt(off, "index offset %d and length %d do not end at the trailer", io, il)
+	ioff, il := le.Uint64(b[0:]), le.Uint64(b[8:])
+	if ioff > uint64(off) || il != uint64(off)-ioff || il < indexHdrSize {
+		return t, corrupt(off, "index offset %d and length %d do not end at the trailer", ioff, il)
 	}
-	t.indexOffset, t.indexLength, t.indexCRC = int64(io), int64(il), le.Uint32(b[16:])
+	t.indexOffset, t.indexLength, t.indexCRC = int64(ioff), int64(il), le.Uint32(b[16:])
 	return t, nil
 }
 
@@ -249,12 +249,11 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 	if b[0] != tagIndex || b[1] != 0 || b[2] != 0 || b[3] != 0 {
 		return nil, corrupt(off, "bad index tag")
 	}
-	ne := uint64(le.Uint32(b[4:]))
-	x := &index{states: int64(le.Uint64(b[8:]) & (1<<63 - 1)), idealCodes: le.Uint64(b[24:]), idealAction: le.Uint64(b[32:])}
-	nc := le.Uint64(b[16:])
-	if le.Uint64(b[8:]) > MaxStates || ne > MaxEpisodes {
+	ne, nt, nc := uint64(le.Uint32(b[4:])), le.Uint64(b[8:]), le.Uint64(b[16:])
+	if nt > MaxStates || ne > MaxEpisodes {
 		return nil, corrupt(off+4, "index counts out of range")
 	}
+	x := &index{states: int64(nt), idealCodes: le.Uint64(b[24:]), idealAction: le.Uint64(b[32:])}
 	// Exact size in 64 bits before allocating: ne, nc < 2^32 and 2^64/12.
 	rest := uint64(len(b) - indexHdrSize)
 	if nc > rest/indexChunkLen || ne > rest/indexEpisodeLen || ne*indexEpisodeLen+nc*indexChunkLen != rest {
@@ -312,29 +311,5 @@ func chunkStates(n, g int64, c int) int64 {
 	return min(g, n-int64(c)*g)
 }
 
-func itoa(v int64) string {
-	var b [24]byte
-	i := len(b)
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = -u
-	}
-	for {
-		i--
-		b[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
-
-var _ = bits.Len64
 
 func crc32Update(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli, b) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+
+	"github.com/viterin/vek/vek32"
 )
 
 // Limits on the geometry, checked by Train and UnmarshalQuantizer.
@@ -226,8 +228,14 @@ func (b *book) encode(q *Quantizer, x []float32, lda, rows int, codes []uint16, 
 	}
 }
 
-// argmin returns the index of the first smallest value.
+// argmin returns the index of the first smallest value (0 when the values
+// are NaN, which only non-finite input produces).
 func argmin(x []float32) int {
+	return max(vek32.ArgMin(x), 0)
+}
+
+// argminGeneric is argmin without SIMD, for tests.
+func argminGeneric(x []float32) int {
 	best, bv := 0, x[0]
 	for i, v := range x[1:] {
 		if v < bv {

@@ -72,6 +72,7 @@ func entropyBits(in []byte) float64 {
 
 func reportSize(b *testing.B, size int, ideal float64, n int) {
 	b.ReportMetric(float64(8*size)/float64(n), "bits/sym")
+	b.ReportMetric(float64(8*size)/ideal, "x-ideal")
 	b.ReportMetric(ideal/float64(n), "ideal-bits/sym")
 	b.ReportMetric(float64(size), "B")
 }

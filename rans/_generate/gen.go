@@ -1,7 +1,7 @@
 // Command gen writes rans_amd64.s, the AVX2/BMI2 kernels of package rans.
 // Run it from this folder with:
 //
-//	go run . -pkg rans -out ../rans_amd64.s -stubs ../rans_amd64_stubs.go
+//	go run . -pkg rans -out ../rans_amd64.s -stubs ../stubs_amd64.go
 //
 // The kernels mirror searchGo, decodeNGo and encodeGo in the parent package
 // step for step; the tests there check that both give identical results.
