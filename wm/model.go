@@ -30,21 +30,26 @@ const (
 	ModelVersion = 1
 	// MaxRefStates bounds the reference store a model may hold.
 	MaxRefStates = 1 << 20
-	// dictCap bounds how many dictionary tiles one first code expands to.
+	// dictCap bounds how many dictionary tiles one two-code prefix expands to.
 	dictCap = 1024
+	// occCap bounds the occurrences kept per dictionary tile.
+	occCap = 16
+	// anchorCap bounds the reference states a state's successors come from.
+	anchorCap = 16
 	// histCap bounds how many episode tiles one first code expands to.
 	histCap = 256
 )
 
 // Classes of hypotheses the predictor mixes (SPEC.md, "World model").
 const (
-	clsPrev  = iota // same slot, previous state
-	clsPrev2        // same slot, two states back
-	clsCont         // continuation of the previous slot's match
-	clsSucc         // successor of the previous state's match at this slot
-	clsEp           // any distinct tile seen earlier in the episode
-	clsDict         // any tile of the shared dictionary
-	clsNew          // new content: the fallback model
+	clsPrev    = iota // same slot, previous state
+	clsPrev2          // same slot, two states back
+	clsCont           // continuation of the previous slot's match
+	clsSucc           // successor of the previous state's match at this slot
+	clsSuccAny        // any slot of a successor state
+	clsEp             // any distinct tile seen earlier in the episode
+	clsDict           // any tile of the shared dictionary
+	clsNew            // new content: the fallback model
 	nClasses
 )
 
@@ -79,11 +84,13 @@ type Model struct {
 
 	// Derived at load time.
 	refT      int
-	refNext   []int32   // successor state index or -1
-	tileRep   []int32   // per distinct tile: representative state*S+slot
-	tileCount []uint32  // occurrences per distinct tile
-	dictFirst [][]int32 // per first code: tile ids, by count desc then id asc, capped
-	dictCnt   []uint64  // per first code: total occurrences of tiles starting with it
+	refNext   []int32       // successor state index or -1
+	tileRep   []int32       // per distinct tile: representative state*S+slot
+	tileCount []uint32      // occurrences per distinct tile
+	tileOcc   [][]int32     // per distinct tile: its first occurrences (state*S+slot), capped
+	dictFirst [][]int32     // per first code: tile ids by second code, count desc, id
+	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
+	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
 
 	raw []byte
@@ -334,6 +341,7 @@ func (m *Model) derive() {
 	}
 	m.tileRep = m.tileRep[:0]
 	m.tileCount = m.tileCount[:0]
+	m.tileOcc = m.tileOcc[:0]
 	for t := range m.refT {
 		for s := range g.S {
 			rep := int32(t*g.S + s)
@@ -348,17 +356,28 @@ func (m *Model) derive() {
 			}
 			if found >= 0 {
 				m.tileCount[found]++
+				if len(m.tileOcc[found]) < occCap {
+					m.tileOcc[found] = append(m.tileOcc[found], rep)
+				}
 				continue
 			}
 			id := int32(len(m.tileRep))
 			idx[h] = append(idx[h], id)
 			m.tileRep = append(m.tileRep, rep)
 			m.tileCount = append(m.tileCount, 1)
+			m.tileOcc = append(m.tileOcc, []int32{rep})
 		}
 	}
 	m.dictFirst = make([][]int32, g.K)
 	m.dictCnt = make([]uint64, g.K)
+	m.dictPairs = make([][]pairEntry, g.K)
 	m.dictTotal = 0
+	second := func(id int32) uint16 {
+		if M < 2 {
+			return 0
+		}
+		return tile(m.tileRep[id])[1]
+	}
 	for id, rep := range m.tileRep {
 		v := tile(rep)[0]
 		m.dictFirst[v] = append(m.dictFirst[v], int32(id))
@@ -367,6 +386,9 @@ func (m *Model) derive() {
 	}
 	for v, l := range m.dictFirst {
 		slices.SortStableFunc(l, func(a, b int32) int {
+			if sa, sb := second(a), second(b); sa != sb {
+				return int(sa) - int(sb)
+			}
 			ca, cb := m.tileCount[a], m.tileCount[b]
 			if ca != cb {
 				if ca > cb {
@@ -376,18 +398,25 @@ func (m *Model) derive() {
 			}
 			return int(a - b)
 		})
-		if len(l) > dictCap {
-			// The expansion keeps the most frequent tiles; the count of
-			// the prefix shrinks accordingly so weights stay normalized.
-			var kept uint64
-			for _, id := range l[:dictCap] {
-				kept += uint64(m.tileCount[id])
+		for i := 0; i < len(l); {
+			j := i
+			var c uint64
+			for j < len(l) && second(l[j]) == second(l[i]) {
+				c += uint64(m.tileCount[l[j]])
+				j++
 			}
-			m.dictTotal -= m.dictCnt[v] - kept
-			m.dictCnt[v] = kept
-			m.dictFirst[v] = l[:dictCap:dictCap]
+			m.dictPairs[v] = append(m.dictPairs[v], pairEntry{v1: second(l[i]), cnt: c, lo: int32(i), hi: int32(j)})
+			i = j
 		}
 	}
+}
+
+// pairEntry describes the dictionary tiles sharing their first two codes:
+// the second code, their total count and their range in dictFirst.
+type pairEntry struct {
+	v1     uint16
+	cnt    uint64
+	lo, hi int32
 }
 
 func u16bytes(t []uint16) []byte {

@@ -41,14 +41,23 @@ type Predictor struct {
 	// per-slot hypotheses
 	cands   []cand
 	lNew    int32
-	lEp     int32 // virtual "episode tile" hypothesis, live at m == 0
-	lDict   int32 // virtual "dictionary tile" hypothesis, live at m == 0
+	lEp     int32 // virtual "episode tile" hypothesis, live at m <= 1
+	lDict   int32 // virtual "dictionary tile" hypothesis, live at m <= 1
+	dictV0  uint16
+	epV0    uint16
 	epLive  bool
 	dicLive bool
 	eps     [nClasses]uint32 // per-class substitution rate, Q16
-	cont    ref
-	align   []ref // per slot of the previous state
-	curAl   []ref
+	conts   []ref            // continuations proposed for the next slot
+	// anchors are the states (of the history or the reference store) the
+	// current state's slots matched, with how many slots matched each;
+	// succ holds the successors of the previous state's anchors.
+	anchors []anchor
+	succ    []ref // state-level refs (slot unused)
+	succN   []uint32
+	succTot uint64
+	saLive  bool // virtual "any slot of a successor state" hypothesis
+	lSA     int32
 
 	w   []uint64
 	wq  []uint32
@@ -70,6 +79,13 @@ type cand struct {
 	class uint8
 	mis   uint16
 	l     int32
+	id    int32 // dictionary tile id, or -1
+}
+
+// anchor counts the slots of the current state matched in one state.
+type anchor struct {
+	r ref // slot unused
+	n uint32
 }
 
 const (
@@ -82,6 +98,12 @@ const (
 // fall before it is dropped.
 const pruneBits = 24
 
+// contBits and contCap select the matches a slot's continuations follow.
+const (
+	contBits = 8
+	contCap  = 8
+)
+
 // NewPredictor returns a Predictor with empty history.
 func (m *Model) NewPredictor() *Predictor {
 	g := m.Geom
@@ -91,8 +113,6 @@ func (m *Model) NewPredictor() *Predictor {
 		w:      make([]uint64, g.K),
 		wq:     make([]uint32, g.K),
 		cum:    make([]uint16, g.K),
-		align:  make([]ref, g.S),
-		curAl:  make([]ref, g.S),
 	}
 	p.Reset()
 	return p
@@ -116,13 +136,16 @@ func (p *Predictor) Reset() {
 	p.hits = p.m.clsHits
 	p.mis = p.m.clsMis
 	p.cn = p.m.clsN
-	clear(p.align)
+	p.anchors = p.anchors[:0]
+	p.succ = p.succ[:0]
+	p.succN = p.succN[:0]
+	p.succTot = 0
 }
 
 // Begin starts the next state, led into by action (ignored after Reset).
 func (p *Predictor) Begin(action int64) {
 	if p.t >= 0 {
-		copy(p.align, p.curAl)
+		p.nextSuccessors()
 	}
 	p.t++
 	if p.t == 0 {
@@ -130,8 +153,8 @@ func (p *Predictor) Begin(action int64) {
 	}
 	p.bucket = bucketOf(action)
 	p.hist = slices.Grow(p.hist, p.n)[:len(p.hist)+p.n]
-	clear(p.curAl)
-	p.cont = ref{}
+	p.anchors = p.anchors[:0]
+	p.conts = p.conts[:0]
 	for c := range nClasses {
 		e := (uint64(p.mis[c])+1)<<16/(uint64(p.cn[c])+2) + 0
 		if e < 1 {
@@ -181,7 +204,7 @@ func (p *Predictor) classPrior(c int) int32 {
 func (p *Predictor) startSlot(s int) {
 	p.cands = p.cands[:0]
 	add := func(r ref, class int) {
-		p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: uint8(class), l: p.classPrior(class)})
+		p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: uint8(class), l: p.classPrior(class), id: -1})
 	}
 	if p.t >= 1 {
 		add(ref{storeHist, int32(p.t - 1), int32(s)}, clsPrev)
@@ -189,23 +212,26 @@ func (p *Predictor) startSlot(s int) {
 	if p.t >= 2 {
 		add(ref{storeHist, int32(p.t - 2), int32(s)}, clsPrev2)
 	}
-	if s > 0 && p.cont.store != storeNone {
-		add(p.cont, clsCont)
-	}
-	if p.t >= 1 {
-		if a := p.align[s]; a.store != storeNone {
-			switch a.store {
-			case storeHist:
-				if int(a.state)+1 < p.t {
-					add(ref{storeHist, a.state + 1, a.slot}, clsSucc)
-				}
-			case storeRef:
-				if nx := p.m.refNext[a.state]; nx >= 0 {
-					add(ref{storeRef, nx, a.slot}, clsSucc)
-				}
-			}
+	if s > 0 && len(p.conts) > 0 {
+		pr := p.classPrior(clsCont) - lg(uint64(len(p.conts)))
+		for _, r := range p.conts {
+			p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsCont, l: pr, id: -1})
 		}
 	}
+	if len(p.succ) > 0 {
+		// The class's prior is shared among the successor states in
+		// proportion to how many slots of the previous state matched them.
+		pr := p.classPrior(clsSucc) - lg(p.succTot)
+		for i, r := range p.succ {
+			rr := ref{r.store, r.state, int32(s)}
+			p.cands = append(p.cands, cand{r: rr, tile: p.tileOf(rr), class: clsSucc, l: pr + lg(uint64(p.succN[i])), id: -1})
+		}
+	}
+	p.saLive = len(p.succ) > 0
+	if p.saLive {
+		p.lSA = p.classPrior(clsSuccAny)
+	}
+
 	p.epLive = p.epTotal > 0
 	if p.epLive {
 		p.lEp = p.classPrior(clsEp)
@@ -241,13 +267,15 @@ func (p *Predictor) Table(j int) []uint16 {
 	for i := range p.cands {
 		maxL = max(maxL, p.cands[i].l)
 	}
-	if m == 0 {
-		if p.epLive {
-			maxL = max(maxL, p.lEp)
-		}
-		if p.dicLive {
-			maxL = max(maxL, p.lDict)
-		}
+	if m <= 1 && p.epLive {
+		maxL = max(maxL, p.lEp)
+	}
+	if m == 0 && p.saLive {
+		maxL = max(maxL, p.lSA)
+	}
+
+	if m <= 1 && p.dicLive {
+		maxL = max(maxL, p.lDict)
 	}
 	w := p.w
 	base := expWeight(maxL - p.lNew)
@@ -265,21 +293,38 @@ func (p *Predictor) Table(j int) []uint16 {
 		wc := expWeight(maxL - c.l)
 		w[c.tile[m]] += wc * (1<<16 - uint64(p.eps[c.class]))
 	}
-	if m == 0 {
-		if p.epLive {
-			we := expWeight(maxL - p.lEp)
+	if m == 0 && p.saLive {
+		p.anyWeights(p.succ, expWeight(maxL-p.lSA))
+	}
+
+	if p.epLive {
+		we := expWeight(maxL - p.lEp)
+		if m == 0 {
 			for v, l := range p.epFirst {
 				if len(l) > 0 {
 					w[v] += (we << 16) * uint64(len(l)) / p.epTotal
 				}
 			}
+		} else if m == 1 {
+			l := p.epFirst[p.epV0]
+			for _, r := range l {
+				v1 := p.hist[int(r/int32(g.S))*p.n+int(r%int32(g.S))*g.M+1]
+				w[v1] += (we << 16) / uint64(len(l))
+			}
 		}
-		if p.dicLive {
-			wd := expWeight(maxL - p.lDict)
+	}
+	if p.dicLive {
+		wd := expWeight(maxL - p.lDict)
+		if m == 0 {
 			for v, c := range p.m.dictCnt {
 				if c > 0 {
 					w[v] += (wd << 16) * c / p.m.dictTotal
 				}
+			}
+		} else if m == 1 {
+			tot := p.m.dictCnt[p.dictV0]
+			for _, pe := range p.m.dictPairs[p.dictV0] {
+				w[pe.v1] += (wd << 16) * pe.cnt / tot
 			}
 		}
 	}
@@ -317,31 +362,56 @@ func (p *Predictor) Commit(j int, v uint16) {
 			c.mis++
 		}
 	}
-	if m == 0 {
-		if p.epLive {
-			if l := p.epFirst[v]; len(l) > 0 {
-				// P(v) = len(l)/epTotal, then uniform over the tiles.
-				base := p.lEp + lg(uint64(len(l))) - lg(p.epTotal) - lg(uint64(len(l)))
-				start := max(0, len(l)-histCap)
-				if start > 0 {
-					base += lg(uint64(len(l))) - lg(uint64(histCap))
+	if m == 0 && p.saLive {
+		p.anyExpand(p.succ, p.lSA, clsSuccAny, v)
+		p.saLive = false
+	}
+
+	if p.epLive {
+		switch {
+		case m == 0 && len(p.epFirst[v]) > 0 && g.M > 1:
+			p.lEp += lg(uint64(len(p.epFirst[v]))) - lg(p.epTotal)
+			p.epV0 = v
+		case m == 1:
+			// Each tile starting with epV0 had probability 1/n; expand the
+			// ones whose second code is v, most recent first.
+			l := p.epFirst[p.epV0]
+			base := p.lEp - lg(uint64(len(l)))
+			added := 0
+			for k := len(l) - 1; k >= 0 && added < histCap; k-- {
+				r := ref{storeHist, l[k] / int32(g.S), l[k] % int32(g.S)}
+				tl := p.tileOf(r)
+				if tl[1] != v {
+					continue
 				}
-				for k := len(l) - 1; k >= start; k-- {
-					r := ref{storeHist, l[k] / int32(g.S), l[k] % int32(g.S)}
-					p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsEp, l: base})
-				}
+				p.cands = append(p.cands, cand{r: r, tile: tl, class: clsEp, l: base, id: -1})
+				added++
 			}
 			p.epLive = false
+		default:
+			p.epLive = false
 		}
-		if p.dicLive {
-			if l := p.m.dictFirst[v]; len(l) > 0 {
-				base := p.lDict - lg(p.m.dictTotal)
-				for _, id := range l {
+	}
+	if p.dicLive {
+		switch {
+		case m == 0 && p.m.dictCnt[v] > 0 && g.M > 1:
+			p.lDict += lg(p.m.dictCnt[v]) - lg(p.m.dictTotal)
+			p.dictV0 = v
+		case m == 1:
+			pairs := p.m.dictPairs[p.dictV0]
+			k, found := slices.BinarySearchFunc(pairs, v, func(pe pairEntry, v uint16) int { return int(pe.v1) - int(v) })
+			if found {
+				pe := pairs[k]
+				base := p.lDict - lg(p.m.dictCnt[p.dictV0])
+				ids := p.m.dictFirst[p.dictV0][pe.lo:min(pe.hi, pe.lo+dictCap)]
+				for _, id := range ids {
 					rep := p.m.tileRep[id]
 					r := ref{storeRef, rep / int32(g.S), rep % int32(g.S)}
-					p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsDict, l: base + lg(uint64(p.m.tileCount[id]))})
+					p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsDict, l: base + lg(uint64(p.m.tileCount[id])), id: id})
 				}
 			}
+			p.dicLive = false
+		default:
 			p.dicLive = false
 		}
 	}
@@ -378,12 +448,32 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		b[c.class]++
 		p.mis[c.class] += uint32(c.mis)
 		p.cn[c.class] += uint32(g.M)
-		p.curAl[s] = c.r
-		p.cont = ref{c.r.store, c.r.state, (c.r.slot + 1) % int32(g.S)}
+		if c.id >= 0 {
+			for _, o := range p.m.tileOcc[c.id] {
+				p.addAnchor(ref{storeRef, o / int32(g.S), 0})
+			}
+		} else {
+			p.addAnchor(ref{c.r.store, c.r.state, 0})
+		}
 	} else {
 		b[clsNew]++
-		p.curAl[s] = ref{}
-		p.cont = ref{}
+	}
+	// The next slot continues every plausible match of this one: the
+	// candidates within contBits of the best, at most contCap, in list
+	// order, distinct.
+	p.conts = p.conts[:0]
+	for i := range p.cands {
+		c := &p.cands[i]
+		if maxL-c.l > contBits*256 || int(c.mis)*4 > g.M || c.l <= p.lNew-contBits*256 {
+			continue
+		}
+		r := ref{c.r.store, c.r.state, (c.r.slot + 1) % int32(g.S)}
+		if !slices.Contains(p.conts, r) {
+			p.conts = append(p.conts, r)
+			if len(p.conts) == contCap {
+				break
+			}
+		}
 	}
 	// Add the tile to the episode's distinct tiles.
 	off := p.t*p.n + s*g.M
@@ -399,4 +489,85 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 	p.epIndex[h] = append(p.epIndex[h], r)
 	p.epFirst[tl[0]] = append(p.epFirst[tl[0]], r)
 	p.epTotal++
+}
+
+func (p *Predictor) addAnchor(r ref) {
+	for i := range p.anchors {
+		if p.anchors[i].r == r {
+			p.anchors[i].n++
+			return
+		}
+	}
+	p.anchors = append(p.anchors, anchor{r, 1})
+}
+
+// nextSuccessors turns the anchors of the state just completed into the
+// successor states of the next one: the anchors most slots matched first
+// (ties: history before reference store, then lower state), at most
+// anchorCap of them, each replaced by the state that followed it.
+func (p *Predictor) nextSuccessors() {
+	slices.SortFunc(p.anchors, func(a, b anchor) int {
+		if a.n != b.n {
+			if a.n > b.n {
+				return -1
+			}
+			return 1
+		}
+		if a.r.store != b.r.store {
+			return int(a.r.store) - int(b.r.store)
+		}
+		return int(a.r.state) - int(b.r.state)
+	})
+	p.succ = p.succ[:0]
+	p.succN = p.succN[:0]
+	p.succTot = 0
+	for _, a := range p.anchors {
+		if len(p.succ) == anchorCap {
+			break
+		}
+		switch a.r.store {
+		case storeHist:
+			// The state after a history state is in the history too,
+			// unless the anchor is the state just completed.
+			if int(a.r.state)+1 <= p.t {
+				p.succ = append(p.succ, ref{storeHist, a.r.state + 1, 0})
+				p.succN = append(p.succN, a.n)
+				p.succTot += uint64(a.n)
+			}
+		case storeRef:
+			if nx := p.m.refNext[a.r.state]; nx >= 0 {
+				p.succ = append(p.succ, ref{storeRef, nx, 0})
+				p.succN = append(p.succN, a.n)
+				p.succTot += uint64(a.n)
+			}
+		}
+	}
+}
+
+// anyWeights adds to p.w the first-code distribution of a virtual
+// hypothesis drawing a tile uniformly from every slot of the given states.
+func (p *Predictor) anyWeights(states []ref, w uint64) {
+	g := p.g
+	tot := uint64(len(states) * g.S)
+	for _, r := range states {
+		for x := range g.S {
+			v := p.tileOf(ref{r.store, r.state, int32(x)})[0]
+			p.w[v] += (w << 16) / tot
+		}
+	}
+}
+
+// anyExpand replaces such a hypothesis, after its first code v, by
+// candidates for the tiles starting with v.
+func (p *Predictor) anyExpand(states []ref, l int32, class uint8, v uint16) {
+	g := p.g
+	base := l - lg(uint64(len(states)*g.S))
+	for _, r := range states {
+		for x := range g.S {
+			rr := ref{r.store, r.state, int32(x)}
+			if tl := p.tileOf(rr); tl[0] == v {
+				p.cands = append(p.cands, cand{r: rr, tile: tl, class: class, l: base, id: -1})
+			}
+		}
+	}
 }
