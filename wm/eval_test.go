@@ -47,7 +47,7 @@ func TestEvalWeb(t *testing.T) {
 	tr := loadRaw(t, os.Getenv("WMZIP_TRAIN"), g.N())
 	te := loadRaw(t, os.Getenv("WMZIP_TEST"), g.N())
 	t0 := time.Now()
-	m, err := Train(g, tr, TrainOptions{})
+	m, err := Train(g, tr, TrainOptions{NoDenoise: os.Getenv("NODENOISE") != ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,11 @@ func TestEvalWeb(t *testing.T) {
 	var byCls [nClasses + 1]float64
 	var cntCls [nClasses + 1]int
 	states := 0
+	newSlot := make([]int, g.S)
+	posBits := make([]float64, g.S)
+	mBits := make([]float64, g.M)
+	var modalN, otherN int
+	var modalBits, otherBits float64
 	t1 := time.Now()
 	for _, e := range te {
 		p.Reset()
@@ -75,6 +80,29 @@ func TestEvalWeb(t *testing.T) {
 				}
 				b := -math.Log2(float64(next-int(cum[v])) / float64(int(1)<<m.Precision))
 				bits += b
+				if s := j / g.M; s >= 8 && s < 28 {
+					mBits[j%g.M] += b
+					if j%g.M >= 8 {
+						// modal value of the table
+						best, bf := 0, 0
+						for u := range g.K {
+							nx := 1 << m.Precision
+							if u+1 < g.K {
+								nx = int(cum[u+1])
+							}
+							if f := nx - int(cum[u]); f > bf {
+								best, bf = u, f
+							}
+						}
+						if int(v) == best {
+							modalN++
+							modalBits += b
+						} else {
+							otherN++
+							otherBits += b
+						}
+					}
+				}
 				slotBits += b
 				p.Commit(j, v)
 				if j%g.M == g.M-1 {
@@ -85,6 +113,10 @@ func TestEvalWeb(t *testing.T) {
 						}
 					}
 					prev = p.hits[p.bucket]
+					posBits[j/g.M] += slotBits
+					if c == clsNew {
+						newSlot[j/g.M]++
+					}
 					byCls[c] += slotBits
 					cntCls[c]++
 					slotBits = 0
@@ -96,6 +128,17 @@ func TestEvalWeb(t *testing.T) {
 	el := time.Since(t1)
 	t.Logf("ideal %.1f bits/state over %d states; %.0f ns/coord", bits/float64(states), states, float64(el.Nanoseconds())/float64(states*n))
 	t.Logf("hits after %v", p.hits[1])
+	t.Logf("new slots by position %v", newSlot)
+	t.Logf("eps %v mis %v cn %v", p.eps, p.mis, p.cn)
+	for i := range posBits {
+		posBits[i] = float64(int(posBits[i]/float64(states)*10)) / 10
+	}
+	t.Logf("bits/state by slot %v", posBits)
+	for i := range mBits {
+		mBits[i] = float64(int(mBits[i]/float64(states*20)*100)) / 100
+	}
+	t.Logf("bits/coord by subspace (slots 8-27) %v", mBits)
+	t.Logf("steady state: modal %d coords %.4f bits each; other %d coords (%.3f%%) %.2f bits each", modalN, modalBits/float64(modalN), otherN, 100*float64(otherN)/float64(modalN+otherN), otherBits/float64(max(otherN, 1)))
 	for c := range byCls {
 		t.Logf("class %d: %d slots, %.1f bits/slot, %.1f bits/state", c, cntCls[c], byCls[c]/float64(max(1, cntCls[c])), byCls[c]/float64(states))
 	}

@@ -278,15 +278,20 @@ func (p *Predictor) Table(j int) []uint16 {
 		maxL = max(maxL, p.lDict)
 	}
 	w := p.w
-	base := expWeight(maxL - p.lNew)
+	wNew := expWeight(maxL - p.lNew)
+	var wSub uint64
 	for i := range p.cands {
 		c := &p.cands[i]
 		wc := expWeight(maxL - c.l)
 		e := uint64(p.eps[c.class])
-		base += wc * e >> 16
+		wSub += wc * e >> 16
 	}
+	// A substituted code follows the fallback mixed half and half with the
+	// uniform law: q(v) = (f(v) + 65536/K) / 2.
+	u := uint64(1<<16) / uint64(g.K)
 	for v := range w {
-		w[v] = base * uint64(p.f[v])
+		f := uint64(p.f[v])
+		w[v] = wNew*f + wSub*((f+u)>>1)
 	}
 	for i := range p.cands {
 		c := &p.cands[i]
@@ -352,13 +357,14 @@ func (p *Predictor) Commit(j int, v uint16) {
 	p.hist[p.t*p.n+j] = v
 	fv := uint64(p.f[v])
 	p.lNew += lg(fv) - 16*256
+	qv := (fv + uint64(1<<16)/uint64(g.K)) >> 1
 	for i := range p.cands {
 		c := &p.cands[i]
 		e := uint64(p.eps[c.class])
 		if c.tile[m] == v {
-			c.l += lg(1<<16-e+(e*fv>>16)) - 16*256
+			c.l += lg(1<<16-e+(e*qv>>16)) - 16*256
 		} else {
-			c.l += lg(max(1, e*fv>>16)) - 16*256
+			c.l += lg(max(1, e*qv>>16)) - 16*256
 			c.mis++
 		}
 	}

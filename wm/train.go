@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/wmzip/wmzip/rans"
 	"math"
+	"slices"
 )
 
 // Episode is one trajectory of states for training: Codes holds T states of
@@ -21,6 +22,10 @@ type TrainOptions struct {
 	// MaxRefStates caps the reference store; the most recent states of the
 	// training input are kept (default 65536).
 	MaxRefStates int
+	// NoDenoise keeps the reference store exactly as the training input;
+	// by default rare tiles within a few codes of a more frequent tile are
+	// replaced by it, so that references carry less observation noise.
+	NoDenoise bool
 	// Progress, when set, is called as calibration advances.
 	Progress func(done, total int)
 }
@@ -161,6 +166,9 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
 		m.refCodes = append(m.refCodes, e.Codes...)
 		m.refT += len(e.Actions)
 	}
+	if !opt.NoDenoise {
+		denoise(g, m.refCodes)
+	}
 	_ = n
 	m.fallback, m.fallCtx = fitFallback(g, eps)
 	m.encode()
@@ -246,4 +254,106 @@ func fitFallback(g Geometry, eps []Episode) ([]uint16, int) {
 		}
 	}
 	return out, nctx
+}
+
+// denoise replaces, in place, every tile of codes that lies within
+// max(1, M/16) differing codes of a strictly more frequent tile by the most
+// frequent such tile. Tiles are visited from the most frequent down, so a
+// center is never itself replaced. Candidate centers are found through an
+// index on the blocks of a pigeonhole split: two tiles within h differences
+// share at least one of h+1 blocks exactly.
+func denoise(g Geometry, codes []uint16) {
+	M, S := g.M, g.S
+	h := max(1, M/16)
+	if M < h+1 {
+		return
+	}
+	type tileInfo struct {
+		first int // offset of the first occurrence
+		count int
+	}
+	index := map[string]int{}
+	var tiles []tileInfo
+	occ := make([]int, len(codes)/M) // tile id per slot occurrence
+	for o := 0; o+M <= len(codes); o += M {
+		k := string(u16bytes(codes[o : o+M]))
+		id, ok := index[k]
+		if !ok {
+			id = len(tiles)
+			index[k] = id
+			tiles = append(tiles, tileInfo{first: o})
+		}
+		tiles[id].count++
+		occ[o/M] = id
+	}
+	_ = S
+	order := make([]int, len(tiles))
+	for i := range order {
+		order[i] = i
+	}
+	sortStable(order, func(a, b int) bool {
+		if tiles[a].count != tiles[b].count {
+			return tiles[a].count > tiles[b].count
+		}
+		return a < b
+	})
+	nb := h + 1
+	bounds := make([]int, nb+1)
+	for b := range bounds {
+		bounds[b] = b * M / nb
+	}
+	blockIdx := make([]map[string][]int, nb)
+	for b := range blockIdx {
+		blockIdx[b] = map[string][]int{}
+	}
+	center := make([]int, len(tiles))
+	for _, id := range order {
+		t := codes[tiles[id].first : tiles[id].first+M]
+		best := -1
+		for b := range nb {
+			for _, c := range blockIdx[b][string(u16bytes(t[bounds[b]:bounds[b+1]]))] {
+				if tiles[c].count <= tiles[id].count {
+					continue
+				}
+				ct := codes[tiles[c].first : tiles[c].first+M]
+				d := 0
+				for i := range t {
+					if t[i] != ct[i] {
+						d++
+					}
+				}
+				if d <= h && (best < 0 || tiles[c].count > tiles[best].count || (tiles[c].count == tiles[best].count && c < best)) {
+					best = c
+				}
+			}
+		}
+		if best >= 0 {
+			center[id] = best
+			continue
+		}
+		center[id] = id
+		for b := range nb {
+			k := string(u16bytes(t[bounds[b]:bounds[b+1]]))
+			blockIdx[b][k] = append(blockIdx[b][k], id)
+		}
+	}
+	out := make([]uint16, M)
+	for i, id := range occ {
+		if c := center[id]; c != id {
+			copy(out, codes[tiles[c].first:tiles[c].first+M])
+			copy(codes[i*M:(i+1)*M], out)
+		}
+	}
+}
+
+func sortStable(a []int, less func(a, b int) bool) {
+	slices.SortStableFunc(a, func(x, y int) int {
+		if less(x, y) {
+			return -1
+		}
+		if less(y, x) {
+			return 1
+		}
+		return 0
+	})
 }
