@@ -49,6 +49,8 @@ type Predictor struct {
 	dicLive bool
 	eps     [nClasses]uint32 // per-class substitution rate, Q16
 	conts   []ref            // continuations proposed for the next slot
+	contW   []uint64         // their weights: W(maxL - L) of the match they continue
+	contTot uint64
 	// anchors are the states (of the history or the reference store) the
 	// current state's slots matched, with how many slots matched each;
 	// succ holds the successors of the previous state's anchors.
@@ -213,9 +215,11 @@ func (p *Predictor) startSlot(s int) {
 		add(ref{storeHist, int32(p.t - 2), int32(s)}, clsPrev2)
 	}
 	if s > 0 && len(p.conts) > 0 {
-		pr := p.classPrior(clsCont) - lg(uint64(len(p.conts)))
-		for _, r := range p.conts {
-			p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsCont, l: pr, id: -1})
+		// The class's prior is shared in proportion to the posterior weight
+		// of the matches continued.
+		pr := p.classPrior(clsCont) - lg(p.contTot)
+		for i, r := range p.conts {
+			p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsCont, l: pr + lg(p.contW[i]), id: -1})
 		}
 	}
 	if len(p.succ) > 0 {
@@ -468,17 +472,23 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 	// candidates within contBits of the best, at most contCap, in list
 	// order, distinct.
 	p.conts = p.conts[:0]
+	p.contW = p.contW[:0]
+	p.contTot = 0
 	for i := range p.cands {
 		c := &p.cands[i]
 		if maxL-c.l > contBits*256 || int(c.mis)*4 > g.M || c.l <= p.lNew-contBits*256 {
 			continue
 		}
 		r := ref{c.r.store, c.r.state, (c.r.slot + 1) % int32(g.S)}
-		if !slices.Contains(p.conts, r) {
-			p.conts = append(p.conts, r)
-			if len(p.conts) == contCap {
-				break
-			}
+		if k := slices.Index(p.conts, r); k >= 0 {
+			continue
+		}
+		wc := expWeight(maxL - c.l)
+		p.conts = append(p.conts, r)
+		p.contW = append(p.contW, wc)
+		p.contTot += wc
+		if len(p.conts) == contCap {
+			break
 		}
 	}
 	// Add the tile to the episode's distinct tiles.
