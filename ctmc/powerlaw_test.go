@@ -114,6 +114,9 @@ func TestAgreesWithPoweRlaw(t *testing.T) {
 		ks    float64
 	}{
 		{"web-pgdocs_train_pages.counts", 6, 2.7487, 61, 0.04193},
+		{"web-pgdocs_test_pages.counts", 4, 2.5630, 42, 0.04951},
+		{"pl_a2.5_n5000.counts", 1, 2.5131, 5000, 0.00297},
+		{"pl_a2.2_xmin10_n5000.counts", 10, 2.1855, 3497, 0.00847},
 	} {
 		r, err := Audit(readTestCounts(t, c.file), Options{})
 		if err != nil {

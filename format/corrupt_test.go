@@ -29,6 +29,9 @@ func decodeEverything(b []byte, m *wm.Model) ([]episode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.Verify(); err != nil {
+		return nil, err
+	}
 	n := f.Model().Geom.N()
 	for e := range seq {
 		for s := range seq[e].actions {
@@ -145,9 +148,9 @@ func TestHugeCounts(t *testing.T) {
 		v     uint32
 		want  error
 	}{
-		{8, 1<<32 - 1, ErrCorrupt},            // stream length beyond the limit
+		{8, 1<<32 - 1, ErrCorrupt},               // stream length beyond the limit
 		{8, MaxStreamBytes, io.ErrUnexpectedEOF}, // within the limit, beyond the file
-		{4, 1<<32 - 1, ErrCorrupt},            // states beyond G
+		{4, 1<<32 - 1, ErrCorrupt},               // states beyond G
 		{4, 0, ErrCorrupt},
 	} {
 		if _, err := readAll(forge(tc.field, tc.v), m); !errors.Is(err, tc.want) {
@@ -163,5 +166,81 @@ func TestHugeCounts(t *testing.T) {
 	le.PutUint32(mut[tr+20:], crc(mut[tr:tr+20]))
 	if _, err := Open(bytes.NewReader(mut), int64(len(mut)), m); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("forged episode count: %v", err)
+	}
+}
+
+// TestDecoderDisagrees decodes with a retention rule other than the
+// writer's: the stream checks or the reconstruction checksum must catch it.
+func TestDecoderDisagrees(t *testing.T) {
+	g := wm.Geometry{S: 2, M: 4, K: 9}
+	rng := rand.New(rand.NewPCG(25, 26))
+	eps := genEpisodes(rng, g, []int{12})
+	m := trainModel(g, 12, eps)
+	b := encode(t, m, eps, withGate(1<<16, func(j int, _ []uint16) bool { return j != 3 }), WithKeyframeInterval(4))
+	other := withGate(1<<16, func(j int, _ []uint16) bool { return j != 5 })
+	for name, dec := range map[string]func([]byte, *wm.Model, ...Option) ([]episode, error){"Reader": readAll, "Open": openAll} {
+		_, err := dec(b, m, other)
+		if !errors.Is(err, ErrChecksum) && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s with another gate: %v", name, err)
+		}
+	}
+}
+
+// TestErrorOffsets checks that errors point at the damaged structure.
+func TestErrorOffsets(t *testing.T) {
+	b, m, _ := smallFile(t, false)
+	tr := int64(len(b) - TrailerSize)
+	for _, tc := range []struct {
+		flip   int64 // byte to damage
+		offset int64 // reported offset
+		want   error
+	}{
+		{0, 0, ErrCorrupt},    // magic
+		{13, 60, ErrChecksum}, // geometry: header CRC
+		{tr + 3, tr + 20, ErrChecksum},
+		{tr + 25, tr + 24, ErrCorrupt},
+	} {
+		mut := bytes.Clone(b)
+		mut[tc.flip] ^= 0x40
+		_, err := Open(bytes.NewReader(mut), int64(len(mut)), m)
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Offset != tc.offset || !errors.Is(err, tc.want) {
+			t.Errorf("byte %d damaged: %v, want %v at offset %d", tc.flip, err, tc.want, tc.offset)
+		}
+	}
+	// A damaged chunk payload is reported at its record's CRC field.
+	f, err := Open(bytes.NewReader(b), int64(len(b)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.idx.episodes[0].chunks[0]
+	mut := bytes.Clone(b)
+	mut[c.offset+chunkHdrSize] ^= 1
+	_, err = readAll(mut, m)
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Offset != c.offset+c.length-crcSize || !errors.Is(err, ErrChecksum) {
+		t.Errorf("damaged chunk at %d: %v", c.offset, err)
+	}
+}
+
+// TestForgedIdealBits changes the index's ideal code length and fixes the
+// checksums: Open accepts it (the number is a report), Verify and the
+// Reader, which recompute it, do not.
+func TestForgedIdealBits(t *testing.T) {
+	b, m, _ := smallFile(t, false)
+	tr := len(b) - TrailerSize
+	ix := int(le.Uint64(b[tr:]))
+	le.PutUint64(b[ix+24:], le.Uint64(b[ix+24:])+1)
+	le.PutUint32(b[tr+16:], crc(b[ix:tr]))
+	le.PutUint32(b[tr+20:], crc(b[tr:tr+20]))
+	f, err := Open(bytes.NewReader(b), int64(len(b)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Verify(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Verify: %v", err)
+	}
+	if _, err := readAll(b, m); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Reader: %v", err)
 	}
 }

@@ -19,7 +19,7 @@
 //   - Reader decodes a file sequentially from an io.Reader and checks every
 //     byte, including the index and trailer at the end.
 //   - Open reads the index of an io.ReaderAt and decodes single episodes or
-//     states on demand.
+//     states on demand; File.Verify checks the whole file from there.
 //
 // ReadHeader inspects only the fixed-size header.
 //

@@ -216,33 +216,68 @@ func (f *File) Metadata(e int) ([]byte, error) {
 // decodeChunk reads, checks and decodes chunk c of episode ep into actions
 // and codes, which must hold G states.
 func (f *File) decodeChunk(ep *episodeRef, c int, actions []int64, codes []uint16) (int, error) {
+	n, _, _, err := f.decodeChunkCost(ep, c, actions, codes)
+	return n, err
+}
+
+// decodeChunkCost is decodeChunk also returning the chunk's ideal code
+// lengths.
+func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []uint16) (n int, idealCodes, idealActions uint64, err error) {
 	ref := ep.chunks[c]
-	n := chunkStates(ep.states, int64(f.h.KeyframeInterval), c)
+	ns := chunkStates(ep.states, int64(f.h.KeyframeInterval), c)
 	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
-		return 0, tooLarge(ref.offset, need, f.cfg.maxMemory)
+		return 0, 0, 0, tooLarge(ref.offset, need, f.cfg.maxMemory)
 	}
 	b, err := f.readAt(ref.offset, ref.length, "chunk record")
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	sl := ref.length - chunkHdrSize - crcSize
 	if b[0] != tagChunk || b[1] != 0 || b[2] != 0 || b[3] != 0 ||
-		int64(le.Uint32(b[4:])) != n || int64(le.Uint32(b[8:])) != sl {
-		return 0, corrupt(ref.offset, "chunk record disagrees with the index")
+		int64(le.Uint32(b[4:])) != ns || int64(le.Uint32(b[8:])) != sl {
+		return 0, 0, 0, corrupt(ref.offset, "chunk record disagrees with the index")
 	}
 	end := chunkHdrSize + sl
 	if crc(b[:end]) != le.Uint32(b[end:]) {
-		return 0, badSum(ref.offset+end, "chunk record checksum")
+		return 0, 0, 0, badSum(ref.offset+end, "chunk record checksum")
 	}
 	cc, _ := f.pool.Get().(*chunkCoder)
 	if cc == nil {
 		cc = newChunkCoder(&f.h, f.model, f.cfg.retain)
 	}
 	defer f.pool.Put(cc)
-	if err := cc.decodeChunk(b[chunkHdrSize:end], int(n), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
-		return 0, err
+	if err := cc.decodeChunk(b[chunkHdrSize:end], int(ns), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
+		return 0, 0, 0, err
 	}
-	return int(n), nil
+	return int(ns), cc.idealCodes, cc.idealActions, nil
+}
+
+// Verify decodes and checks every record of the file: episode records,
+// chunk streams and reconstruction checksums, and the ideal code lengths
+// recorded in the index. Together with the checks Open made, this covers
+// every byte, like a full pass of a Reader.
+func (f *File) Verify() error {
+	g, nc := f.h.KeyframeInterval, f.h.Geom.N()
+	actions := make([]int64, g)
+	codes := make([]uint16, g*nc)
+	var ic, ia uint64
+	for e := range f.idx.episodes {
+		if _, err := f.Metadata(e); err != nil {
+			return err
+		}
+		ep := &f.idx.episodes[e]
+		for c := range ep.chunks {
+			_, dc, da, err := f.decodeChunkCost(ep, c, actions, codes)
+			if err != nil {
+				return err
+			}
+			ic, ia = ic+dc, ia+da
+		}
+	}
+	if ic != f.idx.idealCodes || ia != f.idx.idealAction {
+		return corrupt(f.size-TrailerSize, "ideal code lengths in the index differ from the streams'")
+	}
+	return nil
 }
 
 // DecodeEpisode decodes episode e: its actions and its states' codes, state

@@ -306,24 +306,18 @@ func TestRetainHook(t *testing.T) {
 
 func TestModal(t *testing.T) {
 	for _, tc := range []struct {
-		cum  []uint16
+		cum  []uint16 // P = 10
 		want uint16
 	}{
-		{[]uint16{0, 512}, 0},       // tie: lowest
-		{[]uint16{0, 100, 600}, 2},  // last symbol's frequency is implicit
-		{[]uint16{0, 1, 1000}, 1},   // 999 vs 24
-		{[]uint16{0, 300, 600}, 0},  // 300, 300, 424 -> 2? no: 424 wins
+		{[]uint16{0, 512}, 0},      // 512, 512: tie, lowest wins
+		{[]uint16{0, 100, 600}, 1}, // 100, 500, 424
+		{[]uint16{0, 100, 200}, 2}, // 100, 100, 824: the implicit last frequency
+		{[]uint16{0, 1, 2, 3}, 3},  // 1, 1, 1, 1021
+		{[]uint16{0, 1023}, 0},     // 1023, 1
 	} {
-		_ = tc
-	}
-	if got := modal([]uint16{0, 512}, 10); got != 0 {
-		t.Fatalf("tie: %d", got)
-	}
-	if got := modal([]uint16{0, 100, 600}, 10); got != 1 {
-		t.Fatalf("middle: %d", got) // 100, 500, 424
-	}
-	if got := modal([]uint16{0, 100, 200}, 10); got != 2 {
-		t.Fatalf("last: %d", got) // 100, 100, 824
+		if got := modal(tc.cum, 10); got != tc.want {
+			t.Errorf("modal(%v) = %d, want %d", tc.cum, got, tc.want)
+		}
 	}
 }
 
@@ -493,5 +487,83 @@ func TestFileConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestIdealRate checks the recorded ideal code length against the physical
+// stream sizes, and that the sequential Reader reports the same summary as
+// Open.
+func TestIdealRate(t *testing.T) {
+	g := wm.Geometry{S: 8, M: 8, K: 32}
+	rng := rand.New(rand.NewPCG(19, 20))
+	eps := genEpisodes(rng, g, []int{200, 70})
+	m := trainModel(g, 14, eps)
+	const lanes = 4
+	b := encode(t, m, eps, WithKeyframeInterval(64), WithLanes(lanes))
+	f, err := Open(bytes.NewReader(b), int64(len(b)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := f.Info()
+	r, err := NewReader(bytes.NewReader(b), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Info(); ok {
+		t.Fatal("Info ready before the end")
+	}
+	for {
+		if _, err := r.NextEpisode(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ri, ok := r.Info(); !ok || ri != info {
+		t.Fatalf("Reader.Info %+v, Open's %+v", ri, info)
+	}
+	framing := int64(0)
+	for _, e := range eps {
+		framing += episodeHdrSize + crcSize + int64(len(e.meta))
+	}
+	framing += info.Chunks * (chunkHdrSize + crcSize)
+	streamBits := float64(8 * (info.PayloadBytes - framing))
+	ideal := info.IdealBits()
+	// Each chunk's stream ends with its lane states (32 bits each, about
+	// half of which carry information) and rounds to 16-bit words.
+	slack := float64(info.Chunks * (32*lanes + 16))
+	if streamBits < ideal*0.99 || streamBits > ideal*1.01+slack {
+		t.Fatalf("streams %.0f bits, ideal %.0f bits", streamBits, ideal)
+	}
+	t.Logf("streams %.0f bits, ideal %.0f bits (%.3f%%)", streamBits, ideal, 100*(streamBits/ideal-1))
+}
+
+// TestActionWorkedExample pins the worked example of SPEC.md, "Action
+// coding".
+func TestActionWorkedExample(t *testing.T) {
+	m := newActionModel(10)
+	cum := m.table()
+	if cum[1] != 13 || cum[11] != 146 || cum[12] != 159 || cum[76] != 1010 {
+		t.Fatalf("initial table: cum[1]=%d cum[11]=%d cum[12]=%d cum[76]=%d", cum[1], cum[11], cum[12], cum[76])
+	}
+	if s, z, raw := m.symbolOf(-1); s != 0 || z != 0 || raw != 0 {
+		t.Fatalf("action -1 at chunk start: symbol %d", s)
+	}
+	if s, z, raw := m.symbolOf(5); s != 11 || z != 10 || raw != 0 {
+		t.Fatalf("action 5: symbol %d", s)
+	}
+	m.update(11, 5)
+	if m.total != 109 || m.w[11] != 33 {
+		t.Fatalf("after update: W=%d w[11]=%d", m.total, m.w[11])
+	}
+	cum = m.table()
+	if cum[11] != 11+11*947/109 || cum[12] != 12+44*947/109 {
+		t.Fatalf("adapted table: cum[11]=%d cum[12]=%d", cum[11], cum[12])
+	}
+	if s, z, raw := m.symbolOf(100); s != 20 || z != 200 || raw != 7 {
+		t.Fatalf("action 100: symbol %d, z %d, %d raw bits", s, z, raw)
+	}
+	if s, _, raw := m.symbolOf(math.MinInt64); s != 76 || raw != 63 {
+		t.Fatalf("action MinInt64: symbol %d, %d raw bits", s, raw)
 	}
 }

@@ -27,12 +27,12 @@ const goldenDir = "../testdata/format"
 
 // goldenTrajectory is the JSON form of testdata/format/golden.json.
 type goldenTrajectory struct {
-	Geometry         wm.Geometry       `json:"geometry"`
-	Precision        uint              `json:"precision"`
-	KeyframeInterval int               `json:"keyframe_interval"`
-	Lanes            int               `json:"lanes"`
-	Episodes         []goldenEpisode   `json:"episodes"`
-	Meta             []string          `json:"meta"` // episode metadata, "" for none
+	Geometry         wm.Geometry     `json:"geometry"`
+	Precision        uint            `json:"precision"`
+	KeyframeInterval int             `json:"keyframe_interval"`
+	Lanes            int             `json:"lanes"`
+	Episodes         []goldenEpisode `json:"episodes"`
+	Meta             []string        `json:"meta"` // episode metadata, "" for none
 }
 
 type goldenEpisode struct {

@@ -25,7 +25,7 @@ const (
 
 // Defaults.
 const (
-	DefaultKeyframeInterval = 64
+	DefaultKeyframeInterval = 256
 	DefaultMaxMemory        = 1 << 30
 )
 
@@ -310,6 +310,5 @@ func ceilDiv(a, b uint64) uint64 { return a/b + min(a%b, 1) }
 func chunkStates(n, g int64, c int) int64 {
 	return min(g, n-int64(c)*g)
 }
-
 
 func crc32Update(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli, b) }

@@ -35,6 +35,7 @@ type Reader struct {
 	more    bool
 	rec     []byte
 	done    bool
+	end     Info // filled when the trailer has been checked
 }
 
 // NewReader reads the header (and embedded model) of a .wmz stream from r.
@@ -119,7 +120,8 @@ func (r *Reader) NextEpisode() (meta []byte, err error) {
 		return nil, io.EOF
 	}
 	for r.cur != nil {
-		if _, _, err := r.ReadState(nil); err == io.EOF {
+		r.pos = r.n // skip the decoded states; the next chunk is still checked
+		if _, err := r.next(); err == io.EOF {
 			break
 		} else if err != nil {
 			return nil, err
@@ -209,39 +211,48 @@ func (r *Reader) growIndex(k int64) error {
 }
 
 // ReadState returns the next state of the current episode: its action and
-// its codes, appended to dst[:0]. At the end of the episode it returns
-// io.EOF; call NextEpisode to go on.
+// its codes, appended to dst[:0]. At the end of the episode, and before the
+// first NextEpisode, it returns io.EOF; call NextEpisode to go on.
 func (r *Reader) ReadState(dst []uint16) (action int64, codes []uint16, err error) {
+	t, err := r.next()
+	if err != nil {
+		return 0, nil, err
+	}
+	nc := r.h.Geom.N()
+	return r.actions[t], append(dst[:0], r.codes[t*nc:(t+1)*nc]...), nil
+}
+
+// next advances to the next state of the current episode, decoding the
+// next chunk if needed, and returns its index in the decoded chunk.
+func (r *Reader) next() (int, error) {
 	if r.err != nil {
-		return 0, nil, r.err
+		return 0, r.err
 	}
 	if r.cur == nil {
-		return 0, nil, io.EOF
+		return 0, io.EOF
 	}
 	if r.pos == r.n {
 		if !r.more {
 			r.cur = nil
-			return 0, nil, io.EOF
+			return 0, io.EOF
 		}
 		tag, err := r.peekTag()
 		if err != nil {
-			return 0, nil, r.fail(err)
+			return 0, r.fail(err)
 		}
 		if tag != tagChunk {
 			if tag != tagEpisode && tag != tagIndex {
-				return 0, nil, r.fail(corrupt(r.off, "unknown record tag %#x", tag))
+				return 0, r.fail(corrupt(r.off, "unknown record tag %#x", tag))
 			}
 			r.cur, r.more = nil, false
-			return 0, nil, io.EOF
+			return 0, io.EOF
 		}
 		if err := r.readChunk(); err != nil {
-			return 0, nil, r.fail(err)
+			return 0, r.fail(err)
 		}
 	}
-	nc := r.h.Geom.N()
-	t := r.pos
 	r.pos++
-	return r.actions[t], append(dst[:0], r.codes[t*nc:(t+1)*nc]...), nil
+	return r.pos - 1, nil
 }
 
 func (r *Reader) readChunk() error {
@@ -325,8 +336,28 @@ func (r *Reader) readEnd() error {
 	} else if !errors.Is(err, io.EOF) {
 		return err
 	}
+	r.end = Info{
+		Episodes:     len(r.idx.episodes),
+		States:       r.idx.states,
+		Chunks:       r.idx.chunks,
+		FileBytes:    r.off,
+		HeaderBytes:  HeaderSize,
+		ModelBytes:   r.h.ModelSize,
+		PayloadBytes: at - HeaderSize - r.h.ModelSize,
+		IndexBytes:   r.off - at,
+		Lambda:       r.h.Lambda,
+		Embedded:     r.h.ModelEmbedded,
+		ModelID:      r.h.ModelID,
+		IdealCode:    r.idx.idealCodes,
+		IdealAct:     r.idx.idealAction,
+	}
 	return nil
 }
+
+// Info returns the file's summary once NextEpisode has returned io.EOF,
+// that is once the whole file has been decoded and checked; ok is false
+// before.
+func (r *Reader) Info() (info Info, ok bool) { return r.end, r.done }
 
 // ReadHeader reads and validates only the fixed-size header of a .wmz
 // stream, without the model or any episode.

@@ -16,8 +16,8 @@ const flushThreshold = 1 << 16
 // A Writer encodes episodes of states into a .wmz stream.
 //
 // Memory is bounded by one chunk (the rANS encoder's pending symbols), the
-// completed bytes not yet written, and the index (24 bytes per episode and
-// 12 per chunk). Output bytes depend only on the model, the options and the
+// completed bytes not yet written, and the index, which grows by a few tens
+// of bytes per episode and per chunk. Output bytes depend only on the model, the options and the
 // sequence of WriteEpisode and WriteState calls: not on Flush calls, write
 // sizes or GOMAXPROCS.
 //

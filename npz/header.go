@@ -97,32 +97,23 @@ func readHeader(r io.Reader, size int64, l loc) (npyHeader, error) {
 	}
 	h.dt = dt
 	h.dataOff = prefix + hlen
-	h.shape = make([]int, len(d.shape))
 	count, overflow, big := int64(1), false, 0
-	for i, n := range d.shape {
-		if n > math.MaxInt {
-			return h, l.errf(ErrFormat, nil, "has shape %s whose dimension %d overflows int", fmtShape64(d.shape), i)
-		}
-		h.shape[i] = int(n)
+	for _, n := range d.shape {
 		if n > 1 {
 			big++
 		}
-		if n == 0 {
+		switch {
+		case n == 0:
 			count = 0
-		}
-		if count != 0 && !overflow {
-			if n > math.MaxInt64/count {
-				overflow = true
-			} else {
-				count *= n
-			}
+		case count == 0 || overflow:
+		case n > math.MaxInt64/count:
+			overflow = true
+		default:
+			count *= n
 		}
 	}
 	if overflow && count != 0 || count > math.MaxInt64/int64(dt.size) {
 		return h, l.errf(ErrFormat, nil, "has shape %s whose size overflows", fmtShape64(d.shape))
-	}
-	if overflow {
-		count = 0 // a zero dimension came after the overflow
 	}
 	if d.fortran && big > 1 {
 		return h, l.errf(ErrUnsupported, nil, "is stored in Fortran (column-major) order, which is not supported")
@@ -133,9 +124,16 @@ func readHeader(r io.Reader, size int64, l loc) (npyHeader, error) {
 		if want > have {
 			return h, l.errf(ErrFormat, io.ErrUnexpectedEOF,
 				"has shape %s and dtype %s (%d bytes of data) but only %d bytes follow the header",
-				fmtShape(h.shape), dt.name, want, have)
+				fmtShape64(d.shape), dt.name, want, have)
 		}
 		return h, l.errf(ErrFormat, nil, "has %d bytes after its data", have-want)
+	}
+	h.shape = make([]int, len(d.shape))
+	for i, n := range d.shape {
+		if n > math.MaxInt {
+			return h, l.errf(ErrUnsupported, nil, "has shape %s, too large for this platform", fmtShape64(d.shape))
+		}
+		h.shape[i] = int(n)
 	}
 	return h, nil
 }
@@ -332,25 +330,25 @@ func clip(s []byte, n int) string {
 
 // fmtShape formats a shape the way Python prints a tuple: (), (3,), (3, 4).
 func fmtShape(shape []int) string {
+	s := make([]int64, len(shape))
+	for i, n := range shape {
+		s[i] = int64(n)
+	}
+	return fmtShape64(s)
+}
+
+func fmtShape64(shape []int64) string {
 	b := []byte{'('}
 	for i, n := range shape {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = strconv.AppendInt(b, int64(n), 10)
+		b = strconv.AppendInt(b, n, 10)
 	}
 	if len(shape) == 1 {
 		b = append(b, ',')
 	}
 	return string(append(b, ')'))
-}
-
-func fmtShape64(shape []int64) string {
-	s := make([]int, len(shape))
-	for i, n := range shape {
-		s[i] = int(n)
-	}
-	return fmtShape(s)
 }
 
 // appendHeader appends a version 1.0 .npy header laid out byte for byte as

@@ -228,6 +228,8 @@ func ReadNPY(path string, opts ...Option) (Array, error) {
 }
 
 // DecodeNPY reads a .npy array from r, which must hold exactly size bytes.
+// The header is checked against size before the data is allocated, so size
+// must come from a trusted source such as the length of a file.
 func DecodeNPY(r io.Reader, size int64, opts ...Option) (Array, error) {
 	c, err := newConfig(opts)
 	if err != nil {

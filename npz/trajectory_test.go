@@ -138,7 +138,9 @@ func TestTrajectoryContractErrors(t *testing.T) {
 		a.Data = make([]uint8, a.Len())
 		return a
 	}
-	i64 := func(name string, v ...int64) Array { return Array{Name: name, Dtype: "int64", Shape: []int{len(v)}, Data: v} }
+	i64 := func(name string, v ...int64) Array {
+		return Array{Name: name, Dtype: "int64", Shape: []int{len(v)}, Data: v}
+	}
 	for _, tc := range []struct {
 		name   string
 		arrays []Array
@@ -219,12 +221,16 @@ func TestValidate(t *testing.T) {
 		{"actions len", func(tr *Trajectory) { tr.Actions = tr.Actions[:2] }, `array "actions" has 2 steps, want T=3`},
 		{"actions missing", func(tr *Trajectory) { tr.Actions = nil }, `array "actions" has 0 steps`},
 		{"starts", func(tr *Trajectory) { tr.EpisodeStart = []int64{0, 3} }, "want < T=3"},
-		{"extra reserved", func(tr *Trajectory) { tr.Extra = []Array{{Name: "obs", Dtype: "uint8", Shape: []int{}, Data: []uint8{1}}} }, "is a trajectory array"},
+		{"extra reserved", func(tr *Trajectory) {
+			tr.Extra = []Array{{Name: "obs", Dtype: "uint8", Shape: []int{}, Data: []uint8{1}}}
+		}, "is a trajectory array"},
 		{"extra twice", func(tr *Trajectory) {
 			a := Array{Name: "x", Dtype: "uint8", Shape: []int{}, Data: []uint8{1}}
 			tr.Extra = []Array{a, a}
 		}, "twice"},
-		{"extra bad", func(tr *Trajectory) { tr.Extra = []Array{{Name: "x", Dtype: "uint8", Shape: []int{2}, Data: []uint8{1}}} }, `array "x" has shape (2,)`},
+		{"extra bad", func(tr *Trajectory) {
+			tr.Extra = []Array{{Name: "x", Dtype: "uint8", Shape: []int{2}, Data: []uint8{1}}}
+		}, `array "x" has shape (2,)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := good()

@@ -39,7 +39,7 @@ type Config struct {
 	Slots   int
 
 	Iters    int // Lloyd iterations of the final k-means (default 25)
-	OPQIters int // rotation updates (default 20; negative: none, PCA rotation only)
+	OPQIters int // rotation updates after the PCA start (default 20; negative: identity rotation, plain PQ)
 
 	// Sample is the number of training vectors used (per slot when PerSlot);
 	// with n > Sample vectors, vector i*n/Sample is taken for i < Sample.

@@ -116,7 +116,14 @@ type trainer struct {
 func (t *trainer) run() book {
 	dim, m, k := t.cfg.Dim, t.cfg.M, t.cfg.K
 	dsub := dim / m
-	t.rot = t.pcaRotation()
+	if t.cfg.OPQIters < 0 {
+		t.rot = make([]float32, dim*dim)
+		for i := 0; i < dim; i++ {
+			t.rot[i*dim+i] = 1
+		}
+	} else {
+		t.rot = t.pcaRotation()
+	}
 	t.cent = make([]float32, m*k*dsub)
 	t.y = make([]float32, t.n*padTo16(dim))
 	t.codes = make([]uint16, t.n*m)
@@ -433,4 +440,3 @@ func (t *trainer) procrustes() {
 		}
 	}
 }
-

@@ -23,9 +23,9 @@ const (
 	// MaxLanes is the largest number of interleaved lanes.
 	MaxLanes = 32
 
-	// DefaultLanes is 8: decoding from 8 lanes runs as fast as from 32 (see
-	// docs/results-rans.md) while the flush costs 32 bytes per stream instead
-	// of 128.
+	// DefaultLanes is 8, a compromise: the flush costs 32 bytes per stream
+	// instead of 128 for 32 lanes, at some loss of decode speed on a loaded
+	// machine (docs/results-rans.md).
 	DefaultLanes = 8
 
 	// MaxSymbols is the largest alphabet.

@@ -8,6 +8,9 @@ over sum of squared norms) on the training and held-out vectors, training
 seconds and encode throughput (vectors/s, median of repeats) with a fixed
 thread count. Prints one JSON object, shaped like faiss_ref.json.
 
+With --table a.json b.json ... it prints result files (of this script or of
+opqbench) side by side instead, and the ratios of the first to the second.
+
 The sample rule matches opqbench: with n vectors and a sample of s < n, vector
 i*n//s is taken for i in 0..s-1.
 """
@@ -18,10 +21,7 @@ import time
 
 import numpy as np
 
-try:
-    import faiss
-except ImportError:
-    sys.exit("faiss_compare.py: python3-faiss is not installed for " + sys.executable)
+faiss = None  # imported in main, so that --table works without it
 
 
 def load(path):
@@ -58,7 +58,47 @@ def evaluate(opq, pq, x, repeats):
     }
 
 
+def table(paths):
+    """Print the figures of several result files side by side."""
+    runs = []
+    for p in paths:
+        with open(p) as f:
+            runs.append(json.load(f))
+    rows = [
+        ("implementation", lambda r: r.get("impl", "?")),
+        ("M x bits", lambda r: "%d x %d" % (r["M"], r["nbits"])),
+        ("training vectors", lambda r: "%d" % r["train_vectors"]),
+        ("threads", lambda r: "%d" % r["threads"]),
+        ("rel MSE train", lambda r: "%.5f" % r["train"]["rel_mse"]),
+        ("rel MSE test", lambda r: "%.5f" % r["test"]["rel_mse"]),
+        ("training s", lambda r: "%.1f" % r["train_seconds"]),
+        ("encode vec/s train", lambda r: "%.0f" % r["train"]["encode_vectors_per_s"]),
+        ("encode vec/s test", lambda r: "%.0f" % r["test"]["encode_vectors_per_s"]),
+    ]
+    w = max(len(n) for n, _ in rows)
+    cols = [[f(r) for r in runs] for _, f in rows]
+    cw = max(len(c) for row in cols for c in row)
+    for (name, _), vals in zip(rows, cols):
+        print(name.ljust(w), "  ".join(v.rjust(cw) for v in vals))
+    if len(runs) >= 2:
+        a, b = runs[0], runs[1]
+        print("%s / %s: rel MSE test %.3f, training time %.3f, encode (test) %.3f" % (
+            a.get("impl"), b.get("impl"),
+            a["test"]["rel_mse"] / b["test"]["rel_mse"],
+            a["train_seconds"] / b["train_seconds"],
+            a["test"]["encode_vectors_per_s"] / b["test"]["encode_vectors_per_s"]))
+
+
 def main():
+    global faiss
+    if len(sys.argv) > 1 and sys.argv[1] == "--table":
+        table(sys.argv[2:])
+        return
+    try:
+        import faiss as f
+    except ImportError:
+        sys.exit("faiss_compare.py: python3-faiss is not installed for " + sys.executable)
+    faiss = f
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train", required=True)
     ap.add_argument("--test", required=True)

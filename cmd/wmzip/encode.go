@@ -18,7 +18,7 @@ func runEncode(args []string) error {
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", true, "code every coordinate (the only mode until the retention gate lands)")
-	keyframe := fs.Int("keyframe", 256, "keyframe interval G: most states per independently decodable chunk")
+	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval G: most states per independently decodable chunk")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)

@@ -27,6 +27,9 @@ func runVerify(args []string) error {
 		return err
 	}
 	defer fh.Close()
+	if err := f.Verify(); err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
 	got, err := decodeAll(f, *quiet)
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)

@@ -89,4 +89,4 @@ open("truncated.npy", "wb").write(whole[:-3])
 with zipfile.ZipFile("short_member.npz", "w", zipfile.ZIP_STORED) as z:
     b = io.BytesIO()
     np.save(b, np.arange(10, dtype=np.int64))
-    z.writestr("a.npy", b.getvalue()[:-8])
+    z.writestr(zipfile.ZipInfo("a.npy", date_time=(1980, 1, 1, 0, 0, 0)), b.getvalue()[:-8])

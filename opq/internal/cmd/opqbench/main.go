@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -32,14 +33,28 @@ func main() {
 		opqIters  = flag.Int("opq-iters", 0, "rotation updates (0 = default, -1 = none)")
 		seed      = flag.Uint64("seed", 1, "training seed")
 		quiet     = flag.Bool("quiet", false, "no progress bars")
+		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of training to this file")
 	)
 	flag.Parse()
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "opqbench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "opqbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *trainPath == "" || *testPath == "" {
 		fmt.Fprintln(os.Stderr, "opqbench: -train and -test are required")
 		os.Exit(2)
 	}
 	if err := run(*trainPath, *testPath, *m, *bits, *sample, *threads, *repeats, *iters, *opqIters, *seed, *quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "opqbench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
