@@ -1,6 +1,7 @@
 package wm
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -93,6 +94,8 @@ type Model struct {
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
 
+	sections []Section
+
 	raw []byte
 	id  ModelID
 }
@@ -154,9 +157,64 @@ func (m *Model) encode() {
 			b = binary.LittleEndian.AppendUint16(b, c)
 		}
 	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.sections)))
+	for _, sec := range m.sections {
+		b = append(b, sec.Tag[:]...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(sec.Data)))
+		b = append(b, sec.Data...)
+	}
 	m.raw = b
 	h := sha256.Sum256(b)
 	copy(m.id[:], h[:])
+}
+
+// Section is an opaque, tagged part of a model file that another package
+// owns (the quantizer, the retention gate's calibration). The world model
+// stores and hashes it but does not interpret it.
+type Section struct {
+	Tag  [4]byte
+	Data []byte
+}
+
+// MaxSections bounds the sections of one model file.
+const MaxSections = 64
+
+// Section returns the data of the section with the given tag, or nil.
+func (m *Model) Section(tag string) []byte {
+	for _, s := range m.sections {
+		if string(s.Tag[:]) == tag {
+			return s.Data
+		}
+	}
+	return nil
+}
+
+// WithSection returns a copy of m in which the section tag holds data
+// (replacing an existing one; sections are kept sorted by tag). The copy
+// has a new ID.
+func (m *Model) WithSection(tag string, data []byte) (*Model, error) {
+	if len(tag) != 4 {
+		return nil, fmt.Errorf("wm: section tag %q is not 4 bytes", tag)
+	}
+	if uint64(len(data)) > 1<<31 {
+		return nil, fmt.Errorf("wm: section %q too large", tag)
+	}
+	c := *m
+	c.sections = nil
+	for _, s := range m.sections {
+		if string(s.Tag[:]) != tag {
+			c.sections = append(c.sections, s)
+		}
+	}
+	var t [4]byte
+	copy(t[:], tag)
+	c.sections = append(c.sections, Section{t, slices.Clone(data)})
+	if len(c.sections) > MaxSections {
+		return nil, fmt.Errorf("wm: more than %d sections", MaxSections)
+	}
+	slices.SortFunc(c.sections, func(a, b Section) int { return bytes.Compare(a.Tag[:], b.Tag[:]) })
+	c.encode()
+	return &c, nil
 }
 
 type reader struct {
@@ -266,7 +324,7 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	}
 	cb := int64(codeBytes(g.K))
 	nc := int64(m.refT) * int64(g.N())
-	if int64(len(r.b)) != cb*nc {
+	if int64(len(r.b)) < cb*nc {
 		return nil, fmt.Errorf("%w: reference store is %d bytes, want %d", ErrModelFormat, len(r.b), cb*nc)
 	}
 	m.refCodes = make([]uint16, nc)
@@ -281,6 +339,35 @@ func UnmarshalModel(b []byte) (*Model, error) {
 			return nil, fmt.Errorf("%w: reference code %d >= K", ErrModelFormat, v)
 		}
 		m.refCodes[i] = v
+	}
+	r.b = r.b[cb*nc:]
+	ns := r.u32()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if ns > MaxSections {
+		return nil, fmt.Errorf("%w: %d sections exceed the limit %d", ErrModelFormat, ns, MaxSections)
+	}
+	for range ns {
+		if !r.need(8) {
+			return nil, r.err
+		}
+		var sec Section
+		copy(sec.Tag[:], r.b[:4])
+		r.b = r.b[4:]
+		n := int64(r.u32())
+		if !r.need(n) {
+			return nil, r.err
+		}
+		sec.Data = slices.Clone(r.b[:n])
+		r.b = r.b[n:]
+		if k := len(m.sections); k > 0 && bytes.Compare(m.sections[k-1].Tag[:], sec.Tag[:]) >= 0 {
+			return nil, fmt.Errorf("%w: sections not in ascending tag order", ErrModelFormat)
+		}
+		m.sections = append(m.sections, sec)
+	}
+	if len(r.b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrModelFormat, len(r.b))
 	}
 	if m.refT > 0 && (ne == 0 || m.refStart[0] != 0) {
 		return nil, fmt.Errorf("%w: reference episodes must start at 0", ErrModelFormat)

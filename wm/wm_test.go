@@ -203,3 +203,33 @@ func TestLg(t *testing.T) {
 }
 
 func log2(x float64) float64 { return math.Log2(x) }
+
+func TestSections(t *testing.T) {
+	g := Geometry{S: 2, M: 4, K: 8}
+	m, _ := Train(g, synth(5, g, 2, 5), TrainOptions{})
+	m2, err := m.WithSection("GATE", []byte("calibration"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m3, err := m2.WithSection("OPQ ", []byte("quantizer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.ID() == m.ID() || m3.ID() == m2.ID() {
+		t.Fatal("a section does not change the ID")
+	}
+	b, _ := m3.MarshalBinary()
+	back, err := UnmarshalModel(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID() != m3.ID() || string(back.Section("GATE")) != "calibration" || string(back.Section("OPQ ")) != "quantizer" || back.Section("NONE") != nil {
+		t.Fatal("sections do not round-trip")
+	}
+	if _, err := m.WithSection("TOOLONG", nil); err == nil {
+		t.Fatal("bad tag accepted")
+	}
+	if _, err := UnmarshalModel(append(b, 0)); err == nil {
+		t.Fatal("trailing byte accepted")
+	}
+}
