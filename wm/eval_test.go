@@ -52,7 +52,7 @@ func TestEvalWeb(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("train %v, model %d bytes, %d distinct tiles", time.Since(t0), len(m.raw), len(m.tileRep))
-	t.Logf("hits %v", m.clsHits[1])
+	t.Logf("hits %v fallExp %v", m.clsHits[1], m.fallExp)
 	p := m.NewPredictor()
 	n := g.N()
 	var bits float64

@@ -78,7 +78,12 @@ type Model struct {
 	refCodes []uint16 // reference store [T][N]
 	refStart []int64  // episode starts in the reference store
 	fallCtx  int      // contexts per subspace of the fallback table: K+1 or 1
-	fallback []uint16 // [M][fallCtx][K] frequencies, each row summing to 65536 (stored as freq-1... see spec)
+	fallback []uint16 // [M][fallCtx][K] frequencies, each row summing to 65536
+	// The second fallback table, by the previous code of the same tile,
+	// combined geometrically: f ∝ f1^(exp1/256) · f2^(exp2/256).
+	fall2Ctx int // K+1, or 0 when absent
+	fall2    []uint16
+	fallExp  [2]uint16
 	clsHits  [nBuckets][nClasses]uint32
 	clsMis   [nClasses]uint32
 	clsN     [nClasses]uint32
@@ -142,6 +147,12 @@ func (m *Model) encode() {
 	// fallback
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.fallCtx))
 	for _, f := range m.fallback {
+		b = binary.LittleEndian.AppendUint16(b, f-1)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.fall2Ctx))
+	b = binary.LittleEndian.AppendUint16(b, m.fallExp[0])
+	b = binary.LittleEndian.AppendUint16(b, m.fallExp[1])
+	for _, f := range m.fall2 {
 		b = binary.LittleEndian.AppendUint16(b, f-1)
 	}
 	// reference store
@@ -277,6 +288,7 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: precision %d invalid for K=%d", ErrModelFormat, p, g.K)
 	}
 	m := &Model{Geom: g, Precision: p}
+	var err error
 	for i := range nBuckets {
 		for c := range nClasses {
 			m.clsHits[i][c] = r.u32()
@@ -290,22 +302,19 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	if m.fallCtx != 1 && m.fallCtx != g.K+1 {
 		return nil, fmt.Errorf("%w: fallback contexts %d", ErrModelFormat, m.fallCtx)
 	}
-	nf := int64(g.M) * int64(m.fallCtx) * int64(g.K)
-	if !r.need(2 * nf) {
-		return nil, r.err
+	if m.fallback, err = readRows(r, g, m.fallCtx); err != nil {
+		return nil, err
 	}
-	m.fallback = make([]uint16, nf)
-	for i := range m.fallback {
-		m.fallback[i] = r.u16() + 1
+	m.fall2Ctx = int(r.u32())
+	m.fallExp[0], m.fallExp[1] = r.u16(), r.u16()
+	if m.fall2Ctx != 0 && m.fall2Ctx != g.K+1 {
+		return nil, fmt.Errorf("%w: second fallback contexts %d", ErrModelFormat, m.fall2Ctx)
 	}
-	for row := int64(0); row < nf; row += int64(g.K) {
-		var s uint32
-		for _, f := range m.fallback[row : row+int64(g.K)] {
-			s += uint32(f)
-		}
-		if s != 1<<16 {
-			return nil, fmt.Errorf("%w: fallback row does not sum to 65536", ErrModelFormat)
-		}
+	if m.fallExp[0] > 1024 || m.fallExp[1] > 1024 {
+		return nil, fmt.Errorf("%w: fallback exponents %d, %d above 1024", ErrModelFormat, m.fallExp[0], m.fallExp[1])
+	}
+	if m.fall2, err = readRows(r, g, m.fall2Ctx); err != nil {
+		return nil, err
 	}
 	ne := int64(r.u32())
 	if !r.need(4 * ne) {
@@ -382,6 +391,29 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	copy(m.id[:], h[:])
 	m.derive()
 	return m, nil
+}
+
+// readRows reads M·ctx rows of K frequencies stored minus one, each row
+// summing to 65536.
+func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
+	nf := int64(g.M) * int64(ctx) * int64(g.K)
+	if !r.need(2 * nf) {
+		return nil, r.err
+	}
+	rows := make([]uint16, nf)
+	for i := range rows {
+		rows[i] = r.u16() + 1
+	}
+	for row := int64(0); row < nf; row += int64(g.K) {
+		var s uint32
+		for _, f := range rows[row : row+int64(g.K)] {
+			s += uint32(f)
+		}
+		if s != 1<<16 {
+			return nil, fmt.Errorf("%w: fallback row does not sum to 65536", ErrModelFormat)
+		}
+	}
+	return rows, nil
 }
 
 // Validate checks a geometry against wmzip's limits.

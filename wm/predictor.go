@@ -61,6 +61,12 @@ type Predictor struct {
 	saLive  bool // virtual "any slot of a successor state" hypothesis
 	lSA     int32
 
+	fmix   []uint16 // combined fallback row
+	fw     []uint32
+	fcum   []uint16
+	mixIdx map[uint32]int32 // (m, ctx1, ctx2) -> row of mixSlab
+	mixSlb []uint16
+
 	w   []uint64
 	wq  []uint32
 	cum []uint16
@@ -115,6 +121,9 @@ func (m *Model) NewPredictor() *Predictor {
 		w:      make([]uint64, g.K),
 		wq:     make([]uint32, g.K),
 		cum:    make([]uint16, g.K),
+		fmix:   make([]uint16, g.K),
+		fw:     make([]uint32, g.K),
+		fcum:   make([]uint16, g.K),
 	}
 	p.Reset()
 	return p
@@ -266,6 +275,13 @@ func (p *Predictor) Table(j int) []uint16 {
 	}
 	row := (m*p.m.fallCtx + ctx) * g.K
 	p.f = p.m.fallback[row : row+g.K]
+	if p.m.fall2Ctx > 0 {
+		ctx2 := g.K
+		if m > 0 {
+			ctx2 = int(p.hist[p.t*p.n+j-1])
+		}
+		p.f = p.mixedRow(m, ctx, ctx2, p.f)
+	}
 
 	maxL := p.lNew
 	for i := range p.cands {
@@ -586,4 +602,55 @@ func (p *Predictor) anyExpand(states []ref, l int32, class uint8, v uint16) {
 			}
 		}
 	}
+}
+
+// mixFallback combines two fallback rows geometrically into out (K
+// frequencies >= 1 summing to 65536): l[v] = (e1·lg(f1[v]) + e2·lg(f2[v])) >> 8,
+// w[v] = W(max l − l[v]), then Quantize at precision 16.
+func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
+	e1, e2 := int64(m.fallExp[0]), int64(m.fallExp[1])
+	var mx int32 = -1 << 30
+	for v := range f1 {
+		l := int32((e1*int64(lg(uint64(f1[v]))) + e2*int64(lg(uint64(f2[v])))) >> 8)
+		w[v] = uint32(l + 1<<24) // stash
+		mx = max(mx, l)
+	}
+	for v := range w {
+		l := int32(w[v]) - 1<<24
+		w[v] = uint32(expWeight(mx - l))
+	}
+	if err := rans.Quantize(w, 16, cum); err != nil {
+		panic("wm: " + err.Error())
+	}
+	for v := range out {
+		next := uint32(1 << 16)
+		if v+1 < len(cum) {
+			next = uint32(cum[v+1])
+		}
+		out[v] = uint16(next - uint32(cum[v]))
+	}
+}
+
+// mixCacheRows bounds the combined fallback rows a predictor caches.
+const mixCacheRows = 1 << 14
+
+// mixedRow returns the combined fallback row of subspace m under the two
+// contexts, from the predictor's cache when it was computed before (the
+// row is a pure function of the model and its key).
+func (p *Predictor) mixedRow(m, ctx1, ctx2 int, f1 []uint16) []uint16 {
+	K := p.g.K
+	key := (uint32(m)*uint32(K+1)+uint32(ctx1))*uint32(K+1) + uint32(ctx2)
+	if i, ok := p.mixIdx[key]; ok {
+		return p.mixSlb[int(i)*K : int(i+1)*K]
+	}
+	row2 := (m*p.m.fall2Ctx + ctx2) * K
+	p.m.mixFallback(f1, p.m.fall2[row2:row2+K], p.fmix, p.fw, p.fcum)
+	if p.mixIdx == nil {
+		p.mixIdx = make(map[uint32]int32)
+	}
+	if len(p.mixIdx) < mixCacheRows {
+		p.mixIdx[key] = int32(len(p.mixIdx))
+		p.mixSlb = append(p.mixSlb, p.fmix...)
+	}
+	return p.fmix
 }

@@ -78,14 +78,18 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	st := defaultStats()
 	if nCal > 0 {
 		st = calibrate(m0, eps[len(eps)-nCal:], opt.Progress)
+		if g.K <= 256 {
+			st.fallExp = chooseExponents(g, fit, eps[len(eps)-nCal:])
+		}
 	}
 	return build(g, opt, eps, st), nil
 }
 
 type classStats struct {
-	hits [nBuckets][nClasses]uint32
-	mis  [nClasses]uint32
-	cn   [nClasses]uint32
+	hits    [nBuckets][nClasses]uint32
+	mis     [nClasses]uint32
+	cn      [nClasses]uint32
+	fallExp [2]uint16
 }
 
 func defaultStats() classStats {
@@ -170,7 +174,14 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
 		denoise(g, m.refCodes)
 	}
 	_ = n
-	m.fallback, m.fallCtx = fitFallback(g, eps)
+	m.fallback, m.fallCtx = fitFallback(g, eps, ctxLeft)
+	m.fallExp = [2]uint16{256, 0}
+	if st.fallExp != [2]uint16{} {
+		m.fallExp = st.fallExp
+	}
+	if g.K <= 256 && m.fallExp[1] > 0 {
+		m.fall2, m.fall2Ctx = fitFallback(g, eps, ctxPrev)
+	}
 	m.encode()
 	mm, err := UnmarshalModel(m.raw)
 	if err != nil {
@@ -179,11 +190,17 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
 	return mm
 }
 
+// Contexts of the fallback tables.
+const (
+	ctxLeft = iota // the same subspace of the previous slot
+	ctxPrev        // the previous subspace of the same slot
+)
+
 // fitFallback estimates the new-content model: per subspace m and code of
 // the same subspace in the previous slot, the distribution of a code in
 // tiles at their first appearance in an episode, smoothed toward the
 // subspace's marginal.
-func fitFallback(g Geometry, eps []Episode) ([]uint16, int) {
+func fitFallback(g Geometry, eps []Episode, kind int) ([]uint16, int) {
 	K, M, S := g.K, g.M, g.S
 	nctx := K + 1
 	if K > 256 {
@@ -207,8 +224,10 @@ func fitFallback(g Geometry, eps []Episode) ([]uint16, int) {
 					ctx := 0
 					if nctx > 1 {
 						ctx = K
-						if s > 0 {
+						if kind == ctxLeft && s > 0 {
 							ctx = int(st[(s-1)*M+mm])
+						} else if kind == ctxPrev && mm > 0 {
+							ctx = int(tl[mm-1])
 						}
 					}
 					cnt[(mm*nctx+ctx)*K+int(v)]++
@@ -356,4 +375,55 @@ func sortStable(a []int, less func(a, b int) bool) {
 		}
 		return 0
 	})
+}
+
+// chooseExponents picks the exponents of the two fallback tables that give
+// the held-out episodes' new tiles the shortest code under the integer
+// combination the predictor uses.
+func chooseExponents(g Geometry, fit, held []Episode) [2]uint16 {
+	f1, c1 := fitFallback(g, fit, ctxLeft)
+	f2, c2 := fitFallback(g, fit, ctxPrev)
+	m := &Model{Geom: g, fallback: f1, fallCtx: c1, fall2: f2, fall2Ctx: c2}
+	K, M, S, n := g.K, g.M, g.S, g.N()
+	out := make([]uint16, K)
+	w := make([]uint32, K)
+	cum := make([]uint16, K)
+	best, bestBits := [2]uint16{256, 0}, math.Inf(1)
+	for _, e1 := range []uint16{102, 154, 205, 256} {
+		for _, e2 := range []uint16{0, 51, 102, 154, 205, 256} {
+			m.fallExp = [2]uint16{e1, e2}
+			var bits float64
+			for _, e := range held {
+				seen := make(map[string]bool)
+				for t := range e.Actions {
+					st := e.Codes[t*n : (t+1)*n]
+					for s := range S {
+						tl := st[s*M : (s+1)*M]
+						key := string(u16bytes(tl))
+						if seen[key] {
+							continue
+						}
+						seen[key] = true
+						for mm, v := range tl {
+							ctx1, ctx2 := K, K
+							if s > 0 {
+								ctx1 = int(st[(s-1)*M+mm])
+							}
+							if mm > 0 {
+								ctx2 = int(tl[mm-1])
+							}
+							r1 := (mm*c1 + ctx1) * K
+							r2 := (mm*c2 + ctx2) * K
+							m.mixFallback(f1[r1:r1+K], f2[r2:r2+K], out, w, cum)
+							bits -= math.Log2(float64(out[v]) / 65536)
+						}
+					}
+				}
+			}
+			if bits < bestBits {
+				best, bestBits = m.fallExp, bits
+			}
+		}
+	}
+	return best
 }
