@@ -61,6 +61,8 @@ func TestEvalWeb(t *testing.T) {
 	states := 0
 	newSlot := make([]int, g.S)
 	posBits := make([]float64, g.S)
+	var s4 [nClasses + 1]int
+	var s4b [nClasses + 1]float64
 	mBits := make([]float64, g.M)
 	var modalN, otherN int
 	var modalBits, otherBits float64
@@ -114,6 +116,10 @@ func TestEvalWeb(t *testing.T) {
 					}
 					prev = p.hits[p.bucket]
 					posBits[j/g.M] += slotBits
+					if j/g.M == 4 {
+						s4[c]++
+						s4b[c] += slotBits
+					}
 					if c == clsNew {
 						newSlot[j/g.M]++
 					}
@@ -134,6 +140,9 @@ func TestEvalWeb(t *testing.T) {
 		posBits[i] = float64(int(posBits[i]/float64(states)*10)) / 10
 	}
 	t.Logf("bits/state by slot %v", posBits)
+	for c := range s4 {
+		t.Logf("slot 4 class %d: %d slots %.1f bits", c, s4[c], s4b[c]/float64(max(1, s4[c])))
+	}
 	for i := range mBits {
 		mBits[i] = float64(int(mBits[i]/float64(states*20)*100)) / 100
 	}

@@ -77,6 +77,7 @@ type Model struct {
 	// Serialized parameters.
 	refCodes []uint16 // reference store [T][N]
 	refStart []int64  // episode starts in the reference store
+	refBkt   []uint8  // action bucket of each reference state
 	fallCtx  int      // contexts per subspace of the fallback table: K+1 or 1
 	fallback []uint16 // [M][fallCtx][K] frequencies, each row summing to 65536
 	// The second fallback table, by the previous code of the same tile,
@@ -94,6 +95,7 @@ type Model struct {
 	tileRep   []int32       // per distinct tile: representative state*S+slot
 	tileCount []uint32      // occurrences per distinct tile
 	tileOcc   [][]int32     // per distinct tile: its first occurrences (state*S+slot), capped
+	tileOf    []int32       // per slot of the reference store (state*S+slot): its tile id
 	dictFirst [][]int32     // per first code: tile ids by second code, count desc, id
 	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
@@ -168,6 +170,7 @@ func (m *Model) encode() {
 			b = binary.LittleEndian.AppendUint16(b, c)
 		}
 	}
+	b = append(b, m.refBkt...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.sections)))
 	for _, sec := range m.sections {
 		b = append(b, sec.Tag[:]...)
@@ -350,6 +353,16 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		m.refCodes[i] = v
 	}
 	r.b = r.b[cb*nc:]
+	if !r.need(int64(m.refT)) {
+		return nil, r.err
+	}
+	m.refBkt = slices.Clone(r.b[:m.refT])
+	for _, bk := range m.refBkt {
+		if bk >= nBuckets {
+			return nil, fmt.Errorf("%w: action bucket %d >= %d", ErrModelFormat, bk, nBuckets)
+		}
+	}
+	r.b = r.b[m.refT:]
 	ns := r.u32()
 	if r.err != nil {
 		return nil, r.err
@@ -461,6 +474,7 @@ func (m *Model) derive() {
 	m.tileRep = m.tileRep[:0]
 	m.tileCount = m.tileCount[:0]
 	m.tileOcc = m.tileOcc[:0]
+	m.tileOf = make([]int32, m.refT*g.S)
 	for t := range m.refT {
 		for s := range g.S {
 			rep := int32(t*g.S + s)
@@ -474,6 +488,7 @@ func (m *Model) derive() {
 				}
 			}
 			if found >= 0 {
+				m.tileOf[rep] = found
 				m.tileCount[found]++
 				if len(m.tileOcc[found]) < occCap {
 					m.tileOcc[found] = append(m.tileOcc[found], rep)
@@ -481,6 +496,7 @@ func (m *Model) derive() {
 				continue
 			}
 			id := int32(len(m.tileRep))
+			m.tileOf[rep] = id
 			idx[h] = append(idx[h], id)
 			m.tileRep = append(m.tileRep, rep)
 			m.tileCount = append(m.tileCount, 1)

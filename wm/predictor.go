@@ -24,6 +24,7 @@ type Predictor struct {
 	n int
 
 	hist   []uint16 // reconstructed states since Reset, the current one last
+	histB  []uint8  // action bucket of each history state
 	t      int      // index of the current state in hist
 	bucket int
 
@@ -54,12 +55,14 @@ type Predictor struct {
 	// anchors are the states (of the history or the reference store) the
 	// current state's slots matched, with how many slots matched each;
 	// succ holds the successors of the previous state's anchors.
-	anchors []anchor
-	succ    []ref // state-level refs (slot unused)
-	succN   []uint32
-	succTot uint64
-	saLive  bool // virtual "any slot of a successor state" hypothesis
-	lSA     int32
+	anchors   []anchor
+	anchorIdx map[ref]int32
+	succ      []ref // state-level refs (slot unused)
+	succN     []uint32
+	succTot   uint64
+	succW     uint64 // Σ succWeight
+	saLive    bool   // virtual "any slot of a successor state" hypothesis
+	lSA       int32
 
 	fmix   []uint16 // combined fallback row
 	fw     []uint32
@@ -106,6 +109,10 @@ const (
 // fall before it is dropped.
 const pruneBits = 24
 
+// succActBoost multiplies the weight of a successor state led into by an
+// action of the current state's bucket.
+const succActBoost = 8
+
 // contBits and contCap select the matches a slot's continuations follow.
 const (
 	contBits = 8
@@ -124,6 +131,8 @@ func (m *Model) NewPredictor() *Predictor {
 		fmix:   make([]uint16, g.K),
 		fw:     make([]uint32, g.K),
 		fcum:   make([]uint16, g.K),
+
+		anchorIdx: make(map[ref]int32),
 	}
 	p.Reset()
 	return p
@@ -135,6 +144,7 @@ func (p *Predictor) Model() *Model { return p.m }
 // Reset forgets all history.
 func (p *Predictor) Reset() {
 	p.hist = p.hist[:0]
+	p.histB = p.histB[:0]
 	p.t = -1
 	p.epIndex = make(map[uint64][]int32)
 	if p.epFirst == nil {
@@ -148,6 +158,7 @@ func (p *Predictor) Reset() {
 	p.mis = p.m.clsMis
 	p.cn = p.m.clsN
 	p.anchors = p.anchors[:0]
+	clear(p.anchorIdx)
 	p.succ = p.succ[:0]
 	p.succN = p.succN[:0]
 	p.succTot = 0
@@ -163,8 +174,14 @@ func (p *Predictor) Begin(action int64) {
 		action = NoAction
 	}
 	p.bucket = bucketOf(action)
+	p.histB = append(p.histB, uint8(p.bucket))
+	p.succW = 0
+	for i := range p.succ {
+		p.succW += p.succWeight(i)
+	}
 	p.hist = slices.Grow(p.hist, p.n)[:len(p.hist)+p.n]
 	p.anchors = p.anchors[:0]
+	clear(p.anchorIdx)
 	p.conts = p.conts[:0]
 	for c := range nClasses {
 		e := (uint64(p.mis[c])+1)<<16/(uint64(p.cn[c])+2) + 0
@@ -233,11 +250,11 @@ func (p *Predictor) startSlot(s int) {
 	}
 	if len(p.succ) > 0 {
 		// The class's prior is shared among the successor states in
-		// proportion to how many slots of the previous state matched them.
-		pr := p.classPrior(clsSucc) - lg(p.succTot)
+		// proportion to their weights.
+		pr := p.classPrior(clsSucc) - lg(p.succW)
 		for i, r := range p.succ {
 			rr := ref{r.store, r.state, int32(s)}
-			p.cands = append(p.cands, cand{r: rr, tile: p.tileOf(rr), class: clsSucc, l: pr + lg(uint64(p.succN[i])), id: -1})
+			p.cands = append(p.cands, cand{r: rr, tile: p.tileOf(rr), class: clsSucc, l: pr + lg(p.succWeight(i)), id: -1})
 		}
 	}
 	p.saLive = len(p.succ) > 0
@@ -319,7 +336,7 @@ func (p *Predictor) Table(j int) []uint16 {
 		w[c.tile[m]] += wc * (1<<16 - uint64(p.eps[c.class]))
 	}
 	if m == 0 && p.saLive {
-		p.anyWeights(p.succ, expWeight(maxL-p.lSA))
+		p.anyWeights(expWeight(maxL - p.lSA))
 	}
 
 	if p.epLive {
@@ -389,7 +406,7 @@ func (p *Predictor) Commit(j int, v uint16) {
 		}
 	}
 	if m == 0 && p.saLive {
-		p.anyExpand(p.succ, p.lSA, clsSuccAny, v)
+		p.anyExpand(p.lSA, v)
 		p.saLive = false
 	}
 
@@ -474,8 +491,10 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		b[c.class]++
 		p.mis[c.class] += uint32(c.mis)
 		p.cn[c.class] += uint32(g.M)
-		if c.id >= 0 {
-			for _, o := range p.m.tileOcc[c.id] {
+		if c.r.store == storeRef {
+			// Every occurrence of the tile in the reference store is a
+			// state this one may resemble.
+			for _, o := range p.m.tileOcc[p.m.tileOf[c.r.state*int32(g.S)+c.r.slot]] {
 				p.addAnchor(ref{storeRef, o / int32(g.S), 0})
 			}
 		} else {
@@ -524,12 +543,11 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 }
 
 func (p *Predictor) addAnchor(r ref) {
-	for i := range p.anchors {
-		if p.anchors[i].r == r {
-			p.anchors[i].n++
-			return
-		}
+	if i, ok := p.anchorIdx[r]; ok {
+		p.anchors[i].n++
+		return
 	}
+	p.anchorIdx[r] = int32(len(p.anchors))
 	p.anchors = append(p.anchors, anchor{r, 1})
 }
 
@@ -576,32 +594,76 @@ func (p *Predictor) nextSuccessors() {
 	}
 }
 
-// anyWeights adds to p.w the first-code distribution of a virtual
-// hypothesis drawing a tile uniformly from every slot of the given states.
-func (p *Predictor) anyWeights(states []ref, w uint64) {
+// succWeight is the weight of successor state i: the number of slots of
+// the previous state that matched its predecessor, times succActBoost when
+// it was led into by an action of the current state's bucket.
+func (p *Predictor) succWeight(i int) uint64 {
+	r := p.succ[i]
+	var bk uint8
+	if r.store == storeHist {
+		bk = p.histB[r.state]
+	} else {
+		bk = p.m.refBkt[r.state]
+	}
+	w := uint64(p.succN[i])
+	if int(bk) == p.bucket {
+		w *= succActBoost
+	}
+	return w
+}
+
+// anyWeights adds to p.w the first-code distribution of the succany
+// hypothesis: a tile drawn from successor state i with probability
+// succWeight(i)/succW, then uniformly among its slots.
+func (p *Predictor) anyWeights(w uint64) {
 	g := p.g
-	tot := uint64(len(states) * g.S)
-	for _, r := range states {
+	for i, r := range p.succ {
+		share := (w << 16) * p.succWeight(i) / (p.succW * uint64(g.S))
 		for x := range g.S {
 			v := p.tileOf(ref{r.store, r.state, int32(x)})[0]
-			p.w[v] += (w << 16) / tot
+			p.w[v] += share
 		}
 	}
 }
 
-// anyExpand replaces such a hypothesis, after its first code v, by
+// anyExpand replaces the succany hypothesis, after its first code v, by
 // candidates for the tiles starting with v.
-func (p *Predictor) anyExpand(states []ref, l int32, class uint8, v uint16) {
+func (p *Predictor) anyExpand(l int32, v uint16) {
 	g := p.g
-	base := l - lg(uint64(len(states)*g.S))
-	for _, r := range states {
+	base := l - lg(p.succW*uint64(g.S))
+	for i, r := range p.succ {
+		li := base + lg(p.succWeight(i))
 		for x := range g.S {
 			rr := ref{r.store, r.state, int32(x)}
 			if tl := p.tileOf(rr); tl[0] == v {
-				p.cands = append(p.cands, cand{r: rr, tile: tl, class: class, l: base, id: -1})
+				p.cands = append(p.cands, cand{r: rr, tile: tl, class: clsSuccAny, l: li, id: -1})
 			}
 		}
 	}
+}
+
+// mixCacheRows bounds the combined fallback rows a predictor caches.
+const mixCacheRows = 1 << 14
+
+// mixedRow returns the combined fallback row of subspace m under the two
+// contexts, from the predictor's cache when it was computed before (the
+// row is a pure function of the model and its key).
+func (p *Predictor) mixedRow(m, ctx1, ctx2 int, f1 []uint16) []uint16 {
+	K := p.g.K
+	key := (uint32(m)*uint32(K+1)+uint32(ctx1))*uint32(K+1) + uint32(ctx2)
+	if i, ok := p.mixIdx[key]; ok {
+		return p.mixSlb[int(i)*K : int(i+1)*K]
+	}
+	row2 := (m*p.m.fall2Ctx + ctx2) * K
+	p.m.mixFallback(f1, p.m.fall2[row2:row2+K], p.fmix, p.fw, p.fcum)
+	if p.mixIdx == nil {
+		p.mixIdx = make(map[uint32]int32)
+	}
+	if len(p.mixIdx) < mixCacheRows {
+		p.mixIdx[key] = int32(len(p.mixIdx))
+		p.mixSlb = append(p.mixSlb, p.fmix...)
+	}
+	return p.fmix
 }
 
 // mixFallback combines two fallback rows geometrically into out (K
@@ -629,28 +691,4 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 		}
 		out[v] = uint16(next - uint32(cum[v]))
 	}
-}
-
-// mixCacheRows bounds the combined fallback rows a predictor caches.
-const mixCacheRows = 1 << 14
-
-// mixedRow returns the combined fallback row of subspace m under the two
-// contexts, from the predictor's cache when it was computed before (the
-// row is a pure function of the model and its key).
-func (p *Predictor) mixedRow(m, ctx1, ctx2 int, f1 []uint16) []uint16 {
-	K := p.g.K
-	key := (uint32(m)*uint32(K+1)+uint32(ctx1))*uint32(K+1) + uint32(ctx2)
-	if i, ok := p.mixIdx[key]; ok {
-		return p.mixSlb[int(i)*K : int(i+1)*K]
-	}
-	row2 := (m*p.m.fall2Ctx + ctx2) * K
-	p.m.mixFallback(f1, p.m.fall2[row2:row2+K], p.fmix, p.fw, p.fcum)
-	if p.mixIdx == nil {
-		p.mixIdx = make(map[uint32]int32)
-	}
-	if len(p.mixIdx) < mixCacheRows {
-		p.mixIdx[key] = int32(len(p.mixIdx))
-		p.mixSlb = append(p.mixSlb, p.fmix...)
-	}
-	return p.fmix
 }

@@ -168,6 +168,12 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
 		}
 		m.refStart = append(m.refStart, int64(m.refT))
 		m.refCodes = append(m.refCodes, e.Codes...)
+		for i, a := range e.Actions {
+			if i == 0 {
+				a = NoAction
+			}
+			m.refBkt = append(m.refBkt, uint8(bucketOf(a)))
+		}
 		m.refT += len(e.Actions)
 	}
 	if !opt.NoDenoise {
@@ -385,6 +391,51 @@ func chooseExponents(g Geometry, fit, held []Episode) [2]uint16 {
 	f2, c2 := fitFallback(g, fit, ctxPrev)
 	m := &Model{Geom: g, fallback: f1, fallCtx: c1, fall2: f2, fall2Ctx: c2}
 	K, M, S, n := g.K, g.M, g.S, g.N()
+	// Count the held-out samples by (m, ctx1, ctx2) and value, so that each
+	// combined row is computed once per exponent pair.
+	type key struct{ m, c1, c2 int }
+	samples := map[key]map[uint16]float64{}
+	var keys []key
+	for _, e := range held {
+		seen := make(map[string]bool)
+		for t := range e.Actions {
+			st := e.Codes[t*n : (t+1)*n]
+			for s := range S {
+				tl := st[s*M : (s+1)*M]
+				k := string(u16bytes(tl))
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				for mm, v := range tl {
+					kk := key{mm, K, K}
+					if s > 0 {
+						kk.c1 = int(st[(s-1)*M+mm])
+					}
+					if mm > 0 {
+						kk.c2 = int(tl[mm-1])
+					}
+					if samples[kk] == nil {
+						samples[kk] = map[uint16]float64{}
+						keys = append(keys, kk)
+					}
+					samples[kk][v]++
+				}
+			}
+		}
+	}
+	// Fixed summation order: values ascending within each key.
+	type vc struct {
+		v uint16
+		c float64
+	}
+	sorted := make([][]vc, len(keys))
+	for i, kk := range keys {
+		for v, c := range samples[kk] {
+			sorted[i] = append(sorted[i], vc{v, c})
+		}
+		slices.SortFunc(sorted[i], func(a, b vc) int { return int(a.v) - int(b.v) })
+	}
 	out := make([]uint16, K)
 	w := make([]uint32, K)
 	cum := make([]uint16, K)
@@ -393,31 +444,12 @@ func chooseExponents(g Geometry, fit, held []Episode) [2]uint16 {
 		for _, e2 := range []uint16{0, 51, 102, 154, 205, 256} {
 			m.fallExp = [2]uint16{e1, e2}
 			var bits float64
-			for _, e := range held {
-				seen := make(map[string]bool)
-				for t := range e.Actions {
-					st := e.Codes[t*n : (t+1)*n]
-					for s := range S {
-						tl := st[s*M : (s+1)*M]
-						key := string(u16bytes(tl))
-						if seen[key] {
-							continue
-						}
-						seen[key] = true
-						for mm, v := range tl {
-							ctx1, ctx2 := K, K
-							if s > 0 {
-								ctx1 = int(st[(s-1)*M+mm])
-							}
-							if mm > 0 {
-								ctx2 = int(tl[mm-1])
-							}
-							r1 := (mm*c1 + ctx1) * K
-							r2 := (mm*c2 + ctx2) * K
-							m.mixFallback(f1[r1:r1+K], f2[r2:r2+K], out, w, cum)
-							bits -= math.Log2(float64(out[v]) / 65536)
-						}
-					}
+			for i, kk := range keys {
+				r1 := (kk.m*c1 + kk.c1) * K
+				r2 := (kk.m*c2 + kk.c2) * K
+				m.mixFallback(f1[r1:r1+K], f2[r2:r2+K], out, w, cum)
+				for _, x := range sorted[i] {
+					bits -= x.c * math.Log2(float64(out[x.v])/65536)
 				}
 			}
 			if bits < bestBits {
