@@ -86,6 +86,7 @@ type Model struct {
 	fall2    []uint16
 	fallExp  [2]uint16
 	clsHits  [nBuckets][nClasses]uint32
+	clsSlot  []uint32 // [S][nClasses] hits by slot
 	clsMis   [nClasses]uint32
 	clsN     [nClasses]uint32
 
@@ -145,6 +146,9 @@ func (m *Model) encode() {
 	for c := range nClasses {
 		b = binary.LittleEndian.AppendUint32(b, m.clsMis[c])
 		b = binary.LittleEndian.AppendUint32(b, m.clsN[c])
+	}
+	for _, h := range m.clsSlot {
+		b = binary.LittleEndian.AppendUint32(b, h)
 	}
 	// fallback
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.fallCtx))
@@ -300,6 +304,13 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	for c := range nClasses {
 		m.clsMis[c] = r.u32()
 		m.clsN[c] = r.u32()
+	}
+	if !r.need(4 * int64(g.S) * nClasses) {
+		return nil, r.err
+	}
+	m.clsSlot = make([]uint32, g.S*nClasses)
+	for i := range m.clsSlot {
+		m.clsSlot[i] = r.u32()
 	}
 	m.fallCtx = int(r.u32())
 	if m.fallCtx != 1 && m.fallCtx != g.K+1 {

@@ -35,9 +35,11 @@ type Predictor struct {
 	epTotal uint64
 
 	// adaptive class statistics
-	hits [nBuckets][nClasses]uint32
-	mis  [nClasses]uint32
-	cn   [nClasses]uint32
+	hits  [nBuckets][nClasses]uint32
+	hitsS []uint32 // [S][nClasses]
+	slot  int      // slot being predicted
+	mis   [nClasses]uint32
+	cn    [nClasses]uint32
 
 	// per-slot hypotheses
 	cands   []cand
@@ -109,6 +111,10 @@ const (
 // fall before it is dropped.
 const pruneBits = 24
 
+// slotBackoff is the weight, in observations, of the bucket's class
+// frequencies against the slot's own.
+const slotBackoff = 64
+
 // succActBoost multiplies the weight of a successor state led into by an
 // action of the current state's bucket.
 const succActBoost = 8
@@ -155,6 +161,7 @@ func (p *Predictor) Reset() {
 	}
 	p.epTotal = 0
 	p.hits = p.m.clsHits
+	p.hitsS = append(p.hitsS[:0], p.m.clsSlot...)
 	p.mis = p.m.clsMis
 	p.cn = p.m.clsN
 	p.anchors = p.anchors[:0]
@@ -222,7 +229,14 @@ func (p *Predictor) classPrior(c int) int32 {
 		gtot += s
 	}
 	g16 := (gc + 1) << 16 / (gtot + nClasses)
-	q := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
+	qb := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
+	// The slot's own statistics, backed off to the bucket's.
+	hs := p.hitsS[p.slot*nClasses : (p.slot+1)*nClasses]
+	var ts uint64
+	for _, x := range hs {
+		ts += uint64(x)
+	}
+	q := (uint64(hs[c])<<16 + slotBackoff*qb) / (ts + slotBackoff)
 	if q < 1 {
 		q = 1
 	}
@@ -230,6 +244,7 @@ func (p *Predictor) classPrior(c int) int32 {
 }
 
 func (p *Predictor) startSlot(s int) {
+	p.slot = s
 	p.cands = p.cands[:0]
 	add := func(r ref, class int) {
 		p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: uint8(class), l: p.classPrior(class), id: -1})
@@ -489,6 +504,7 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 	if best >= 0 && int(p.cands[best].mis)*4 <= g.M && p.lNew < maxL {
 		c := &p.cands[best]
 		b[c.class]++
+		p.hitsS[s*nClasses+int(c.class)]++
 		p.mis[c.class] += uint32(c.mis)
 		p.cn[c.class] += uint32(g.M)
 		if c.r.store == storeRef {
@@ -502,6 +518,7 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		}
 	} else {
 		b[clsNew]++
+		p.hitsS[s*nClasses+clsNew]++
 	}
 	// The next slot continues every plausible match of this one: the
 	// candidates within contBits of the best, at most contCap, in list

@@ -74,8 +74,8 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 		nCal = max(1, len(eps)/5)
 	}
 	fit := eps[:len(eps)-nCal]
-	m0 := build(g, opt, fit, defaultStats())
-	st := defaultStats()
+	m0 := build(g, opt, fit, defaultStats(g))
+	st := defaultStats(g)
 	if nCal > 0 {
 		st = calibrate(m0, eps[len(eps)-nCal:], opt.Progress)
 		if g.K <= 256 {
@@ -87,13 +87,15 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 
 type classStats struct {
 	hits    [nBuckets][nClasses]uint32
+	slot    []uint32
 	mis     [nClasses]uint32
 	cn      [nClasses]uint32
 	fallExp [2]uint16
 }
 
-func defaultStats() classStats {
+func defaultStats(g Geometry) classStats {
 	var s classStats
+	s.slot = make([]uint32, g.S*nClasses)
 	for b := range nBuckets {
 		for c := range nClasses {
 			s.hits[b][c] = 1
@@ -110,7 +112,11 @@ func defaultStats() classStats {
 // scaled down so that a stream adapts to its own content quickly.
 func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
 	p := m.NewPredictor()
-	n := m.Geom.N()
+	n, S := m.Geom.N(), m.Geom.S
+	// Accumulate what each episode adds to the statistics it starts from.
+	var hits [nBuckets][nClasses]uint64
+	slot := make([]uint64, S*nClasses)
+	var mis, cn [nClasses]uint64
 	for i, e := range eps {
 		p.Reset()
 		for t := range e.Actions {
@@ -120,25 +126,44 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
 				p.Commit(j, e.Codes[t*n+j])
 			}
 		}
+		for b := range nBuckets {
+			for c := range nClasses {
+				hits[b][c] += uint64(p.hits[b][c] - m.clsHits[b][c])
+			}
+		}
+		for k := range slot {
+			slot[k] += uint64(p.hitsS[k] - m.clsSlot[k])
+		}
+		for c := range nClasses {
+			mis[c] += uint64(p.mis[c] - m.clsMis[c])
+			cn[c] += uint64(p.cn[c] - m.clsN[c])
+		}
 		if progress != nil {
 			progress(i+1, len(eps))
 		}
 	}
-	st := classStats{hits: p.hits, mis: p.mis, cn: p.cn}
-	// Subtract the prior the run started from, then rescale.
-	for b := range nBuckets {
+	st := classStats{slot: make([]uint32, S*nClasses)}
+	// Rescale so that a chunk adapts to its own content quickly.
+	scale := func(h []uint64, out []uint32) {
 		var tot uint64
-		for c := range nClasses {
-			st.hits[b][c] -= m.clsHits[b][c]
-			tot += uint64(st.hits[b][c])
+		for _, x := range h {
+			tot += x
 		}
-		for c := range nClasses {
-			h := uint64(st.hits[b][c])
+		for c, x := range h {
 			if tot > 64 {
-				h = h * 64 / tot
+				x = x * 64 / tot
 			}
-			st.hits[b][c] = uint32(h) + 1
+			out[c] = uint32(x) + 1
 		}
+	}
+	for b := range nBuckets {
+		scale(hits[b][:], st.hits[b][:])
+	}
+	for s := range S {
+		scale(slot[s*nClasses:(s+1)*nClasses], st.slot[s*nClasses:(s+1)*nClasses])
+	}
+	for c := range nClasses {
+		st.mis[c], st.cn[c] = uint32(min(mis[c]+1, 1<<31)), uint32(min(cn[c]+64, 1<<31))
 	}
 	for c := range nClasses {
 		mis, cn := uint64(st.mis[c]), uint64(st.cn[c])
@@ -153,7 +178,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
 func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
 	n := g.N()
 	m := &Model{Geom: g, Precision: opt.Precision}
-	m.clsHits, m.clsMis, m.clsN = st.hits, st.mis, st.cn
+	m.clsHits, m.clsMis, m.clsN, m.clsSlot = st.hits, st.mis, st.cn, st.slot
 	// Reference store: the most recent MaxRefStates states, whole episodes
 	// where possible.
 	var states int
