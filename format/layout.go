@@ -26,7 +26,11 @@ const (
 // Defaults.
 const (
 	DefaultKeyframeInterval = 256
-	DefaultMaxMemory        = 1 << 30
+	// DefaultLanes is the rANS lane count a Writer uses by default. The
+	// world model decodes one coordinate at a time, so more lanes buy no
+	// speed in the container while each costs a 4-byte flush per chunk.
+	DefaultLanes     = 2
+	DefaultMaxMemory = 1 << 30
 )
 
 // LambdaLossless is the lambda field of a file in which every coordinate is
@@ -40,7 +44,7 @@ const (
 	episodeHdrSize  = 8  // tag..metadata length
 	chunkHdrSize    = 16 // tag..reconstruction checksum
 	crcSize         = 4
-	indexHdrSize    = 40
+	indexHdrSize    = 48
 	indexEpisodeLen = 24
 	indexChunkLen   = 12
 )
@@ -215,6 +219,7 @@ type index struct {
 	chunks      int64
 	idealCodes  uint64 // 2^-16 bits
 	idealAction uint64 // 2^-16 bits
+	retained    uint64 // coded (retained) coordinates
 }
 
 func (x *index) marshal() []byte {
@@ -226,6 +231,7 @@ func (x *index) marshal() []byte {
 	le.PutUint64(b[16:], uint64(x.chunks))
 	le.PutUint64(b[24:], x.idealCodes)
 	le.PutUint64(b[32:], x.idealAction)
+	le.PutUint64(b[40:], x.retained)
 	for _, e := range x.episodes {
 		b = le.AppendUint64(b, uint64(e.offset))
 		b = le.AppendUint64(b, uint64(e.states))
@@ -253,7 +259,8 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 	if nt > MaxStates || ne > MaxEpisodes {
 		return nil, corrupt(off+4, "index counts out of range")
 	}
-	x := &index{states: int64(nt), idealCodes: le.Uint64(b[24:]), idealAction: le.Uint64(b[32:])}
+	x := &index{states: int64(nt), idealCodes: le.Uint64(b[24:]), idealAction: le.Uint64(b[32:]),
+		retained: le.Uint64(b[40:])}
 	// Exact size in 64 bits before allocating: ne, nc < 2^32 and 2^64/12.
 	rest := uint64(len(b) - indexHdrSize)
 	if nc > rest/indexChunkLen || ne > rest/indexEpisodeLen || ne*indexEpisodeLen+nc*indexChunkLen != rest {

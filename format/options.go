@@ -22,12 +22,14 @@ type config struct {
 	maxMemory int64
 	lambda    uint32
 	retain    retainFunc
+	custom    bool // retain set by WithRetainRule/withGate, not by the model's gate
+	recover   bool // scan records instead of trusting the index (recover.go)
 }
 
 func newConfig(opts []Option) (*config, error) {
 	c := &config{
 		keyframe:  DefaultKeyframeInterval,
-		lanes:     rans.DefaultLanes,
+		lanes:     DefaultLanes,
 		maxMemory: DefaultMaxMemory,
 		lambda:    LambdaLossless,
 	}
@@ -54,7 +56,7 @@ func WithKeyframeInterval(g int) Option {
 }
 
 // WithLanes sets the number of interleaved rANS lanes (1..rans.MaxLanes).
-// Default rans.DefaultLanes.
+// Default DefaultLanes.
 func WithLanes(n int) Option {
 	return func(c *config) error {
 		if n < 1 || n > rans.MaxLanes {
@@ -99,11 +101,35 @@ func WithMaxMemory(bytes int64) Option {
 	}
 }
 
-// withGate installs a retention rule for a finite lambda. The rule itself
-// belongs to package gate; until it lands, tests use this hook.
+// WithLambda sets the writer's retention trade-off λ, 16.16 fixed point:
+// coordinate j is stored iff λ·ê·V_j·w_j ≥ H_j under the model's GATE
+// section (package gate). LambdaLossless (the default) stores every
+// coordinate; any other value needs a model with a GATE section. Readers
+// take λ from the header.
+func WithLambda(lambda uint32) Option {
+	return func(c *config) error {
+		c.lambda = lambda
+		return nil
+	}
+}
+
+// WithRetainRule replaces the model's retention gate by fn, for experiments
+// (the baseline policies of `wmzip bench rd`) and tests. The header records
+// lambda, but a file written this way decodes only with the same option:
+// the rule is not in the file or the model. fn must be safe for concurrent
+// use when a File decodes chunks concurrently.
+func WithRetainRule(lambda uint32, fn func(j int, cum []uint16) bool) Option {
+	return withGate(lambda, fn)
+}
+
+// withGate installs a retention rule for a finite lambda in place of the
+// model's gate.
 func withGate(lambda uint32, retain retainFunc) Option {
 	return func(c *config) error {
-		c.lambda, c.retain = lambda, retain
+		if retain == nil {
+			return fmt.Errorf("wmz: nil retention rule")
+		}
+		c.lambda, c.retain, c.custom = lambda, retain, true
 		return nil
 	}
 }
