@@ -1,51 +1,52 @@
 package wm
 
 import (
-	"encoding/binary"
+	"github.com/wmzip/wmzip/npz"
 	"math"
 	"os"
 	"testing"
 	"time"
 )
 
-func loadRaw(t *testing.T, base string, n int) []Episode {
-	codes, err := os.ReadFile(base + ".u8")
+func loadEpisodes(t *testing.T, path string) (Geometry, []Episode) {
+	tr, err := npz.ReadTrajectory(path)
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
-	ab, _ := os.ReadFile(base + ".act")
-	eb, _ := os.ReadFile(base + ".es")
-	T := len(codes) / n
-	act := make([]int64, T)
-	for i := range act {
-		act[i] = int64(binary.LittleEndian.Uint64(ab[8*i:]))
+	if tr.Codes == nil {
+		t.Fatalf("%s: no codes", path)
 	}
-	var starts []int
-	for i := 0; i < len(eb); i += 8 {
-		starts = append(starts, int(binary.LittleEndian.Uint64(eb[i:])))
-	}
-	starts = append(starts, T)
-	var eps []Episode
-	for i := 0; i+1 < len(starts); i++ {
-		a, b := starts[i], starts[i+1]
-		c := make([]uint16, (b-a)*n)
-		for k := range c {
-			c[k] = uint16(codes[a*n+k])
+	k := 2
+	for _, v := range tr.Codes {
+		for k <= int(v) {
+			k *= 2
 		}
-		eps = append(eps, Episode{Codes: c, Actions: act[a:b]})
 	}
-	return eps
+	g := Geometry{S: tr.S, M: tr.M, K: k}
+	n := g.N()
+	var eps []Episode
+	for _, e := range tr.Episodes() {
+		eps = append(eps, Episode{Codes: tr.Codes[e[0]*n : e[1]*n], Actions: tr.Actions[e[0]:e[1]]})
+	}
+	return g, eps
 }
 
-// TestEvalWeb reports ideal bits/state on the web trajectories when
-// WMZIP_EVAL=1 (raw dumps in /tmp made from the shared .npz files).
-func TestEvalWeb(t *testing.T) {
-	if os.Getenv("WMZIP_EVAL") == "" {
-		t.Skip("set WMZIP_EVAL=1")
+// TestEval trains on WMZIP_TRAIN and reports the ideal code length of
+// WMZIP_TEST (both trajectory .npz files with codes), with a breakdown by
+// the class that explained each slot, by slot and by subspace. It is a
+// measurement tool for model work, skipped unless both are set:
+//
+//	WMZIP_TRAIN=train.npz WMZIP_TEST=test.npz go test ./wm -run Eval -v
+func TestEval(t *testing.T) {
+	if os.Getenv("WMZIP_TRAIN") == "" || os.Getenv("WMZIP_TEST") == "" {
+		t.Skip("set WMZIP_TRAIN and WMZIP_TEST")
 	}
-	g := Geometry{32, 32, 64}
-	tr := loadRaw(t, os.Getenv("WMZIP_TRAIN"), g.N())
-	te := loadRaw(t, os.Getenv("WMZIP_TEST"), g.N())
+	g, tr := loadEpisodes(t, os.Getenv("WMZIP_TRAIN"))
+	g2, te := loadEpisodes(t, os.Getenv("WMZIP_TEST"))
+	g.K = max(g.K, g2.K)
+	if g2.S*g2.M != g.N() {
+		t.Fatalf("geometries differ")
+	}
 	t0 := time.Now()
 	m, err := Train(g, tr, TrainOptions{NoDenoise: os.Getenv("NODENOISE") != ""})
 	if err != nil {

@@ -75,6 +75,11 @@ func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
 	if tr.Codes == nil {
 		return nil, fmt.Errorf("%s: no `codes` array (float `obs` needs a model with a quantizer)", path)
 	}
+	return checkCodes(path, tr, g)
+}
+
+// checkCodes checks that a trajectory's codes fit geometry g (when set).
+func checkCodes(path string, tr *npz.Trajectory, g *wm.Geometry) (*npz.Trajectory, error) {
 	if g != nil {
 		if tr.S*tr.M != g.N() {
 			return nil, fmt.Errorf("%s: codes have %d coordinates per state (shape %dx%d), the model expects %d (%dx%d)", path, tr.S*tr.M, tr.S, tr.M, g.N(), g.S, g.M)
