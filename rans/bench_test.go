@@ -148,6 +148,26 @@ func BenchmarkStatic(b *testing.B) {
 			reportSize(b, size, ideal, n)
 		})
 	})
+	tab, err := NewStaticTable(cum, DefaultPrecision)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("rans/decodeStatic", func(b *testing.B) {
+		withImpl(b, func(b *testing.B) {
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, s := range streams {
+					d.Reset(s)
+					d.DecodeStatic(0, out, tab)
+					if err := d.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			reportSize(b, size, ideal, n)
+		})
+	})
 
 	var fs fse.Scratch
 	fseOut := make([][]byte, benchBlocks)
@@ -302,6 +322,18 @@ func BenchmarkCycled(b *testing.B) {
 				reportSize(b, len(stream), ideal, n)
 			})
 		})
+	}
+}
+
+// BenchmarkNewStaticTable measures building a StaticTable for a 64-symbol
+// table at P = 16 (one 64 KiB slot map).
+func BenchmarkNewStaticTable(b *testing.B) {
+	cum, _, _ := skewedStatic(0)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := NewStaticTable(cum, DefaultPrecision); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

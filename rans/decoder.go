@@ -96,6 +96,9 @@ func (d *Decoder) Decode(lane int, cum []uint16) int {
 		d.fail(lane, len(cum))
 		return 0
 	}
+	if s, ok := decodeFast(d, lane, cum); ok {
+		return s
+	}
 	x := d.x[lane]
 	slot := x & (1<<d.prec - 1)
 	s := search(cum, slot)

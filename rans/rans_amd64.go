@@ -30,6 +30,34 @@ func decodeN(d *Decoder, lane int, dst []uint16, cums []uint16, k, stride int) {
 	}
 }
 
+func decodeStatic(d *Decoder, lane int, dst []uint16, t *StaticTable) {
+	if !useAsm || len(dst) == 0 {
+		decodeStaticGo(d, lane, dst, t)
+		return
+	}
+	done, pos := decodeStaticBMI2(&d.x, d.lanes, lane, dst, &t.sym[0], &t.freq[0], d.src, d.pos, uint64(d.prec))
+	d.pos = pos
+	if done < len(dst) {
+		// Repeat the failing step in Go, which records the error.
+		d.Decode((lane+done)%d.lanes, t.cum)
+	}
+}
+
+// decodeFast is Decode's step in assembly for a 64-entry table. It reports
+// false, having changed nothing, when the assembly is not in use or the step
+// fails; Decode then takes the Go path, which records the error.
+func decodeFast(d *Decoder, lane int, cum []uint16) (int, bool) {
+	if !useAsm || len(cum) != 64 {
+		return 0, false
+	}
+	s, pos := step64AVX2(&d.x[lane&(MaxLanes-1)], &cum[0], d.src, d.pos, uint64(d.prec))
+	if pos < 0 {
+		return 0, false
+	}
+	d.pos = pos
+	return s, true
+}
+
 func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec uint) int {
 	if !useAsm {
 		return encodeGo(x, syms, lanes, out, prec)

@@ -153,6 +153,204 @@ done:
 	VZEROUPPER
 	RET
 
+// func step64AVX2(x *uint32, cum *uint16, src []byte, pos int, prec uint64) (sym int, npos int)
+// Requires: AVX, AVX2, BMI2, CMOV, POPCNT
+TEXT ·step64AVX2(SB), NOSPLIT, $0-72
+	MOVQ         x+0(FP), AX
+	MOVQ         cum+8(FP), CX
+	MOVQ         src_base+16(FP), DX
+	MOVQ         src_len+24(FP), BX
+	ADDQ         DX, BX
+	SUBQ         $0x02, BX
+	MOVQ         pos+40(FP), SI
+	ADDQ         SI, DX
+	MOVQ         prec+48(FP), SI
+	MOVL         (AX), DI
+	BZHIL        SI, DI, R8
+	VMOVD        R8, X0
+	VPBROADCASTW X0, Y0
+	VPMAXUW      (CX), Y0, Y1
+	VPCMPEQW     Y1, Y0, Y1
+	VPMAXUW      32(CX), Y0, Y2
+	VPCMPEQW     Y2, Y0, Y2
+	VPMAXUW      64(CX), Y0, Y3
+	VPCMPEQW     Y3, Y0, Y3
+	VPMAXUW      96(CX), Y0, Y4
+	VPCMPEQW     Y4, Y0, Y4
+	VPACKSSWB    Y2, Y1, Y1
+	VPACKSSWB    Y4, Y3, Y3
+	VPMOVMSKB    Y1, R9
+	VPMOVMSKB    Y3, R10
+	POPCNTL      R9, R9
+	POPCNTL      R10, R10
+	ADDL         R10, R9
+	SUBL         $0x01, R9
+	ADCL         $0x00, R9
+	MOVWLZX      (CX)(R9*2), R10
+	MOVL         $0x0000003f, R12
+	LEAL         1(R9), R11
+	CMPL         R11, R12
+	CMOVLGT      R12, R11
+	MOVWLZX      (CX)(R11*2), R11
+	MOVL         $0x00000001, R12
+	SHLXL        SI, R12, R12
+	CMPL         R9, $0x3f
+	CMOVLEQ      R12, R11
+	SUBL         R10, R11
+	SHRXL        SI, DI, DI
+	IMULL        R11, DI
+	ADDL         R8, DI
+	SUBL         R10, DI
+	XORL         CX, CX
+	CMPL         DI, $0x01000000
+	ADCL         $0x00, CX
+	CMPL         DI, $0x00010000
+	ADCL         $0x00, CX
+	CMPQ         DX, BX
+	JA           tail
+	MOVWLZX      (DX), BX
+	ROLW         $0x08, BX
+	ADDQ         CX, DX
+	SHLL         $0x03, CX
+	SHLXL        CX, DI, DI
+	NEGL         CX
+	ADDL         $0x10, CX
+	SHRXL        CX, BX, BX
+	ORL          BX, DI
+	JMP          renormed
+
+tail:
+	LEAQ    2(BX), CX
+	CMPL    DI, $0x01000000
+	JAE     renormed
+	CMPQ    DX, CX
+	JAE     fail
+	SHLL    $0x08, DI
+	MOVBLZX (DX), BX
+	ORL     BX, DI
+	INCQ    DX
+	CMPL    DI, $0x01000000
+	JAE     renormed
+	CMPQ    DX, CX
+	JAE     back
+	SHLL    $0x08, DI
+	MOVBLZX (DX), BX
+	ORL     BX, DI
+	INCQ    DX
+	JMP     renormed
+
+back:
+	DECQ DX
+	JMP  fail
+
+renormed:
+	MOVL DI, (AX)
+	MOVQ R9, sym+56(FP)
+	MOVQ src_base+16(FP), AX
+	SUBQ AX, DX
+	MOVQ DX, npos+64(FP)
+	VZEROUPPER
+	RET
+
+fail:
+	MOVQ $-1, AX
+	MOVQ AX, npos+64(FP)
+	VZEROUPPER
+	RET
+
+// func decodeStaticBMI2(x *[32]uint32, lanes int, lane int, dst []uint16, sym *uint8, fs *uint32, src []byte, pos int, prec uint64) (done int, npos int)
+// Requires: BMI2
+TEXT ·decodeStaticBMI2(SB), NOSPLIT, $0-120
+	MOVQ x+0(FP), AX
+	MOVQ lane+16(FP), CX
+	MOVQ dst_base+24(FP), DX
+	MOVQ dst_len+32(FP), BX
+	LEAQ (DX)(BX*2), BX
+	MOVQ sym+48(FP), SI
+	MOVQ fs+56(FP), DI
+	MOVQ src_base+64(FP), R8
+	MOVQ src_len+72(FP), R9
+	ADDQ R8, R9
+	SUBQ $0x02, R9
+	MOVQ pos+88(FP), R10
+	ADDQ R10, R8
+	MOVQ prec+96(FP), R10
+	CMPQ DX, BX
+	JAE  done
+
+loop:
+	MOVL    (AX)(CX*4), R11
+	BZHIL   R10, R11, R12
+	MOVBLZX (SI)(R12*1), R13
+	SHRXL   R10, R11, R11
+	IMULL   (DI)(R13*4), R11
+	ADDL    R12, R11
+	SUBL    1024(DI)(R13*4), R11
+	XORL    R12, R12
+	CMPL    R11, $0x01000000
+	ADCL    $0x00, R12
+	CMPL    R11, $0x00010000
+	ADCL    $0x00, R12
+	CMPQ    R8, R9
+	JA      tail
+	MOVWLZX (R8), R14
+	ROLW    $0x08, R14
+	ADDQ    R12, R8
+	SHLL    $0x03, R12
+	SHLXL   R12, R11, R11
+	NEGL    R12
+	ADDL    $0x10, R12
+	SHRXL   R12, R14, R14
+	ORL     R14, R11
+	JMP     renormed
+
+tail:
+	LEAQ    2(R9), R12
+	CMPL    R11, $0x01000000
+	JAE     renormed
+	CMPQ    R8, R12
+	JAE     done
+	SHLL    $0x08, R11
+	MOVBLZX (R8), R14
+	ORL     R14, R11
+	INCQ    R8
+	CMPL    R11, $0x01000000
+	JAE     renormed
+	CMPQ    R8, R12
+	JAE     back
+	SHLL    $0x08, R11
+	MOVBLZX (R8), R14
+	ORL     R14, R11
+	INCQ    R8
+	JMP     renormed
+
+back:
+	DECQ R8
+	JMP  done
+
+renormed:
+	MOVL R11, (AX)(CX*4)
+	MOVW R13, (DX)
+	ADDQ $0x02, DX
+	INCQ CX
+	CMPQ CX, lanes+8(FP)
+	JNE  next
+	XORQ CX, CX
+
+next:
+	CMPQ DX, BX
+	JB   loop
+
+done:
+	MOVQ dst_base+24(FP), AX
+	SUBQ AX, DX
+	SHRQ $0x01, DX
+	MOVQ DX, done+104(FP)
+	MOVQ src_base+64(FP), AX
+	SUBQ AX, R8
+	MOVQ R8, npos+112(FP)
+	RET
+
 // func encodeAsm(x *[32]uint32, syms []uint32, lanes []uint8, out []byte, prec uint64) int
 // Requires: BMI2
 TEXT ·encodeAsm(SB), NOSPLIT, $0-96

@@ -3,8 +3,10 @@
 //
 //	go run . -pkg rans -out ../rans_amd64.s -stubs ../stubs_amd64.go
 //
-// The kernels mirror searchGo, decodeNGo and encodeGo in the parent package
-// step for step; the tests there check that both give identical results.
+// The kernels mirror searchGo, Decode, decodeNGo, decodeStaticGo and
+// encodeGo in the parent package step for step; the tests there check that
+// both give identical results, and TestGeneratedAsm that the committed
+// assembly is this program's output.
 package main
 
 import (
@@ -19,6 +21,8 @@ func main() {
 	ConstraintExpr("!noasm")
 	genSearch64()
 	genDecode64()
+	genStep64()
+	genDecodeStatic()
 	genEncode()
 	Generate()
 }
@@ -193,6 +197,188 @@ func genDecode64() {
 	SUBQ(src0, p)
 	Store(p, ReturnIndex(1))
 	VZEROUPPER()
+	RET()
+}
+
+// renormalize appends to the state st the bytes it needs, at most two, from
+// p, and advances p. Away from the end of the source (p <= pEnd2, the last
+// position from which two bytes can be read) it is branch-free: nb = (st <
+// 2^24) + (st < 2^16) bytes are taken from the big-endian view of the next
+// two. Within two bytes of the end it goes one byte at a time; if the source
+// runs out it jumps to fail with p back where it was. It falls through with
+// the new state in st. nb and t are scratch.
+func renormalize(st, nb, t GPVirtual, p, pEnd2 Register, fail string, uniq string) {
+	XORL(nb, nb)
+	CMPL(st, U32(stateLow))
+	ADCL(U8(0), nb)
+	CMPL(st, U32(1<<16))
+	ADCL(U8(0), nb)
+	CMPQ(p, pEnd2)
+	JA(LabelRef("tail" + uniq))
+	MOVWLZX(Mem{Base: p}, t)
+	ROLW(U8(8), t.As16()) // t = p[0]<<8 | p[1]
+	ADDQ(nb.As64(), p)
+	SHLL(U8(3), nb)
+	SHLXL(nb, st, st) // x' << 8nb
+	NEGL(nb)
+	ADDL(U8(16), nb)
+	SHRXL(nb, t, t) // the top nb bytes of t
+	ORL(t, st)
+	JMP(LabelRef("renormed" + uniq))
+
+	Label("tail" + uniq)
+	// nb is free here; it holds the end of the source.
+	LEAQ(Mem{Base: pEnd2, Disp: 2}, nb.As64())
+	CMPL(st, U32(stateLow))
+	JAE(LabelRef("renormed" + uniq))
+	CMPQ(p, nb.As64())
+	JAE(LabelRef(fail))
+	SHLL(U8(8), st)
+	MOVBLZX(Mem{Base: p}, t)
+	ORL(t, st)
+	INCQ(p)
+	CMPL(st, U32(stateLow))
+	JAE(LabelRef("renormed" + uniq))
+	CMPQ(p, nb.As64())
+	JAE(LabelRef("back" + uniq))
+	SHLL(U8(8), st)
+	MOVBLZX(Mem{Base: p}, t)
+	ORL(t, st)
+	INCQ(p)
+	JMP(LabelRef("renormed" + uniq))
+	Label("back" + uniq)
+	DECQ(p) // give back the first byte of the failing symbol
+	JMP(LabelRef(fail))
+	Label("renormed" + uniq)
+}
+
+// step64 decodes one symbol with the 64-entry table at cums from the state
+// st (updated in place) and returns the symbol in a 32-bit register.
+func step64(st GPVirtual, cums Register, prec GPVirtual) GPVirtual {
+	slot := GP32()
+	BZHIL(prec.As32(), st, slot) // slot = x mod 2^P
+	xv := XMM()
+	VMOVD(slot, xv)
+	b := YMM()
+	VPBROADCASTW(xv, b)
+	s := countLE64(cums, b)
+
+	start, end, t := GP32(), GP32(), GP32()
+	MOVWLZX(Mem{Base: cums, Index: s.As64(), Scale: 2}, start)
+	// end = cum[s+1] for s < 63, 2^P for s = 63; cum[64] is never read.
+	MOVL(U32(63), t)
+	LEAL(Mem{Base: s, Disp: 1}, end)
+	CMPL(end, t)
+	CMOVLGT(t, end)
+	MOVWLZX(Mem{Base: cums, Index: end.As64(), Scale: 2}, end)
+	MOVL(U32(1), t)
+	SHLXL(prec.As32(), t, t)
+	CMPL(s, U8(63))
+	CMOVLEQ(t, end)
+	SUBL(start, end) // freq
+
+	// x' = freq*(x >> P) + slot - start
+	SHRXL(prec.As32(), st, st)
+	IMULL(end, st)
+	ADDL(slot, st)
+	SUBL(start, st)
+	return s
+}
+
+func genStep64() {
+	TEXT("step64AVX2", NOSPLIT, "func(x *uint32, cum *uint16, src []byte, pos int, prec uint64) (sym int, npos int)")
+	Pragma("noescape")
+	Doc("step64AVX2 is one Decode step with a 64-entry table on the lane state",
+		"at x. If the step would read past src it leaves x unchanged and returns",
+		"npos = -1.")
+	x := Load(Param("x"), GP64())
+	cum := Load(Param("cum"), GP64())
+	p := Load(Param("src").Base(), GP64())
+	pEnd2 := Load(Param("src").Len(), GP64())
+	ADDQ(p, pEnd2)
+	SUBQ(U8(2), pEnd2)
+	pos := Load(Param("pos"), GP64())
+	ADDQ(pos, p)
+	prec := GP64()
+	Load(Param("prec"), prec)
+	st := GP32()
+	MOVL(Mem{Base: x}, st)
+	s := step64(st, cum, prec)
+	renormalize(st, GP32(), GP32(), p, pEnd2, "fail", "")
+	MOVL(st, Mem{Base: x})
+	Store(s.As64(), ReturnIndex(0))
+	src0 := Load(Param("src").Base(), GP64())
+	SUBQ(src0, p)
+	Store(p, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+
+	Label("fail")
+	m := GP64()
+	MOVQ(I32(-1), m)
+	Store(m, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+func genDecodeStatic() {
+	TEXT("decodeStaticBMI2", NOSPLIT, "func(x *[32]uint32, lanes int, lane int, dst []uint16, sym *uint8, fs *uint32, src []byte, pos int, prec uint64) (done int, npos int)")
+	Pragma("noescape")
+	Doc("decodeStaticBMI2 decodes len(dst) symbols with a static table, symbol i",
+		"on lane (lane+i) mod lanes: sym maps every slot to its symbol, fs holds",
+		"256 frequencies followed by 256 starts. It stops before a symbol that",
+		"would read past src and returns how many symbols it decoded and the",
+		"position in src after them; that symbol's lane state is left untouched.")
+	x := Load(Param("x"), GP64())
+	lane := Load(Param("lane"), GP64())
+	dst := Load(Param("dst").Base(), GP64())
+	dstEnd := Load(Param("dst").Len(), GP64())
+	LEAQ(Mem{Base: dst, Index: dstEnd, Scale: 2}, dstEnd)
+	sym := Load(Param("sym"), GP64())
+	fs := Load(Param("fs"), GP64())
+	p := Load(Param("src").Base(), GP64())
+	pEnd2 := Load(Param("src").Len(), GP64())
+	ADDQ(p, pEnd2)
+	SUBQ(U8(2), pEnd2)
+	pos := Load(Param("pos"), GP64())
+	ADDQ(pos, p)
+	prec := GP64()
+	Load(Param("prec"), prec)
+	lanesMem := NewParamAddr("lanes", 8)
+
+	CMPQ(dst, dstEnd)
+	JAE(LabelRef("done"))
+
+	Label("loop")
+	st, slot, s := GP32(), GP32(), GP32()
+	MOVL(Mem{Base: x, Index: lane, Scale: 4}, st)
+	BZHIL(prec.As32(), st, slot)
+	MOVBLZX(Mem{Base: sym, Index: slot.As64(), Scale: 1}, s)
+	// x' = freq*(x >> P) + slot - start
+	SHRXL(prec.As32(), st, st)
+	IMULL(Mem{Base: fs, Index: s.As64(), Scale: 4}, st)
+	ADDL(slot, st)
+	SUBL(Mem{Base: fs, Index: s.As64(), Scale: 4, Disp: 4 * 256}, st)
+	renormalize(st, slot, GP32(), p, pEnd2, "done", "")
+	MOVL(st, Mem{Base: x, Index: lane, Scale: 4})
+	MOVW(s.As16(), Mem{Base: dst})
+	ADDQ(U8(2), dst)
+	INCQ(lane)
+	CMPQ(lane, lanesMem)
+	JNE(LabelRef("next"))
+	XORQ(lane, lane)
+	Label("next")
+	CMPQ(dst, dstEnd)
+	JB(LabelRef("loop"))
+
+	Label("done")
+	dst0 := Load(Param("dst").Base(), GP64())
+	SUBQ(dst0, dst)
+	SHRQ(U8(1), dst)
+	Store(dst, ReturnIndex(0))
+	src0 := Load(Param("src").Base(), GP64())
+	SUBQ(src0, p)
+	Store(p, ReturnIndex(1))
 	RET()
 }
 
