@@ -183,7 +183,11 @@ func (q *Quantizer) layout(nfloats int, what string) (rows, stride int, err erro
 }
 
 // Encode quantizes vectors, n rows of Dim values ([n][Slots][Dim] for a
-// per-slot quantizer), into codes, n x M values ([n][Slots][M]).
+// per-slot quantizer), into codes, n x M values ([n][Slots][M]): each rotated
+// sub-vector gets the index of its nearest centroid, the lowest index on a
+// tie. Work is spread over SetThreads goroutines in batches of 256 vectors;
+// the codes do not depend on the thread count, the batching, or whether the
+// SIMD kernel is used. Vectors holding NaN get valid but unspecified codes.
 func (q *Quantizer) Encode(vectors []float32, codes []uint16) error {
 	n, stride, err := q.layout(len(vectors), "encode")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 )
@@ -454,5 +455,33 @@ func TestArgmin(t *testing.T) {
 		if a, b := argmin(x), argminGeneric(x); a != b {
 			t.Fatalf("n=%d: argmin %d, generic %d", n, a, b)
 		}
+	}
+}
+
+func TestProgress(t *testing.T) {
+	cfg := smallConfig()
+	x, _ := planted(11, 600, cfg.Dim, cfg.M, cfg.K, 0.1, true)
+	last := map[string][2]int{}
+	cfg.Progress = func(stage string, done, total int) {
+		if p, ok := last[stage]; ok && done < p[0] {
+			t.Errorf("%s: done went back from %d to %d", stage, p[0], done)
+		}
+		last[stage] = [2]int{done, total}
+	}
+	q, err := Train(x, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.SetProgress(cfg.Progress)
+	if err := q.Encode(x, make([]uint16, 600*cfg.M)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"pca", "opq", "kmeans", "encode"} {
+		if p, ok := last[s]; !ok || p[0] != p[1] {
+			t.Errorf("stage %s: last report %v", s, p)
+		}
+	}
+	if TerminalProgress(nil, false) != nil || TerminalProgress(os.Stderr, true) != nil {
+		t.Error("TerminalProgress reports when it should be quiet")
 	}
 }

@@ -52,7 +52,6 @@ func Train(vectors []float32, cfg Config) (*Quantizer, error) {
 			}
 		}
 		t := &trainer{cfg: cfg, n: ns, x: x, seed: cfg.Seed + uint64(bi)*0x9e3779b97f4a7c15}
-		t.stage = ""
 		if books > 1 {
 			t.stage = fmt.Sprintf("slot %d: ", bi)
 		}
@@ -250,15 +249,27 @@ func (t *trainer) pcaRotation() []float32 {
 	return rot
 }
 
+// initPointsPerCentroid bounds the points k-means++ draws from: vector
+// i*n/np for i < np, np = min(n, initPointsPerCentroid*K). Lloyd iterations
+// then use every point.
+const initPointsPerCentroid = 128
+
 // initCentroids seeds each subspace's codebook by k-means++.
 func (t *trainer) initCentroids() {
 	m, k, dsub, dimPad := t.cfg.M, t.cfg.K, t.cfg.Dim/t.cfg.M, padTo16(t.cfg.Dim)
+	np := t.n
+	if int64(np) > int64(initPointsPerCentroid)*int64(k) {
+		np = initPointsPerCentroid * k
+	}
 	parallelFor(t.cfg.Threads, m, func(_, s int) {
 		rng := rand.New(rand.NewPCG(t.seed, uint64(s)))
 		cent := t.cent[s*k*dsub : (s+1)*k*dsub]
-		d2 := make([]float64, t.n)
-		pt := func(i int) []float32 { return t.y[i*dimPad+s*dsub : i*dimPad+(s+1)*dsub] }
-		copy(cent[:dsub], pt(rng.IntN(t.n)))
+		d2 := make([]float64, np)
+		pt := func(i int) []float32 {
+			r := int(int64(i) * int64(t.n) / int64(np))
+			return t.y[r*dimPad+s*dsub : r*dimPad+(s+1)*dsub]
+		}
+		copy(cent[:dsub], pt(rng.IntN(np)))
 		for i := range d2 {
 			d2[i] = sqDist(pt(i), cent[:dsub])
 		}
@@ -270,14 +281,14 @@ func (t *trainer) initCentroids() {
 			pick := 0
 			if total > 0 {
 				r := rng.Float64() * total
-				for pick = 0; pick < t.n-1; pick++ {
+				for pick = 0; pick < np-1; pick++ {
 					r -= d2[pick]
 					if r < 0 {
 						break
 					}
 				}
 			} else {
-				pick = rng.IntN(t.n)
+				pick = rng.IntN(np)
 			}
 			c := cent[j*dsub : (j+1)*dsub]
 			copy(c, pt(pick))

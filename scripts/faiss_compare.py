@@ -19,9 +19,8 @@ import json
 import sys
 import time
 
-import numpy as np
-
-faiss = None  # imported in main, so that --table works without it
+np = None  # numpy and faiss are imported in main: --table needs neither
+faiss = None
 
 
 def load(path):
@@ -68,10 +67,10 @@ def table(paths):
         ("implementation", lambda r: r.get("impl", "?")),
         ("M x bits", lambda r: "%d x %d" % (r["M"], r["nbits"])),
         ("training vectors", lambda r: "%d" % r["train_vectors"]),
-        ("threads", lambda r: "%d" % r["threads"]),
+        ("threads", lambda r: str(r.get("threads", "?"))),
         ("rel MSE train", lambda r: "%.5f" % r["train"]["rel_mse"]),
         ("rel MSE test", lambda r: "%.5f" % r["test"]["rel_mse"]),
-        ("training s", lambda r: "%.1f" % r["train_seconds"]),
+        ("training s", lambda r: "%.1f" % r["train_seconds"] if r.get("train_seconds") else "?"),
         ("encode vec/s train", lambda r: "%.0f" % r["train"]["encode_vectors_per_s"]),
         ("encode vec/s test", lambda r: "%.0f" % r["test"]["encode_vectors_per_s"]),
     ]
@@ -90,15 +89,16 @@ def table(paths):
 
 
 def main():
-    global faiss
+    global faiss, np
     if len(sys.argv) > 1 and sys.argv[1] == "--table":
         table(sys.argv[2:])
         return
     try:
+        import numpy
         import faiss as f
     except ImportError:
-        sys.exit("faiss_compare.py: python3-faiss is not installed for " + sys.executable)
-    faiss = f
+        sys.exit("faiss_compare.py: numpy or python3-faiss is missing for " + sys.executable)
+    faiss, np = f, numpy
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train", required=True)
     ap.add_argument("--test", required=True)

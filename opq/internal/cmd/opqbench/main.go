@@ -34,6 +34,8 @@ func main() {
 		seed      = flag.Uint64("seed", 1, "training seed")
 		quiet     = flag.Bool("quiet", false, "no progress bars")
 		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of training to this file")
+		save      = flag.String("save", "", "write the trained quantizer to this file (+ .json with the training time)")
+		load      = flag.String("load", "", "skip training: read a quantizer written by -save")
 	)
 	flag.Parse()
 	if *cpuprof != "" {
@@ -52,7 +54,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "opqbench: -train and -test are required")
 		os.Exit(2)
 	}
-	if err := run(*trainPath, *testPath, *m, *bits, *sample, *threads, *repeats, *iters, *opqIters, *seed, *quiet); err != nil {
+	if err := run(*trainPath, *testPath, *m, *bits, *sample, *threads, *repeats, *iters, *opqIters, *seed, *quiet, *save, *load); err != nil {
 		fmt.Fprintln(os.Stderr, "opqbench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -65,7 +67,7 @@ type split struct {
 	EncodeS float64 `json:"encode_vectors_per_s"`
 }
 
-func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, opqIters int, seed uint64, quiet bool) error {
+func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, opqIters int, seed uint64, quiet bool, save, load string) error {
 	xtrain, dim, err := loadObs(trainPath)
 	if err != nil {
 		return err
@@ -85,13 +87,45 @@ func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, o
 		Iters: iters, OPQIters: opqIters, Progress: progress}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	start := time.Now()
-	q, err := opq.Train(xtrain, cfg)
-	if err != nil {
-		return err
+	var q *opq.Quantizer
+	var trainS float64
+	if load != "" {
+		b, err := os.ReadFile(load)
+		if err != nil {
+			return err
+		}
+		if q, err = opq.UnmarshalQuantizer(b); err != nil {
+			return err
+		}
+		var meta struct {
+			TrainSeconds float64 `json:"train_seconds"`
+		}
+		if b, err := os.ReadFile(load + ".json"); err == nil {
+			_ = json.Unmarshal(b, &meta)
+		}
+		trainS = meta.TrainSeconds
+	} else {
+		start := time.Now()
+		var err error
+		if q, err = opq.Train(xtrain, cfg); err != nil {
+			return err
+		}
+		trainS = time.Since(start).Seconds()
 	}
-	trainS := time.Since(start).Seconds()
 	runtime.ReadMemStats(&ms1)
+	if save != "" {
+		b, err := q.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		meta, _ := json.Marshal(map[string]float64{"train_seconds": trainS})
+		if err := os.WriteFile(save, b, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(save+".json", meta, 0o644); err != nil {
+			return err
+		}
+	}
 	q.SetThreads(threads)
 	ntrain := len(xtrain) / dim
 	if sample > 0 && sample < ntrain {
