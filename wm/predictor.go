@@ -30,8 +30,10 @@ type Predictor struct {
 
 	// distinct tiles of the episode
 	epSeed  maphash.Seed
-	epIndex map[uint64][]int32 // hash -> refs (state*S+slot) of distinct tiles
-	epFirst [][]int32          // per first code: refs, in order of appearance
+	epIndex map[uint64]int32 // hash -> first entry of its chain in epRefs
+	epRefs  []int32          // refs (state*S+slot) of distinct tiles
+	epNext  []int32          // next entry with the same hash, or -1
+	epFirst [][]int32        // per first code: refs, in order of appearance
 	epTotal uint64
 
 	// adaptive class statistics
@@ -152,7 +154,11 @@ func (p *Predictor) Reset() {
 	p.hist = p.hist[:0]
 	p.histB = p.histB[:0]
 	p.t = -1
-	p.epIndex = make(map[uint64][]int32)
+	if p.epIndex == nil {
+		p.epIndex = make(map[uint64]int32)
+	}
+	clear(p.epIndex)
+	p.epRefs, p.epNext = p.epRefs[:0], p.epNext[:0]
 	if p.epFirst == nil {
 		p.epFirst = make([][]int32, p.g.K)
 	}
@@ -546,15 +552,22 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 	// Add the tile to the episode's distinct tiles.
 	off := p.t*p.n + s*g.M
 	tl := p.hist[off : off+g.M]
-	h := maphash.Comparable(p.epSeed, string(u16bytes(tl)))
-	for _, r := range p.epIndex[h] {
+	h := p.tileHash(tl)
+	head, ok := p.epIndex[h]
+	if !ok {
+		head = -1
+	}
+	for e := head; e >= 0; e = p.epNext[e] {
+		r := p.epRefs[e]
 		o := int(r/int32(g.S))*p.n + int(r%int32(g.S))*g.M
 		if slices.Equal(p.hist[o:o+g.M], tl) {
 			return
 		}
 	}
 	r := int32(p.t*g.S + s)
-	p.epIndex[h] = append(p.epIndex[h], r)
+	p.epIndex[h] = int32(len(p.epRefs))
+	p.epRefs = append(p.epRefs, r)
+	p.epNext = append(p.epNext, head)
 	p.epFirst[tl[0]] = append(p.epFirst[tl[0]], r)
 	p.epTotal++
 }
@@ -708,4 +721,17 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 		}
 		out[v] = uint16(next - uint32(cum[v]))
 	}
+}
+
+// tileHash hashes a tile for the chunk's distinct-tile index (lookups only:
+// equal tiles are confirmed by comparison, so the hash never decides bits).
+func (p *Predictor) tileHash(tl []uint16) uint64 {
+	var h maphash.Hash
+	h.SetSeed(p.epSeed)
+	var buf [2]byte
+	for _, v := range tl {
+		buf[0], buf[1] = byte(v), byte(v>>8)
+		h.Write(buf[:])
+	}
+	return h.Sum64()
 }

@@ -233,3 +233,26 @@ func TestSections(t *testing.T) {
 		t.Fatal("trailing byte accepted")
 	}
 }
+
+func TestPredictorSteadyStateAllocs(t *testing.T) {
+	g := Geometry{S: 4, M: 8, K: 16}
+	eps := synth(7, g, 3, 20)
+	m, _ := Train(g, eps, TrainOptions{})
+	p := m.NewPredictor()
+	e := eps[0]
+	n := g.N()
+	run := func() {
+		p.Reset()
+		for s := range e.Actions {
+			p.Begin(e.Actions[s])
+			for j := range n {
+				p.Table(j)
+				p.Commit(j, e.Codes[s*n+j])
+			}
+		}
+	}
+	run() // warm up buffers
+	if a := testing.AllocsPerRun(3, run); a > 0 {
+		t.Errorf("%.0f allocations per chunk in the steady state", a)
+	}
+}
