@@ -3,6 +3,7 @@ package format
 import (
 	"hash/crc32"
 
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -13,6 +14,32 @@ import (
 // retained costs nothing and is reconstructed as the table's modal value.
 // A nil retainFunc retains every coordinate (lossless, lambda = infinity).
 type retainFunc func(j int, cum []uint16) bool
+
+// useGate sets cfg.retain for a file of header h coded with model m: nil
+// for a lossless file, the rule of the model's GATE section at the
+// header's lambda otherwise, unless a custom rule was given. It returns the
+// gate's parameters when the model has them (the writer uses their
+// distances to account distortion).
+func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, error) {
+	var gp *gate.Params
+	if m.Section(gate.Tag) != nil {
+		p, err := gate.FromModel(m)
+		if err != nil && (h.Lambda != LambdaLossless && !cfg.custom) {
+			return nil, &FormatError{Offset: 32, Msg: err.Error(), Err: ErrModelMismatch}
+		}
+		gp = p
+	}
+	switch {
+	case cfg.custom:
+	case h.Lambda == LambdaLossless:
+		cfg.retain = nil
+	case gp == nil:
+		return nil, &UnsupportedError{Offset: 28, Msg: "finite lambda needs a model with a retention gate (GATE section)", Err: ErrUnsupported}
+	default:
+		cfg.retain = gp.Rule(h.Lambda).Retain
+	}
+	return gp, nil
+}
 
 // chunkCoder codes the states of one chunk: the action model and the world
 // model's predictor feed the tables, the rANS coder turns symbols into the
@@ -25,7 +52,8 @@ type chunkCoder struct {
 	pred    *wm.Predictor
 	act     *actionModel
 	retain  retainFunc
-	scratch []byte // one state's bytes for the reconstruction checksum
+	gp      *gate.Params // distances for the writer's distortion account, or nil
+	scratch []byte       // one state's bytes for the reconstruction checksum
 
 	enc *rans.Encoder
 	dec *rans.Decoder
@@ -34,6 +62,9 @@ type chunkCoder struct {
 	sum          uint32 // running reconstruction checksum (CRC-32C)
 	idealCodes   uint64 // 2^-16 bits, current chunk
 	idealActions uint64
+	retained     uint64 // coded coordinates, current chunk
+	wrong        uint64 // writer only: omitted coordinates whose modal value is wrong
+	distSum      uint64 // writer only: Σ gate distance(reconstruction, truth)
 }
 
 func newChunkCoder(h *Header, m *wm.Model, retain retainFunc) *chunkCoder {
@@ -54,6 +85,7 @@ func (c *chunkCoder) begin() {
 	c.pred.Reset()
 	c.act.reset()
 	c.states, c.sum, c.idealCodes, c.idealActions = 0, 0, 0, 0
+	c.retained, c.wrong, c.distSum = 0, 0, 0
 }
 
 // freq returns the frequency of symbol v of a cumulative table.
@@ -109,8 +141,15 @@ func (c *chunkCoder) encodeState(a int64, codes []uint16) {
 		cum := c.pred.Table(j)
 		if c.retain == nil || c.retain(j, cum) {
 			c.idealCodes += c.put(j%c.lanes, cum, int(v))
-		} else {
-			v = modal(cum, c.prec)
+			c.retained++
+		} else if m := modal(cum, c.prec); m != v {
+			c.wrong++
+			if c.gp != nil {
+				c.distSum += uint64(c.gp.Distance(j, m, v))
+			} else {
+				c.distSum += gate.UnitDistance
+			}
+			v = m
 		}
 		c.pred.Commit(j, v)
 		le.PutUint16(c.scratch[8+2*j:], v)
@@ -151,6 +190,7 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 			s, cost := c.get(j%c.lanes, cum)
 			v = uint16(s)
 			c.idealCodes += cost
+			c.retained++
 		} else {
 			v = modal(cum, c.prec)
 		}

@@ -21,6 +21,7 @@ type File struct {
 	idx       *index
 	bodyStart int64
 	pool      sync.Pool // *chunkCoder
+	rec       *Recovery // set when opened WithRecovery
 }
 
 // Info summarizes a file. Sizes are in bytes; ideal code lengths are in
@@ -41,6 +42,9 @@ type Info struct {
 	ModelID   wm.ModelID
 	IdealCode uint64 // Σ −log2 p of the coded coordinates, 2^-16 bit
 	IdealAct  uint64 // Σ −log2 p of the action symbols and raw bits, 2^-16 bit
+
+	// Retained is the number of coded coordinates (States·N when lossless).
+	Retained uint64
 }
 
 // IdealBits returns the ideal code length of states and actions in bits,
@@ -55,7 +59,7 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 		return nil, err
 	}
 	f := &File{r: r, size: size, cfg: cfg}
-	if size < HeaderSize+indexHdrSize+TrailerSize {
+	if size < HeaderSize+indexHdrSize+TrailerSize && !cfg.recover {
 		return nil, truncated(max(size, 0), "file")
 	}
 	b, err := f.readAt(0, HeaderSize, "header")
@@ -69,11 +73,8 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	if mem > cfg.maxMemory {
 		return nil, tooLarge(0, mem, cfg.maxMemory)
 	}
-	if err := checkLambda(&f.h, cfg); err != nil {
-		return nil, err
-	}
 	f.bodyStart = HeaderSize + f.h.ModelSize
-	if f.bodyStart+indexHdrSize+TrailerSize > size {
+	if f.bodyStart+indexHdrSize+TrailerSize > size && !cfg.recover {
 		return nil, truncated(HeaderSize, "embedded model")
 	}
 	var raw []byte
@@ -84,6 +85,15 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	}
 	if f.model, err = resolveModel(&f.h, raw, model); err != nil {
 		return nil, err
+	}
+	if _, err := useGate(&f.h, f.model, cfg); err != nil {
+		return nil, err
+	}
+	if cfg.recover {
+		if err := f.scanRecords(); err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 	toff := size - TrailerSize
 	tb, err := f.readAt(toff, TrailerSize, "trailer")
@@ -165,6 +175,7 @@ func (f *File) Info() Info {
 		ModelID:      f.h.ModelID,
 		IdealCode:    x.idealCodes,
 		IdealAct:     x.idealAction,
+		Retained:     x.retained,
 	}
 }
 
@@ -216,30 +227,33 @@ func (f *File) Metadata(e int) ([]byte, error) {
 // decodeChunk reads, checks and decodes chunk c of episode ep into actions
 // and codes, which must hold G states.
 func (f *File) decodeChunk(ep *episodeRef, c int, actions []int64, codes []uint16) (int, error) {
-	n, _, _, err := f.decodeChunkCost(ep, c, actions, codes)
+	n, _, err := f.decodeChunkCost(ep, c, actions, codes)
 	return n, err
 }
 
+// chunkCost is what a decoded chunk adds to the index totals.
+type chunkCost struct{ idealCodes, idealActions, retained uint64 }
+
 // decodeChunkCost is decodeChunk also returning the chunk's ideal code
-// lengths.
-func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []uint16) (n int, idealCodes, idealActions uint64, err error) {
+// lengths and retained coordinates.
+func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []uint16) (n int, cost chunkCost, err error) {
 	ref := ep.chunks[c]
 	ns := chunkStates(ep.states, int64(f.h.KeyframeInterval), c)
 	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
-		return 0, 0, 0, tooLarge(ref.offset, need, f.cfg.maxMemory)
+		return 0, chunkCost{}, tooLarge(ref.offset, need, f.cfg.maxMemory)
 	}
 	b, err := f.readAt(ref.offset, ref.length, "chunk record")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, chunkCost{}, err
 	}
 	sl := ref.length - chunkHdrSize - crcSize
 	if b[0] != tagChunk || b[1] != 0 || b[2] != 0 || b[3] != 0 ||
 		int64(le.Uint32(b[4:])) != ns || int64(le.Uint32(b[8:])) != sl {
-		return 0, 0, 0, corrupt(ref.offset, "chunk record disagrees with the index")
+		return 0, chunkCost{}, corrupt(ref.offset, "chunk record disagrees with the index")
 	}
 	end := chunkHdrSize + sl
 	if crc(b[:end]) != le.Uint32(b[end:]) {
-		return 0, 0, 0, badSum(ref.offset+end, "chunk record checksum")
+		return 0, chunkCost{}, badSum(ref.offset+end, "chunk record checksum")
 	}
 	cc, _ := f.pool.Get().(*chunkCoder)
 	if cc == nil {
@@ -247,9 +261,9 @@ func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []u
 	}
 	defer f.pool.Put(cc)
 	if err := cc.decodeChunk(b[chunkHdrSize:end], int(ns), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
-		return 0, 0, 0, err
+		return 0, chunkCost{}, err
 	}
-	return int(ns), cc.idealCodes, cc.idealActions, nil
+	return int(ns), chunkCost{cc.idealCodes, cc.idealActions, cc.retained}, nil
 }
 
 // Verify decodes and checks every record of the file: episode records,
@@ -260,22 +274,27 @@ func (f *File) Verify() error {
 	g, nc := f.h.KeyframeInterval, f.h.Geom.N()
 	actions := make([]int64, g)
 	codes := make([]uint16, g*nc)
-	var ic, ia uint64
+	var sum chunkCost
 	for e := range f.idx.episodes {
 		if _, err := f.Metadata(e); err != nil {
 			return err
 		}
 		ep := &f.idx.episodes[e]
 		for c := range ep.chunks {
-			_, dc, da, err := f.decodeChunkCost(ep, c, actions, codes)
+			_, d, err := f.decodeChunkCost(ep, c, actions, codes)
 			if err != nil {
 				return err
 			}
-			ic, ia = ic+dc, ia+da
+			sum.idealCodes += d.idealCodes
+			sum.idealActions += d.idealActions
+			sum.retained += d.retained
 		}
 	}
-	if ic != f.idx.idealCodes || ia != f.idx.idealAction {
+	if sum.idealCodes != f.idx.idealCodes || sum.idealActions != f.idx.idealAction {
 		return corrupt(f.size-TrailerSize, "ideal code lengths in the index differ from the streams'")
+	}
+	if sum.retained != f.idx.retained {
+		return corrupt(f.size-TrailerSize, "retained coordinates in the index differ from the streams'")
 	}
 	return nil
 }

@@ -56,9 +56,6 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	if mem := rd.h.memory(); mem > cfg.maxMemory {
 		return nil, tooLarge(0, mem, cfg.maxMemory)
 	}
-	if err := checkLambda(&rd.h, cfg); err != nil {
-		return nil, err
-	}
 	var raw []byte
 	if rd.h.ModelEmbedded {
 		if raw, err = rd.read(int(rd.h.ModelSize), "embedded model"); err != nil {
@@ -67,6 +64,9 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 		raw = bytes.Clone(raw)
 	}
 	if rd.model, err = resolveModel(&rd.h, raw, model); err != nil {
+		return nil, err
+	}
+	if _, err := useGate(&rd.h, rd.model, cfg); err != nil {
 		return nil, err
 	}
 	rd.coder = newChunkCoder(&rd.h, rd.model, cfg.retain)
@@ -103,6 +103,11 @@ func (r *Reader) read(n int, what string) ([]byte, error) {
 }
 
 func (r *Reader) fail(err error) error {
+	if r.cfg.recover && r.err == nil && recoverable(err) {
+		// Recovery: the valid records before the damage are the file.
+		r.done, r.cur, r.more = true, nil, false
+		return io.EOF
+	}
 	if r.err == nil {
 		r.err = err
 	}
@@ -126,6 +131,9 @@ func (r *Reader) NextEpisode() (meta []byte, err error) {
 		} else if err != nil {
 			return nil, err
 		}
+	}
+	if r.done { // recovery ended the file inside the episode
+		return nil, io.EOF
 	}
 	tag, err := r.peekTag()
 	if err != nil {
@@ -299,6 +307,7 @@ func (r *Reader) readChunk() error {
 	r.idx.chunks++
 	r.idx.idealCodes += c.idealCodes
 	r.idx.idealAction += c.idealActions
+	r.idx.retained += c.retained
 	r.n, r.pos = int(n), 0
 	r.more = n == int64(r.h.KeyframeInterval)
 	return nil
@@ -350,14 +359,15 @@ func (r *Reader) readEnd() error {
 		ModelID:      r.h.ModelID,
 		IdealCode:    r.idx.idealCodes,
 		IdealAct:     r.idx.idealAction,
+		Retained:     r.idx.retained,
 	}
 	return nil
 }
 
 // Info returns the file's summary once NextEpisode has returned io.EOF,
 // that is once the whole file has been decoded and checked; ok is false
-// before.
-func (r *Reader) Info() (info Info, ok bool) { return r.end, r.done }
+// before, and for a file that recovery (WithRecovery) ended early.
+func (r *Reader) Info() (info Info, ok bool) { return r.end, r.done && r.end.FileBytes > 0 }
 
 // ReadHeader reads and validates only the fixed-size header of a .wmz
 // stream, without the model or any episode.

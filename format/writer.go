@@ -22,7 +22,10 @@ const flushThreshold = 1 << 16
 // sizes or GOMAXPROCS.
 //
 // Errors from the underlying writer are sticky. A Writer is not safe for
-// concurrent use.
+// concurrent use: its methods must not run at the same time (a caller
+// sharing one serializes the calls, which then define the bytes). Readers
+// of the output see no index until Close; what Flush wrote is recoverable
+// before that (WithRecovery, Recover), and Append continues a closed file.
 type Writer struct {
 	w      io.Writer
 	h      Header
@@ -36,6 +39,7 @@ type Writer struct {
 	stream []byte // scratch for the chunk's rANS stream
 	idx    index
 	cur    *episodeRef // episode being written, nil outside one
+	acct   Account
 	chunkG int
 }
 
@@ -57,9 +61,6 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	if int64(cfg.keyframe)*int64(g.N()) > MaxChunkCoords {
 		return nil, fmt.Errorf("%w: keyframe interval %d × %d coordinates exceeds %d", ErrInput, cfg.keyframe, g.N(), MaxChunkCoords)
 	}
-	if cfg.lambda != LambdaLossless && cfg.retain == nil {
-		return nil, fmt.Errorf("%w: finite lambda needs a retention rule", ErrUnsupported)
-	}
 	wr := &Writer{w: w, model: model, chunkG: cfg.keyframe}
 	wr.h = Header{
 		Version:          Version,
@@ -80,7 +81,12 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 		}
 		wr.h.ModelEmbedded, wr.h.ModelSize = true, int64(len(raw))
 	}
+	gp, err := useGate(&wr.h, model, cfg)
+	if err != nil {
+		return nil, err
+	}
 	wr.coder = newChunkCoder(&wr.h, model, cfg.retain)
+	wr.coder.gp = gp
 	if wr.coder.enc, err = rans.NewEncoder(cfg.lanes, model.Precision); err != nil {
 		return nil, err
 	}
@@ -191,6 +197,9 @@ func (w *Writer) endChunk() error {
 	w.idx.chunks++
 	w.idx.idealCodes += c.idealCodes
 	w.idx.idealAction += c.idealActions
+	w.idx.retained += c.retained
+	w.acct.Wrong += c.wrong
+	w.acct.DistSum += c.distSum
 	c.states = 0
 	return w.spill()
 }
@@ -220,14 +229,27 @@ func (w *Writer) flushBuf() error {
 	return nil
 }
 
-// Flush writes every completed record to the underlying writer. The states
-// of the chunk being filled stay pending: a chunk ends only after G states
-// or at the end of its episode, so Flush never changes the output bytes.
+// Flush writes every completed record to the underlying writer and, if
+// that writer has a Sync method (as *os.File does), calls it. Everything
+// flushed survives a crash: a file cut anywhere after a Flush recovers
+// (WithRecovery, Recover) with at least the episodes begun and the chunks
+// completed before it. The states of the chunk being filled stay pending:
+// a chunk ends only after G states or at the end of its episode (the next
+// WriteEpisode or Close), so Flush never changes the output bytes.
 func (w *Writer) Flush() error {
 	if err := w.check(); err != nil {
 		return err
 	}
-	return w.flushBuf()
+	if err := w.flushBuf(); err != nil {
+		return err
+	}
+	if s, ok := w.w.(interface{ Sync() error }); ok {
+		if err := s.Sync(); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	return nil
 }
 
 // Close ends the current episode and writes the index and the trailer. It
@@ -250,4 +272,37 @@ func (w *Writer) Close() error {
 	w.closed = true
 	w.cur = nil
 	return err
+}
+
+// Account is the writer's record of its reconstruction against the codes it
+// was given: what a lossy file loses. Only the writer knows it; the file
+// does not store it.
+type Account struct {
+	States   int64  // states written (in completed chunks)
+	Retained uint64 // coded coordinates
+	Wrong    uint64 // omitted coordinates whose modal value differs from the code
+	DistSum  uint64 // Σ over them of the gate's distance (gate.UnitDistance each without a GATE section)
+}
+
+// Account returns the account of the chunks completed so far (all of them
+// after Close).
+func (w *Writer) Account() Account {
+	a := w.acct
+	a.States, a.Retained = w.idx.states-int64(w.coder.states), w.idx.retained
+	return a
+}
+
+// LastState appends to dst[:0] the reconstruction of the state most
+// recently written: the codes themselves when lossless, the values every
+// decoder will return for it otherwise. It returns dst[:0] before any state.
+func (w *Writer) LastState(dst []uint16) []uint16 {
+	dst = dst[:0]
+	if w.idx.states == 0 {
+		return dst
+	}
+	s := w.coder.scratch[8:]
+	for j := 0; j < len(s); j += 2 {
+		dst = append(dst, le.Uint16(s[j:]))
+	}
+	return dst
 }

@@ -4,9 +4,15 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
 
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/wm"
 )
 
 func init() {
@@ -17,7 +23,9 @@ func runEncode(args []string) error {
 	fs := newFlags("encode", "-m model.wmm [flags] -o out.wmz in.npz")
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
-	lossless := fs.Bool("lossless", true, "code every coordinate (the only mode until the retention gate lands)")
+	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
+	lambdaF := fs.Float64("lambda", -1, "retention trade-off λ ≥ 0: keep a coordinate iff λ·ê·V ≥ H (needs a model trained with a gate)")
+	distortion := fs.Float64("distortion", -1, "find the least-storage λ whose encoding of this file has mean relative distortion ≤ D")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval G: most states per independently decodable chunk")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
@@ -34,8 +42,14 @@ func runEncode(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one input trajectory")
 	}
-	if !*lossless {
-		return errors.New("lossy coding is not available yet: use --lossless")
+	if *lossless && (*lambdaF >= 0 || *distortion >= 0) || *lambdaF >= 0 && *distortion >= 0 {
+		return errors.New("--lossless, --lambda and --distortion exclude each other")
+	}
+	lambda := uint32(format.LambdaLossless)
+	if *lambdaF >= 0 {
+		if lambda, err = gate.LambdaFixed(*lambdaF); err != nil {
+			return err
+		}
 	}
 	m, err := loadModel(*modelPath)
 	if err != nil {
@@ -45,31 +59,23 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
+	var acct format.Account
+	if *distortion >= 0 {
+		var d float64
+		if lambda, d, err = searchLambda(m, tr, *keyframe, *distortion, *quiet); err != nil {
+			return err
+		}
+		if !*quiet {
+			fmt.Printf("lambda %.6g: distortion %.6g (target %g)\n", float64(lambda)/65536, d, *distortion)
+		}
+	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
-	w, err := format.NewWriter(bw, m, format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed))
-	if err != nil {
-		return err
-	}
-	n := m.Geom.N()
-	eps := tr.Episodes()
-	prog := progress(*quiet, "encoding")
-	for i, e := range eps {
-		if err := w.WriteEpisode(nil); err != nil {
-			return err
-		}
-		for t := e[0]; t < e[1]; t++ {
-			if err := w.WriteState(tr.Actions[t], tr.Codes[t*n:(t+1)*n]); err != nil {
-				return err
-			}
-		}
-		prog(i+1, len(eps))
-	}
-	if err := w.Close(); err != nil {
+	if acct, err = encodeTo(bw, m, tr, progress(*quiet, "encoding"), format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed), format.WithLambda(lambda)); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -80,7 +86,98 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state\n", *out, tr.T, size, float64(size)*8/float64(max(tr.T, 1)))
+		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state", *out, tr.T, size, float64(size)*8/float64(max(tr.T, 1)))
+		if lambda != format.LambdaLossless {
+			fmt.Printf(", retained %.4f", float64(acct.Retained)/float64(max(acct.States, 1)*int64(m.Geom.N())))
+			if p, err := gate.FromModel(m); err == nil {
+				fmt.Printf(", distortion %.6g", p.RelDistortion(acct.DistSum, acct.States))
+			}
+		}
+		fmt.Println()
 	}
 	return nil
+}
+
+// encodeTo writes every episode of tr to w and returns the writer's account.
+func encodeTo(w io.Writer, m *wm.Model, tr *npz.Trajectory, prog func(int, int), opts ...format.Option) (format.Account, error) {
+	fw, err := format.NewWriter(w, m, opts...)
+	if err != nil {
+		return format.Account{}, err
+	}
+	n := m.Geom.N()
+	eps := tr.Episodes()
+	for i, e := range eps {
+		if err := fw.WriteEpisode(nil); err != nil {
+			return format.Account{}, err
+		}
+		for t := e[0]; t < e[1]; t++ {
+			if err := fw.WriteState(tr.Actions[t], tr.Codes[t*n:(t+1)*n]); err != nil {
+				return format.Account{}, err
+			}
+		}
+		prog(i+1, len(eps))
+	}
+	if err := fw.Close(); err != nil {
+		return format.Account{}, err
+	}
+	return fw.Account(), nil
+}
+
+// countWriter counts and discards.
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
+
+// searchLambda finds, by bisection over λ = 2^(k/4), k = −16..63, the
+// smallest λ whose closed-loop encoding of tr has relative distortion ≤
+// target (the writer's account in the gate's integer distances), assuming
+// distortion does not grow with λ. Each step is one full encoding.
+func searchLambda(m *wm.Model, tr *npz.Trajectory, keyframe int, target float64, quiet bool) (uint32, float64, error) {
+	p, err := gate.FromModel(m)
+	if err != nil {
+		return 0, 0, err
+	}
+	at := func(k int) uint32 {
+		l, _ := gate.LambdaFixed(math.Exp2(float64(k) / 4))
+		return l
+	}
+	eval := func(k int) (float64, error) {
+		a, err := encodeTo(&countWriter{}, m, tr, func(int, int) {}, format.WithKeyframeInterval(keyframe), format.WithLambda(at(k)))
+		if err != nil {
+			return 0, err
+		}
+		d := p.RelDistortion(a.DistSum, a.States)
+		if !quiet {
+			fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g\n", float64(at(k))/65536, d)
+		}
+		return d, nil
+	}
+	lo, hi := -16, 63 // invariant: D(hi) ≤ target, or hi is the top
+	dHi, err := eval(hi)
+	if err != nil {
+		return 0, 0, err
+	}
+	if dHi > target {
+		return 0, 0, fmt.Errorf("distortion %.4g at the largest λ already exceeds %g: use --lossless", dHi, target)
+	}
+	dLo, err := eval(lo)
+	if err != nil {
+		return 0, 0, err
+	}
+	if dLo <= target {
+		return at(lo), dLo, nil
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		d, err := eval(mid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d <= target {
+			hi, dHi = mid, d
+		} else {
+			lo = mid
+		}
+	}
+	return at(hi), dHi, nil
 }

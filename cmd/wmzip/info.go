@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/gate"
 )
 
 func init() {
@@ -32,6 +35,7 @@ type infoJSON struct {
 	RetainedFraction    float64 `json:"retained_fraction"`
 	Lossless            bool    `json:"lossless"`
 	Lambda              any     `json:"lambda"`
+	Distortion          any     `json:"distortion"`
 	ModelID             string  `json:"model_id"`
 	ModelEmbedded       bool    `json:"model_embedded"`
 	ModelBytes          int64   `json:"model_bytes"`
@@ -44,6 +48,7 @@ func runInfo(args []string) error {
 	fs := newFlags("info", "[--json] [-m model.wmm] in.wmz")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	modelPath := fs.String("m", "", "model file (default: the embedded one)")
+	ref := fs.String("ref", "", "source trajectory (.npz codes): decode and report the distortion against it")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -68,7 +73,7 @@ func runInfo(args []string) error {
 		PayloadBitsPerState: float64(in.PayloadBytes) * 8 / st,
 		IdealBitsPerState:   in.IdealBits() / st,
 		RawBitsPerState:     float64(h.Geom.N()) * bitsFor(h.Geom.K),
-		RetainedFraction:    1,
+		RetainedFraction:    float64(in.Retained) / float64(max(in.States, 1)*int64(h.Geom.N())),
 		Lossless:            h.Lossless(),
 		ModelID:             in.ModelID.String(), ModelEmbedded: in.Embedded, ModelBytes: in.ModelBytes,
 		HeaderBytes: in.HeaderBytes, IndexBytes: in.IndexBytes,
@@ -76,8 +81,23 @@ func runInfo(args []string) error {
 	j.FramingBitsPerState = j.BitsPerState - j.IdealBitsPerState
 	if h.Lossless() {
 		j.Lambda = "inf"
+		j.Distortion = 0.0
 	} else {
 		j.Lambda = float64(h.Lambda) / 65536
+	}
+	if *ref != "" && !h.Lossless() {
+		want, err := loadCodes(*ref, &h.Geom)
+		if err != nil {
+			return err
+		}
+		got, err := decodeAll(f, true)
+		if err != nil {
+			return err
+		}
+		if got.T != want.T {
+			return fmt.Errorf("%d states decoded, %s has %d", got.T, *ref, want.T)
+		}
+		j.Distortion, _ = distortionAgainst(f, got.Codes, want.Codes)
 	}
 	if in.States == 0 {
 		j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.FramingBitsPerState = 0, 0, 0, 0
@@ -91,7 +111,11 @@ func runInfo(args []string) error {
 	fmt.Printf("geometry     %d slots x %d subspaces, K=%d; precision %d, %d lanes, keyframe %d\n", j.Slots, j.Subspaces, j.Alphabet, j.Precision, j.Lanes, j.Keyframe)
 	fmt.Printf("size         %d bytes (header %d, model %d, index %d)\n", j.FileBytes, j.HeaderBytes, j.ModelBytes, j.IndexBytes)
 	fmt.Printf("rate         %.1f bits/state (payload %.1f, ideal %.1f, raw %.0f)\n", j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.RawBitsPerState)
-	fmt.Printf("mode         lossless=%v lambda=%v retained=%.3f\n", j.Lossless, j.Lambda, j.RetainedFraction)
+	fmt.Printf("mode         lossless=%v lambda=%v retained=%.4f", j.Lossless, j.Lambda, j.RetainedFraction)
+	if j.Distortion != nil {
+		fmt.Printf(" distortion=%.6g", j.Distortion)
+	}
+	fmt.Println()
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
 	return nil
 }
@@ -103,4 +127,28 @@ func bitsFor(k int) float64 {
 		b++
 	}
 	return float64(b)
+}
+
+// distortionAgainst returns the relative distortion of decoded codes against
+// the source's, in the gate's integer distances (the fraction of wrong codes
+// when the model has no gate or no codebooks), and the number of wrong codes.
+func distortionAgainst(f *format.File, got, want []uint16) (float64, int64) {
+	m := f.Model()
+	n := m.Geom.N()
+	p, err := gate.FromModel(m)
+	var sum uint64
+	var wrong int64
+	for i, v := range got {
+		if v != want[i] {
+			wrong++
+			if err == nil {
+				sum += uint64(p.Distance(i%n, v, want[i]))
+			}
+		}
+	}
+	states := int64(len(got) / n)
+	if err != nil {
+		return float64(wrong) / float64(max(len(got), 1)), wrong
+	}
+	return p.RelDistortion(sum, states), wrong
 }

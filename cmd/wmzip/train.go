@@ -18,6 +18,8 @@ func runTrain(args []string) error {
 	prec := fs.Uint("precision", wm.DefaultPrecision, "rANS probability precision in bits (10..16)")
 	maxRef := fs.Int("max-ref", 65536, "most states kept in the model's reference store")
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
+	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
+	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -55,6 +57,9 @@ func runTrain(args []string) error {
 	}
 	m, err := wm.Train(g, eps, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Progress: progress(*quiet, "calibrating")})
 	if err != nil {
+		return err
+	}
+	if m, err = withGate(m, eps, *gateHold, *gateWeights, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}); err != nil {
 		return err
 	}
 	b, _ := m.MarshalBinary()

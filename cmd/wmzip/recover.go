@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/wm"
+)
+
+func init() {
+	register("recover", "rebuild a .wmz cut short by a crash from its complete records", runRecover)
+}
+
+func runRecover(args []string) error {
+	fs := newFlags("recover", "[-m model.wmm] -o fixed.wmz in.wmz")
+	modelPath := fs.String("m", "", "model file (default: the embedded one)")
+	out := fs.String("o", "", "output .wmz (required; must differ from the input)")
+	quiet := fs.Bool("q", false, "no summary output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("missing -o fixed.wmz")
+	}
+	if len(pos) != 1 {
+		return errors.New("want exactly one .wmz file")
+	}
+	var m *wm.Model
+	if *modelPath != "" {
+		if m, err = loadModel(*modelPath); err != nil {
+			return err
+		}
+	}
+	in, err := os.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if ost, err := os.Stat(*out); err == nil && os.SameFile(st, ost) {
+		return errors.New("-o must name another file than the input")
+	}
+	f, err := atomicfile.Create(*out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	rec, info, err := format.Recover(bw, in, st.Size(), m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	if !*quiet {
+		switch {
+		case rec.Complete:
+			fmt.Printf("%s: complete file, copied unchanged: %d states in %d episodes\n", pos[0], info.States, info.Episodes)
+		default:
+			fmt.Printf("wrote %s: %d states in %d episodes, %d chunks; kept %d of %d bytes (%v)\n",
+				*out, info.States, info.Episodes, info.Chunks, rec.End, st.Size(), rec.Stop)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,410 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wmzip/wmzip/wm"
+)
+
+// record is one episode or chunk record of a file, from its index.
+type record struct {
+	off, end int64
+	episode  int // episode it belongs to
+	chunk    int // -1 for the episode record
+}
+
+// records lists a complete file's records in file order.
+func records(t *testing.T, b []byte, m *wm.Model, opts ...Option) []record {
+	t.Helper()
+	f, err := Open(bytes.NewReader(b), int64(len(b)), m, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []record
+	for e, ep := range f.idx.episodes {
+		rs = append(rs, record{ep.offset, ep.offset + episodeHdrSize + ep.metaLen + crcSize, e, -1})
+		for c, ch := range ep.chunks {
+			rs = append(rs, record{ch.offset, ch.offset + ch.length, e, c})
+		}
+	}
+	return rs
+}
+
+// prefixEpisodes is what recovery must return for a file cut at n: the
+// episodes whose record ends by n, with the states of their chunks that end
+// by n.
+func prefixEpisodes(eps []episode, rs []record, g, n int, cut int64) []episode {
+	var out []episode
+	for _, r := range rs {
+		if r.end > cut {
+			break
+		}
+		src := eps[r.episode]
+		if r.chunk < 0 {
+			out = append(out, episode{meta: src.meta})
+			continue
+		}
+		e := &out[len(out)-1]
+		lo, hi := r.chunk*g, min((r.chunk+1)*g, len(src.actions))
+		e.actions = append(e.actions, src.actions[lo:hi]...)
+		e.codes = append(e.codes, src.codes[lo*n:hi*n]...)
+	}
+	return out
+}
+
+// normalize makes nil and empty slices compare equal.
+func normalize(eps []episode) []episode {
+	for i := range eps {
+		if len(eps[i].actions) == 0 {
+			eps[i].actions, eps[i].codes = nil, nil
+		}
+	}
+	return eps
+}
+
+func recoveryFile(t *testing.T, lossy bool) ([]byte, *wm.Model, []episode, []Option) {
+	g := wm.Geometry{S: 2, M: 3, K: 7}
+	rng := rand.New(rand.NewPCG(31, 32))
+	eps := genEpisodes(rng, g, []int{5, 0, 3, 4, 1})
+	m := trainModel(g, 11, eps)
+	opts := []Option{WithKeyframeInterval(2), WithLanes(3), WithEmbeddedModel(true)}
+	if lossy {
+		opts = append(opts, withGate(3<<16, testRetain(11)))
+	}
+	b := encode(t, m, eps, opts...)
+	if lossy {
+		// The lossy decode is the writer's reconstruction, not the source.
+		got, err := readAll(b, nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = got
+	}
+	return b, m, eps, opts
+}
+
+// TestRecoverEveryCut cuts a file at every offset, as a crash mid-write
+// would: recovery must return exactly the complete records before the
+// cut, Recover must write a valid file holding them, and a Reader with
+// recovery must read the same.
+func TestRecoverEveryCut(t *testing.T) {
+	for _, lossy := range []bool{false, true} {
+		b, m, eps, opts := recoveryFile(t, lossy)
+		rs := records(t, b, m, opts...)
+		bodyStart := rs[0].off
+		ropts := append(opts[:len(opts):len(opts)], WithRecovery(true))
+		for cut := int64(0); cut <= int64(len(b)); cut++ {
+			in := b[:cut]
+			f, err := Open(bytes.NewReader(in), cut, nil, ropts...)
+			if cut < bodyStart {
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("lossy=%v cut %d inside the header or model: %v", lossy, cut, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("lossy=%v cut %d: %v", lossy, cut, err)
+			}
+			want := normalize(prefixEpisodes(eps, rs, 2, m.Geom.N(), cut))
+			rec, _ := f.Recovered()
+			if rec.Complete != (cut == int64(len(b))) {
+				t.Fatalf("lossy=%v cut %d: Complete = %v", lossy, cut, rec.Complete)
+			}
+			got, err := fileEpisodes(f)
+			if err != nil {
+				t.Fatalf("lossy=%v cut %d: decoding the recovered file: %v", lossy, cut, err)
+			}
+			if err := sameEpisodes(normalize(got), want); err != nil {
+				t.Fatalf("lossy=%v cut %d: recovered %v", lossy, cut, err)
+			}
+			if err := f.Verify(); err != nil {
+				t.Fatalf("lossy=%v cut %d: Verify: %v", lossy, cut, err)
+			}
+			var out bytes.Buffer
+			if _, _, err := Recover(&out, bytes.NewReader(in), cut, nil, opts...); err != nil {
+				t.Fatalf("lossy=%v cut %d: Recover: %v", lossy, cut, err)
+			}
+			fixed, err := readAll(out.Bytes(), nil, opts...)
+			if err != nil {
+				t.Fatalf("lossy=%v cut %d: recovered file does not decode: %v", lossy, cut, err)
+			}
+			if err := sameEpisodes(normalize(fixed), want); err != nil {
+				t.Fatalf("lossy=%v cut %d: Recover wrote %v", lossy, cut, err)
+			}
+			if cut == int64(len(b)) && !bytes.Equal(out.Bytes(), b) {
+				t.Fatalf("lossy=%v: recovering a complete file changed it", lossy)
+			}
+			seq, err := readAll(in, nil, ropts...)
+			if err != nil {
+				t.Fatalf("lossy=%v cut %d: Reader with recovery: %v", lossy, cut, err)
+			}
+			if err := sameEpisodes(normalize(seq), want); err != nil {
+				t.Fatalf("lossy=%v cut %d: Reader with recovery: %v", lossy, cut, err)
+			}
+		}
+	}
+}
+
+// fileEpisodes decodes every episode of an opened file.
+func fileEpisodes(f *File) ([]episode, error) {
+	eps := make([]episode, f.Episodes())
+	for i := range eps {
+		var err error
+		if eps[i].meta, err = f.Metadata(i); err != nil {
+			return nil, err
+		}
+		if eps[i].actions, eps[i].codes, err = f.DecodeEpisode(i); err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}
+
+// TestRecoverStopsAtDamage damages a record in the middle of a file:
+// recovery keeps the records before it and nothing after.
+func TestRecoverStopsAtDamage(t *testing.T) {
+	b, m, eps, opts := recoveryFile(t, false)
+	rs := records(t, b, m)
+	ropts := append(opts[:len(opts):len(opts)], WithRecovery(true))
+	for i, r := range rs {
+		mut := bytes.Clone(b)
+		mut[(r.off+r.end)/2] ^= 0x10
+		f, err := Open(bytes.NewReader(mut), int64(len(mut)), nil, ropts...)
+		if err != nil {
+			t.Fatalf("record %d damaged: %v", i, err)
+		}
+		got, err := fileEpisodes(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := normalize(prefixEpisodes(eps, rs, 2, m.Geom.N(), r.off))
+		if err := sameEpisodes(normalize(got), want); err != nil {
+			t.Fatalf("record %d damaged: %v", i, err)
+		}
+		if rec, _ := f.Recovered(); rec.End != r.off || rec.Stop == nil {
+			t.Fatalf("record %d damaged: recovery ended at %d (%v), want %d", i, rec.End, rec.Stop, r.off)
+		}
+	}
+}
+
+// memFile is an in-memory AppendFile that remembers what was synced.
+type memFile struct {
+	b      []byte
+	pos    int64
+	synced int64 // length at the last Sync
+	syncs  int
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(f.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	if gap := f.pos - int64(len(f.b)); gap > 0 {
+		f.b = append(f.b, make([]byte, gap)...)
+	}
+	n := copy(f.b[f.pos:], p)
+	f.b = append(f.b, p[n:]...)
+	f.pos += int64(len(p))
+	return len(p), nil
+}
+
+func (f *memFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += f.pos
+	case io.SeekEnd:
+		off += int64(len(f.b))
+	}
+	if off < 0 {
+		return 0, errors.New("negative seek")
+	}
+	f.pos = off
+	return off, nil
+}
+
+func (f *memFile) Truncate(n int64) error {
+	if n < int64(len(f.b)) {
+		f.b = f.b[:n]
+	}
+	return nil
+}
+
+func (f *memFile) Sync() error { f.synced, f.syncs = int64(len(f.b)), f.syncs+1; return nil }
+
+func writeEpisodes(t *testing.T, w *Writer, n int, eps []episode) {
+	t.Helper()
+	for _, e := range eps {
+		if err := w.WriteEpisode(e.meta); err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range e.actions {
+			if err := w.WriteState(a, e.codes[i*n:(i+1)*n]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestAppend appends episodes to a closed file: the result must be the
+// very bytes of writing all episodes at once.
+func TestAppend(t *testing.T) {
+	g := wm.Geometry{S: 2, M: 2, K: 6}
+	eps := genEpisodes(rand.New(rand.NewPCG(33, 34)), g, []int{4, 3, 0, 6, 2})
+	m := trainModel(g, 12, eps)
+	n := g.N()
+	for _, embed := range []bool{false, true} {
+		opts := []Option{WithKeyframeInterval(3), WithLanes(2), WithEmbeddedModel(embed)}
+		want := encode(t, m, eps, opts...)
+		for split := 0; split <= len(eps); split++ {
+			f := &memFile{b: encode(t, m, eps[:split], opts...)}
+			f.pos = 7 // Append must not depend on the position
+			model := m
+			if embed {
+				model = nil
+			}
+			w, err := Append(f, model)
+			if err != nil {
+				t.Fatalf("embed=%v split %d: %v", embed, split, err)
+			}
+			writeEpisodes(t, w, n, eps[split:])
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.b, want) {
+				t.Fatalf("embed=%v split %d: appended file differs from a single write", embed, split)
+			}
+		}
+	}
+	// Appending with another model is a mismatch, and nothing is cut.
+	f := &memFile{b: encode(t, m, eps[:2], WithKeyframeInterval(3))}
+	before := bytes.Clone(f.b)
+	other := trainModel(g, 12, eps[2:])
+	if _, err := Append(f, other); !errors.Is(err, ErrModelMismatch) {
+		t.Fatalf("Append with another model: %v", err)
+	}
+	if !bytes.Equal(f.b, before) {
+		t.Fatal("failed Append changed the file")
+	}
+}
+
+// TestAppendCrash crashes at every byte of an append: the old episodes are
+// never lost, and everything flushed before the crash is recovered.
+func TestAppendCrash(t *testing.T) {
+	g := wm.Geometry{S: 2, M: 2, K: 6}
+	eps := genEpisodes(rand.New(rand.NewPCG(35, 36)), g, []int{4, 3, 5, 0, 2})
+	m := trainModel(g, 12, eps)
+	n := g.N()
+	opts := []Option{WithKeyframeInterval(2), WithLanes(2)}
+	base := encode(t, m, eps[:2], opts...)
+	f := &memFile{b: bytes.Clone(base)}
+	w, err := Append(f, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flush after every episode and remember what each flush made durable.
+	type point struct {
+		size     int64
+		episodes int
+	}
+	var points []point
+	for i := range eps[2:] {
+		writeEpisodes(t, w, n, eps[2+i:3+i])
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		// The episode's last chunk is pending until the next record.
+		points = append(points, point{f.synced, 3 + i})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f.syncs != len(eps)-2 {
+		t.Fatalf("%d syncs for %d flushes", f.syncs, len(eps)-2)
+	}
+	full := f.b
+	if want := encode(t, m, eps, opts...); !bytes.Equal(full, want) {
+		t.Fatal("appended file differs from a single write")
+	}
+	rs := records(t, full, m)
+	ropts := append(opts[:len(opts):len(opts)], WithRecovery(true))
+	bf, err := Open(bytes.NewReader(base), int64(len(base)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldEnd := bf.payloadEnd()
+	for cut := oldEnd; cut <= int64(len(full)); cut++ {
+		fc, err := Open(bytes.NewReader(full[:cut]), cut, m, ropts...)
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		got, err := fileEpisodes(fc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := normalize(prefixEpisodes(eps, rs, 2, n, cut))
+		if err := sameEpisodes(normalize(got), want); err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		if len(got) < 2 {
+			t.Fatalf("cut %d: lost old episodes", cut)
+		}
+		for _, p := range points {
+			if cut >= p.size && len(got) < p.episodes {
+				t.Fatalf("cut %d after a flush at %d: %d episodes, want at least %d", cut, p.size, len(got), p.episodes)
+			}
+		}
+		// Appending to the crashed file with recovery continues it.
+		cf := &memFile{b: bytes.Clone(full[:cut])}
+		w, err := Append(cf, m, ropts...)
+		if err != nil {
+			t.Fatalf("cut %d: Append with recovery: %v", cut, err)
+		}
+		writeEpisodes(t, w, n, eps[4:])
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := readAll(cf.b, m)
+		if err != nil {
+			t.Fatalf("cut %d: continued file: %v", cut, err)
+		}
+		if err := sameEpisodes(normalize(again), normalize(append(want, eps[4:]...))); err != nil {
+			t.Fatalf("cut %d: continued file: %v", cut, err)
+		}
+	}
+}
+
+// TestReadHeaderReadsOnlyTheHeader checks that a header-only inspection
+// consumes the 64 header bytes and nothing else.
+func TestReadHeaderReadsOnlyTheHeader(t *testing.T) {
+	b, _, _ := smallFile(t, true)
+	r := &countingReader{r: bytes.NewReader(b)}
+	if _, err := ReadHeader(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.n != HeaderSize {
+		t.Fatalf("ReadHeader read %d bytes, want %d", r.n, HeaderSize)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}

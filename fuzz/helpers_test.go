@@ -1,0 +1,153 @@
+package fuzz
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// Memory limits the targets give decoders, and the allocation each target
+// tolerates beyond them: fixed structures, the bytes of the input itself,
+// and the runtime's rounding.
+const (
+	memLimit = 16 << 20
+	slack    = 4 << 20
+)
+
+// seedFiles returns the contents of the testdata files matching the glob
+// patterns, relative to the repository's testdata, that are at most max
+// bytes (small seeds keep minimization quick).
+func seedFiles(tb testing.TB, max int, patterns ...string) [][]byte {
+	tb.Helper()
+	var out [][]byte
+	for _, p := range patterns {
+		names, err := filepath.Glob(filepath.Join("testdata", p))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if len(b) <= max {
+				out = append(out, b)
+			}
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatalf("no seeds match %v", patterns)
+	}
+	return out
+}
+
+// models loads the committed models that fuzzed containers may refer to,
+// and nil (a container must then embed its model).
+func models(tb testing.TB) []*wm.Model {
+	ms := []*wm.Model{nil}
+	for _, raw := range seedFiles(tb, 1<<20, "conformance/*.wmm", "format/*.wmm") {
+		if m, err := wm.UnmarshalModel(raw); err == nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// allocated returns the bytes allocated while running fn.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// isFileError reports whether err is one of the errors a decoder reports
+// for bad input.
+func isFileError(err error) bool {
+	var fe *format.FormatError
+	var ue *format.UnsupportedError
+	return errors.As(err, &fe) || errors.As(err, &ue)
+}
+
+// episode is one decoded episode.
+type episode struct {
+	meta    []byte
+	actions []int64
+	codes   []uint16
+}
+
+// readAll decodes a whole container with a Reader.
+func readAll(b []byte, m *wm.Model, opts ...format.Option) ([]episode, error) {
+	r, err := format.NewReader(bytes.NewReader(b), m, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var eps []episode
+	for {
+		meta, err := r.NextEpisode()
+		if err == io.EOF {
+			return eps, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		e := episode{meta: meta}
+		for {
+			a, c, err := r.ReadState(nil)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			e.actions = append(e.actions, a)
+			e.codes = append(e.codes, c...)
+		}
+		eps = append(eps, e)
+	}
+}
+
+// fileEpisodes decodes every episode of an opened container.
+func fileEpisodes(f *format.File) ([]episode, error) {
+	eps := make([]episode, f.Episodes())
+	for i := range eps {
+		var err error
+		if eps[i].meta, err = f.Metadata(i); err != nil {
+			return nil, err
+		}
+		if eps[i].actions, eps[i].codes, err = f.DecodeEpisode(i); err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}
+
+func sameEpisodes(a, b []episode) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i].meta, b[i].meta) || len(a[i].actions) != len(b[i].actions) || len(a[i].codes) != len(b[i].codes) {
+			return false
+		}
+		for j := range a[i].actions {
+			if a[i].actions[j] != b[i].actions[j] {
+				return false
+			}
+		}
+		for j := range a[i].codes {
+			if a[i].codes[j] != b[i].codes[j] {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,69 @@
+package fuzz
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"testing"
+
+	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// FuzzModel loads arbitrary bytes as a model file. A model is untrusted
+// input (files embed it): loading must fail with a model error or give a
+// model whose ID is its hash, whose bytes round-trip, whose parsed form is
+// proportionate to its bytes, and whose predictor yields valid tables.
+func FuzzModel(f *testing.F) {
+	for _, b := range seedFiles(f, 64<<10, "conformance/*.wmm", "format/*.wmm") {
+		f.Add(b, []byte{1, 2, 3, 0, 7})
+	}
+	f.Fuzz(func(t *testing.T, b, drive []byte) {
+		var m *wm.Model
+		var err error
+		if n := allocated(func() { m, err = wm.UnmarshalModel(b) }); n > uint64(slack+64*len(b)) {
+			t.Fatalf("loading a model of %d bytes allocated %d", len(b), n)
+		}
+		if err != nil {
+			if !errors.Is(err, wm.ErrModelFormat) && !errors.Is(err, wm.ErrModelVersion) {
+				t.Fatalf("error %v is neither ErrModelFormat nor ErrModelVersion", err)
+			}
+			return
+		}
+		sum := sha256.Sum256(b)
+		if id := m.ID(); !bytes.Equal(id[:], sum[:wm.ModelIDSize]) {
+			t.Fatal("model ID is not the hash of its bytes")
+		}
+		raw, err := m.MarshalBinary()
+		if err != nil || !bytes.Equal(raw, b) {
+			t.Fatalf("model does not marshal to its bytes: %v", err)
+		}
+		g := m.Geom
+		if g.N()*g.K > 1<<16 {
+			return // keep each execution quick
+		}
+		p := m.NewPredictor()
+		p.Reset()
+		for t0 := 0; t0 < 3; t0++ {
+			a := int64(wm.NoAction)
+			if t0 < len(drive) {
+				a = int64(int8(drive[t0]))
+			}
+			p.Begin(a)
+			for j := range g.N() {
+				cum := p.Table(j)
+				if len(cum) != g.K {
+					t.Fatalf("table of %d symbols, want K=%d", len(cum), g.K)
+				}
+				if err := rans.CheckTable(cum, m.Precision); err != nil {
+					t.Fatalf("state %d coordinate %d: %v", t0, j, err)
+				}
+				v := 0
+				if k := t0*g.N() + j; k < len(drive) {
+					v = int(drive[k]) % g.K
+				}
+				p.Commit(j, uint16(v))
+			}
+		}
+	})
+}

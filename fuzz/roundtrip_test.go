@@ -1,0 +1,377 @@
+package fuzz
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/bits"
+	"testing"
+
+	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// data reads fuzz bytes as parameters, then zeros.
+type data struct{ b []byte }
+
+func (d *data) byte() byte {
+	if len(d.b) == 0 {
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *data) u16() int { return int(d.byte()) | int(d.byte())<<8 }
+
+// Retention modes of a round trip.
+const (
+	modeLossless = iota
+	modeRule     // a custom integer rule (WithRetainRule)
+	modeGate     // the model's calibrated gate at a finite λ (WithLambda)
+	modes
+)
+
+// trip is one round trip drawn from fuzz bytes.
+type trip struct {
+	g        wm.Geometry
+	prec     uint
+	keyframe int
+	lanes    int
+	embed    bool
+	mode     int
+	lambda   uint32
+	thresh   uint32 // modeRule: retain below this modal frequency
+	eps      []episode
+	split    int // episodes written before an Append
+}
+
+func drawTrip(raw []byte) *trip {
+	d := &data{raw}
+	tr := &trip{}
+	tr.g = wm.Geometry{S: 1 + int(d.byte()%3), M: 1 + int(d.byte()%4)}
+	// Small alphabets mostly (training costs grow with K²); sometimes one
+	// above 256, for two-byte codes in the model's reference store.
+	if kb := d.u16(); kb&0x8000 != 0 {
+		tr.g = wm.Geometry{S: 1, M: 1 + tr.g.M%2, K: 257 + kb%16}
+	} else {
+		tr.g.K = 2 + kb%30
+	}
+	tr.prec = max(uint(10+d.byte()%7), uint(bits.Len(uint(tr.g.K-1))))
+	tr.keyframe = 1 + int(d.byte()%5)
+	tr.lanes = 1 + int(d.byte()%6)
+	flags := d.byte()
+	tr.embed = flags&1 != 0
+	tr.mode = int(flags>>1) % modes
+	tr.lambda = uint32(d.u16()) << 4
+	tr.thresh = uint32(d.u16()) % (1 << tr.prec)
+	ne := int(d.byte() % 4)
+	tr.split = int(d.byte()) % (ne + 1)
+	n := tr.g.N()
+	for i := range ne {
+		T := int(d.byte() % 9)
+		e := episode{actions: make([]int64, T), codes: make([]uint16, T*n)}
+		if i%2 == 1 {
+			e.meta = []byte(`{"i":1}`)
+		}
+		prev := make([]uint16, n)
+		for t := range T {
+			switch c := d.byte(); {
+			case t == 0:
+				e.actions[t] = wm.NoAction
+			case c < 200:
+				e.actions[t] = int64(c % 5)
+			case c < 250:
+				e.actions[t] = e.actions[t-1]
+			default:
+				e.actions[t] = int64(uint64(d.u16())<<48|uint64(d.u16())) * int64(c%2*2-1)
+			}
+			for j := range n {
+				// Persistent codes: a zero byte keeps the previous value.
+				if c := d.byte(); c != 0 {
+					prev[j] = uint16((int(c) + d.u16()) % tr.g.K)
+				}
+				e.codes[t*n+j] = prev[j]
+			}
+		}
+		tr.eps = append(tr.eps, e)
+	}
+	return tr
+}
+
+// model trains the trip's model on its own episodes (or one dummy state),
+// and calibrates a gate for modeGate.
+func (tr *trip) model(t *testing.T) *wm.Model {
+	var train []wm.Episode
+	for _, e := range tr.eps {
+		if len(e.actions) > 0 {
+			train = append(train, wm.Episode{Codes: e.codes, Actions: e.actions})
+		}
+	}
+	if len(train) == 0 {
+		train = []wm.Episode{{Codes: make([]uint16, tr.g.N()), Actions: []int64{wm.NoAction}}}
+	}
+	m, err := wm.Train(tr.g, train, wm.TrainOptions{Precision: tr.prec, MaxRefStates: 64})
+	if err != nil {
+		t.Fatalf("Train: %v", err)
+	}
+	if tr.mode == modeGate {
+		p, err := gate.Calibrate(m, train, gate.CalibOptions{})
+		if err != nil {
+			t.Fatalf("Calibrate: %v", err)
+		}
+		if m, err = gate.Apply(m, p); err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+	}
+	return m
+}
+
+// rule returns the retention rule of the trip (nil: lossless) and the
+// options that select it.
+func (tr *trip) rule(t *testing.T, m *wm.Model) (func(int, []uint16) bool, []format.Option) {
+	switch tr.mode {
+	case modeRule:
+		thresh, prec := tr.thresh, m.Precision
+		fn := func(j int, cum []uint16) bool {
+			best := uint32(0)
+			for v := range cum {
+				end := uint32(1) << prec
+				if v+1 < len(cum) {
+					end = uint32(cum[v+1])
+				}
+				best = max(best, end-uint32(cum[v]))
+			}
+			return best < thresh || j == 0
+		}
+		return fn, []format.Option{format.WithRetainRule(tr.lambda, fn)}
+	case modeGate:
+		p, err := gate.FromModel(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Rule(tr.lambda).Retain, []format.Option{format.WithLambda(tr.lambda)}
+	}
+	return nil, nil
+}
+
+// reconstruct is the writer's reconstruction, computed with the model's
+// predictor alone: coded coordinates keep their value, omitted ones take
+// the table's modal value (the lowest on ties), and the predictor restarts
+// at every chunk.
+func reconstruct(m *wm.Model, eps []episode, g int, retain func(int, []uint16) bool) []episode {
+	n := m.Geom.N()
+	p := m.NewPredictor()
+	out := make([]episode, len(eps))
+	for i, e := range eps {
+		out[i] = episode{meta: e.meta, actions: e.actions, codes: make([]uint16, len(e.codes))}
+		for t, a := range e.actions {
+			if t%g == 0 {
+				p.Reset()
+			}
+			p.Begin(a)
+			for j := range n {
+				v := e.codes[t*n+j]
+				if cum := p.Table(j); retain != nil && !retain(j, cum) {
+					v = modal(cum, m.Precision)
+				}
+				p.Commit(j, v)
+				out[i].codes[t*n+j] = v
+			}
+		}
+	}
+	return out
+}
+
+func modal(cum []uint16, prec uint) uint16 {
+	best, bf := 0, uint32(0)
+	for v := range cum {
+		end := uint32(1) << prec
+		if v+1 < len(cum) {
+			end = uint32(cum[v+1])
+		}
+		if f := end - uint32(cum[v]); f > bf {
+			best, bf = v, f
+		}
+	}
+	return uint16(best)
+}
+
+func writeTrip(t *testing.T, w *format.Writer, n int, eps []episode) {
+	for _, e := range eps {
+		if err := w.WriteEpisode(e.meta); err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range e.actions {
+			if err := w.WriteState(a, e.codes[i*n:(i+1)*n]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzRoundTrip draws a geometry, episodes of codes and actions, a
+// keyframe interval, lanes and a retention mode from the fuzz input,
+// encodes and decodes: the decode must equal the source in lossless mode
+// and the writer's reconstruction in lossy mode, every way of decoding
+// must agree, and appending the last episodes to a file of the first must
+// give the bytes of writing them all at once.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 2, 30, 0, 12, 3, 2, 0, 0, 0, 0, 0, 2, 1, 5, 9, 3, 4, 0, 0, 7, 7, 200, 1, 2, 3})
+	f.Add([]byte{2, 3, 255, 0, 16, 1, 7, 3, 0, 1, 0, 64, 3, 2, 8, 250, 4, 0, 0, 0, 3, 1, 0, 0, 5, 5})
+	f.Add([]byte{0, 1, 9, 0, 11, 4, 1, 4, 0, 2, 0, 255, 1, 0, 4, 20, 255, 1, 0, 0, 0, 9, 9, 9})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		tr := drawTrip(raw)
+		m := tr.model(t)
+		retain, opts := tr.rule(t, m)
+		opts = append(opts, format.WithKeyframeInterval(tr.keyframe), format.WithLanes(tr.lanes), format.WithEmbeddedModel(tr.embed))
+		n := tr.g.N()
+		var buf bytes.Buffer
+		w, err := format.NewWriter(&buf, m, opts...)
+		if err != nil {
+			t.Fatalf("NewWriter: %v", err)
+		}
+		writeTrip(t, w, n, tr.eps)
+		b := buf.Bytes()
+
+		want := tr.eps
+		if retain != nil {
+			want = reconstruct(m, tr.eps, tr.keyframe, retain)
+		}
+		dm := m
+		if tr.embed {
+			dm = nil
+		}
+		ropts := opts[: len(opts)-3 : len(opts)-3] // the retention choice only
+		seq, err := readAll(b, dm, ropts...)
+		if err != nil {
+			t.Fatalf("Reader: %v", err)
+		}
+		if !sameEpisodes(seq, want) {
+			t.Fatal("decode differs from the source (lossless) or the writer's reconstruction (lossy)")
+		}
+		fl, err := format.Open(bytes.NewReader(b), int64(len(b)), dm, ropts...)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		if err := fl.Verify(); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+		ra, err := fileEpisodes(fl)
+		if err != nil || !sameEpisodes(ra, want) {
+			t.Fatalf("random-access decode differs: %v", err)
+		}
+		for e := range want {
+			for s := range want[e].actions {
+				a, c, err := fl.StateAction(e, s)
+				if err != nil || a != want[e].actions[s] || !bytes.Equal(u16(c), u16(want[e].codes[s*n:(s+1)*n])) {
+					t.Fatalf("StateAction(%d, %d) differs: %v", e, s, err)
+				}
+			}
+		}
+		// A crash: the file cut at an offset drawn from the input recovers
+		// a prefix of the episodes, each cut at a chunk boundary.
+		cut := len(b)
+		if len(raw) > 0 {
+			cut = int(raw[len(raw)-1]) * len(b) / 256
+		}
+		if rf, err := format.Open(bytes.NewReader(b[:cut]), int64(cut), dm, append(ropts, format.WithRecovery(true))...); err == nil {
+			got, err := fileEpisodes(rf)
+			if err != nil {
+				t.Fatalf("cut at %d: recovered records do not decode: %v", cut, err)
+			}
+			if !isPrefix(got, want, n, tr.keyframe) {
+				t.Fatalf("cut at %d: recovery is not a prefix of the episodes", cut)
+			}
+		} else if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("cut at %d: recovery: %v", cut, err)
+		}
+		// Append the episodes after split to a file of those before.
+		var first bytes.Buffer
+		w, err = format.NewWriter(&first, m, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeTrip(t, w, n, tr.eps[:tr.split])
+		mf := &memFile{b: first.Bytes()}
+		w, err = format.Append(mf, dm, ropts...)
+		if err != nil {
+			t.Fatalf("Append: %v", err)
+		}
+		writeTrip(t, w, n, tr.eps[tr.split:])
+		if !bytes.Equal(mf.b, b) {
+			t.Fatal("appending gives other bytes than one write")
+		}
+	})
+}
+
+// memFile is an in-memory format.AppendFile.
+type memFile struct {
+	b   []byte
+	pos int64
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(f.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	if f.pos != int64(len(f.b)) {
+		return 0, errors.New("memFile: write not at the end")
+	}
+	f.b = append(f.b, p...)
+	f.pos += int64(len(p))
+	return len(p), nil
+}
+
+func (f *memFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += f.pos
+	case io.SeekEnd:
+		off += int64(len(f.b))
+	}
+	f.pos = off
+	return off, nil
+}
+
+func (f *memFile) Truncate(n int64) error {
+	f.b = f.b[:min(n, int64(len(f.b)))]
+	return nil
+}
+
+// isPrefix reports whether got is want cut short: the same episodes, the
+// last one possibly holding only its first chunks of g states.
+func isPrefix(got, want []episode, n, g int) bool {
+	if len(got) > len(want) {
+		return false
+	}
+	for i, e := range got {
+		w := want[i]
+		k := len(e.actions)
+		if k > len(w.actions) || (i < len(got)-1 && k != len(w.actions)) || (k != len(w.actions) && k%g != 0) {
+			return false
+		}
+		w.actions, w.codes = w.actions[:k], w.codes[:k*n]
+		if len(e.actions) == 0 {
+			e.actions, e.codes, w.actions, w.codes = nil, nil, nil, nil
+		}
+		if !sameEpisodes([]episode{e}, []episode{w}) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,130 @@
+package gate
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/wmzip/wmzip/wm"
+)
+
+func uniformCum(k int, prec uint) []uint16 {
+	c := make([]uint16, k)
+	for v := range c {
+		c[v] = uint16(v << prec / k)
+	}
+	return c
+}
+
+func TestTableStats(t *testing.T) {
+	st := TableStats(uniformCum(4, 16), 16)
+	if st.H != 512 || st.Modal != 0 || st.FMax != 1<<14 {
+		t.Fatalf("uniform K=4: %+v, want H=512 modal 0", st)
+	}
+	// One symbol of 2^16−3, three of 1: ⌊(3·4096 + 65533·(4096−4095))/2^16⌋ = 1.
+	c := []uint16{0, 1, 2, 3}
+	st = TableStats(c, 16)
+	if st.Modal != 3 || st.FMax != 1<<16-3 || st.H != 1 {
+		t.Fatalf("peaked: %+v", st)
+	}
+	// Ties go to the lowest index.
+	st = TableStats([]uint16{0, 100, 200}, 10)
+	if st.Modal != 2 {
+		// f = 100, 100, 824
+		t.Fatalf("modal %d", st.Modal)
+	}
+	st = TableStats([]uint16{0, 412, 824}, 10) // 412, 412, 200
+	if st.Modal != 0 {
+		t.Fatalf("tie: modal %d, want 0", st.Modal)
+	}
+}
+
+func TestLg(t *testing.T) {
+	for _, c := range []struct{ x, want uint32 }{{0, 0}, {1, 0}, {2, 256}, {3, 406}, {1 << 16, 4096}, {65535, 4095}} {
+		if got := lg(c.x); got != c.want {
+			t.Errorf("lg(%d) = %d, want %d", c.x, got, c.want)
+		}
+	}
+}
+
+func TestKeep(t *testing.T) {
+	// λ=1, ê=1/2, V=1, w=1 → 1/2 bit against H.
+	if !keep(1<<16, 1<<15, 1<<16, WeightOne, 128) || keep(1<<16, 1<<15, 1<<16, WeightOne, 129) {
+		t.Fatal("threshold at H = 128")
+	}
+	// The worked example of SPEC.md: uniform distances, V = 0xFFFF.
+	if !keep(1<<16, 1<<15, UnitDistance, WeightOne, 127) || keep(1<<16, 1<<15, UnitDistance, WeightOne, 128) {
+		t.Fatal("worked example: threshold at H = 127")
+	}
+	if !keep(0xFFFFFFFE, MaxErr, 0xFFFF, 0xFFFF, 4096) {
+		t.Fatal("largest product overflows")
+	}
+	if keep(0, 0xFFFE, 0xFFFF, 0xFFFF, 1) {
+		t.Fatal("λ = 0 keeps")
+	}
+}
+
+func testParams() *Params {
+	g := wm.Geometry{S: 2, M: 3, K: 4}
+	p := &Params{Geom: g, Precision: 12, BinShift: 5, BinErr: []uint32{100, NoEstimate, 300000},
+		CoordErr: []uint32{1, 2, 3, 4, 5, MaxErr}, SlotNorm: 77, MeanV: 9, Samples: 123}
+	p.Dist = make([][]uint16, g.M)
+	for i := range p.Dist {
+		p.Dist[i] = make([]uint16, g.K*g.K)
+		for a := range g.K {
+			for b := range g.K {
+				if a != b {
+					p.Dist[i][a*g.K+b] = uint16(1000*(i+1) + 10*a + b)
+				}
+			}
+		}
+	}
+	p.Weights = []uint16{256, 0, 512, 256, 256, 1}
+	return p
+}
+
+func TestParamsRoundTrip(t *testing.T) {
+	p := testParams()
+	b, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse(b, p.Geom, p.Precision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := q.MarshalBinary()
+	if string(c) != string(b) {
+		t.Fatal("round trip changes bytes")
+	}
+	if q.Distance(4, 1, 2) != 2012 || q.Distance(4, 2, 2) != 0 {
+		t.Fatalf("distance %d", q.Distance(4, 1, 2))
+	}
+	for i := range b {
+		if _, err := Parse(b[:i], p.Geom, p.Precision); !errors.Is(err, ErrSection) {
+			t.Fatalf("prefix of %d bytes: %v", i, err)
+		}
+	}
+	if _, err := Parse(append(b, 0), p.Geom, p.Precision); !errors.Is(err, ErrSection) {
+		t.Fatal("trailing byte accepted")
+	}
+	if _, err := Parse(b, wm.Geometry{S: 2, M: 3, K: 5}, p.Precision); !errors.Is(err, ErrSection) {
+		t.Fatal("other geometry accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	p := testParams()
+	b, _ := p.MarshalBinary()
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, err := Parse(b, p.Geom, p.Precision)
+		if err != nil {
+			return
+		}
+		c, err := q.MarshalBinary()
+		if err != nil || string(c) != string(b) {
+			t.Fatalf("accepted section does not round-trip: %v", err)
+		}
+		q.Rule(1<<16).Retain(5, uniformCum(4, 12))
+	})
+}

@@ -1,0 +1,60 @@
+package gate
+
+// Baseline policies for rate–distortion experiments. They are not part of
+// the format: a file written with one decodes only with the same policy and
+// knob, and their knobs reuse the header's λ field only in experiments.
+
+// Policy names a retention policy.
+type Policy string
+
+// The policies compared by `wmzip bench rd`. PolicyRule is the normative
+// rule; the others are the ablations of MemoWM §4.5.
+const (
+	PolicyRule        Policy = "rule"        // λ·ê(H)·V·w ≥ H
+	PolicyRandom      Policy = "random"      // omit a pseudo-random fraction knob/2^32
+	PolicyUncertainty Policy = "uncertainty" // omit when H < knob (1/256 bit)
+	PolicyStaticE     Policy = "static-e"    // ê = the coordinate's marginal error rate
+	PolicyUniformV    Policy = "uniform-v"   // V = its calibration mean
+)
+
+// Policies lists every policy, the rule first.
+var Policies = []Policy{PolicyRule, PolicyRandom, PolicyUncertainty, PolicyStaticE, PolicyUniformV}
+
+// Baseline returns the retention function of a policy at a knob: λ (16.16)
+// for the rule, Static-e and Uniform-V, an entropy threshold for
+// Uncertainty, an omission probability (Q32) for Random. It returns nil for
+// an unknown policy. The function is safe for concurrent use.
+func (p *Params) Baseline(pol Policy, knob uint32) func(j int, cum []uint16) bool {
+	switch pol {
+	case PolicyRule:
+		return p.Rule(knob).Retain
+	case PolicyRandom:
+		return func(j int, cum []uint16) bool { return tableHash(j, cum) >= knob }
+	case PolicyUncertainty:
+		return func(j int, cum []uint16) bool { return TableStats(cum, p.Precision).H >= knob }
+	case PolicyStaticE:
+		return func(j int, cum []uint16) bool {
+			st := TableStats(cum, p.Precision)
+			return st.H == 0 || keep(knob, p.CoordErr[j], p.impact(j, cum, st), p.weight(j), st.H)
+		}
+	case PolicyUniformV:
+		return func(j int, cum []uint16) bool {
+			st := TableStats(cum, p.Precision)
+			return st.H == 0 || keep(knob, p.errRate(j, st.H), p.MeanV, p.weight(j), st.H)
+		}
+	}
+	return nil
+}
+
+// tableHash is a 32-bit hash of a coordinate and its table: a pseudo-random
+// draw both sides of a file can repeat.
+func tableHash(j int, cum []uint16) uint32 {
+	h := uint64(j)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	for _, c := range cum {
+		h = (h ^ uint64(c)) * 0x100000001B3
+	}
+	h ^= h >> 29
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 32
+	return uint32(h)
+}
