@@ -72,6 +72,7 @@ func runDecode(args []string) error {
 	fs := newFlags("decode", "[-m model.wmm] -o out.npz in.wmz")
 	modelPath := fs.String("m", "", "model file (default: the model embedded in the file)")
 	out := fs.String("o", "", "output .npz (required)")
+	codesOnly := fs.Bool("codes-only", false, "write only `codes`, not the quantizer's reconstruction `obs`")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -91,6 +92,16 @@ func runDecode(args []string) error {
 	tr, err := decodeAll(f, *quiet)
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	// With a quantizer in the model, also give back the slot vectors.
+	q, err := quantizerOf(f.Model())
+	if err != nil {
+		return err
+	}
+	if q != nil && !*codesOnly {
+		if err := reconstructInto(q, tr); err != nil {
+			return err
+		}
 	}
 	if err := npz.WriteTrajectory(*out, tr); err != nil {
 		return err

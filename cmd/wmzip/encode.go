@@ -55,7 +55,7 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
-	tr, err := loadCodes(pos[0], &m.Geom)
+	tr, err := loadStates(pos[0], m)
 	if err != nil {
 		return err
 	}

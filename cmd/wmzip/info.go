@@ -86,7 +86,7 @@ func runInfo(args []string) error {
 		j.Lambda = float64(h.Lambda) / 65536
 	}
 	if *ref != "" && !h.Lossless() {
-		want, err := loadCodes(*ref, &h.Geom)
+		want, err := loadStates(*ref, f.Model())
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/wm"
 )
 
 var bin string
@@ -192,6 +193,59 @@ func TestHelp(t *testing.T) {
 		_, errs, ok := wmzip(t, v, "-h")
 		if !ok || !strings.Contains(errs, "usage") {
 			t.Errorf("wmzip %s -h: ok=%v %q", v, ok, errs)
+		}
+	}
+}
+
+// TestObsPipeline: train on float observations, encode them, decode: the
+// decoded obs are exactly the quantizer's reconstruction of the quantized
+// input, and the codes equal what `quantize` gives.
+func TestObsPipeline(t *testing.T) {
+	d := t.TempDir()
+	p := func(n string) string { return filepath.Join(d, n) }
+	gen := []string{"gen", "graphworld", "--obs", "--nodes", "20", "--graph-seed", "4", "--episodes", "2", "--steps", "20", "-q"}
+	mustRun(t, append(gen, "--seed", "1", "-o", p("train.npz"))...)
+	mustRun(t, append(gen, "--seed", "2", "-o", p("test.npz"))...)
+	mustRun(t, "train", "-q", "--quantizer-iters", "1", "--quantizer-sample", "2000", "-o", p("m.wmm"), p("train.npz"))
+	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("t.wmz"), p("test.npz"))
+	mustRun(t, "verify", "-q", "-m", p("m.wmm"), "--against", p("test.npz"), p("t.wmz"))
+	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("back.npz"), p("t.wmz"))
+	mustRun(t, "quantize", "-q", "-m", p("m.wmm"), "-o", p("q.npz"), p("test.npz"))
+	back, err := npz.ReadTrajectory(p("back.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := npz.ReadTrajectory(p("q.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Obs == nil || len(back.Codes) != len(q.Codes) {
+		t.Fatalf("decode gave obs=%v, %d codes; want obs and %d codes", back.Obs != nil, len(back.Codes), len(q.Codes))
+	}
+	for i := range q.Codes {
+		if q.Codes[i] != back.Codes[i] {
+			t.Fatalf("code %d: decoded %d, quantized %d", i, back.Codes[i], q.Codes[i])
+		}
+	}
+	b, err := os.ReadFile(p("m.wmm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := wm.UnmarshalModel(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quant, err := quantizerOf(m)
+	if err != nil || quant == nil {
+		t.Fatalf("model has no quantizer: %v", err)
+	}
+	want := make([]float32, len(back.Obs))
+	if err := quant.Decode(q.Codes, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if want[i] != back.Obs[i] {
+			t.Fatalf("obs[%d] = %v, reconstruction %v", i, back.Obs[i], want[i])
 		}
 	}
 }

@@ -31,7 +31,7 @@ func quantizerOf(m *wm.Model) (*opq.Quantizer, error) {
 }
 
 // trainQuantizer fits a quantizer to the slot vectors of trajectories.
-func trainQuantizer(trs []*npz.Trajectory, subspaces, alphabet int, seed uint64, quiet bool) (*opq.Quantizer, error) {
+func trainQuantizer(trs []*npz.Trajectory, cfg opq.Config, quiet bool) (*opq.Quantizer, error) {
 	d := trs[0].ObsD
 	var vecs []float32
 	for _, tr := range trs {
@@ -40,7 +40,7 @@ func trainQuantizer(trs []*npz.Trajectory, subspaces, alphabet int, seed uint64,
 		}
 		vecs = append(vecs, tr.Obs...)
 	}
-	cfg := opq.Config{Dim: d, M: subspaces, K: alphabet, Seed: seed}
+	cfg.Dim = d
 	if !quiet {
 		cfg.Progress = opq.TerminalProgress(os.Stderr, quiet)
 	}
@@ -82,14 +82,15 @@ func reconstructInto(q *opq.Quantizer, tr *npz.Trajectory) error {
 	return nil
 }
 
-// loadStates reads a trajectory for a model: codes as they are, or obs
-// quantized with the model's quantizer when the file has no codes.
+// loadStates reads a trajectory for a model: float obs quantized with the
+// model's quantizer when the model has one and the file has obs, else the
+// file's codes as they are.
 func loadStates(path string, m *wm.Model) (*npz.Trajectory, error) {
 	tr, err := npz.ReadTrajectory(path)
 	if err != nil {
 		return nil, err
 	}
-	if tr.Codes == nil {
+	if tr.Obs != nil && m.Section(opqSection) != nil || tr.Codes == nil {
 		q, err := quantizerOf(m)
 		if err != nil {
 			return nil, err

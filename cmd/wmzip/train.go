@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -20,6 +22,12 @@ func runTrain(args []string) error {
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
 	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
+	subspaces := fs.Int("subspaces", 32, "quantizer: subspaces M per slot vector, when the input has float `obs`")
+	centroids := fs.Int("centroids", 64, "quantizer: centroids K per subspace")
+	seed := fs.Uint64("seed", 1, "quantizer: seed of its k-means++ initialization")
+	qIters := fs.Int("quantizer-iters", 0, "quantizer: rotation updates (0: the default; negative: plain PQ)")
+	qSample := fs.Int("quantizer-sample", 0, "quantizer: training vectors sampled (0: the default; negative: all)")
+	noQuant := fs.Bool("no-quantizer", false, "ignore float `obs`: train on the inputs' `codes` only")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -31,10 +39,36 @@ func runTrain(args []string) error {
 	if len(pos) == 0 {
 		return errors.New("no training trajectories given")
 	}
+	trs := make([]*npz.Trajectory, len(pos))
+	var withObs []*npz.Trajectory
+	for i, path := range pos {
+		if trs[i], err = npz.ReadTrajectory(path); err != nil {
+			return err
+		}
+		if trs[i].Obs != nil && !*noQuant {
+			withObs = append(withObs, trs[i])
+		} else if trs[i].Codes == nil {
+			return fmt.Errorf("%s: no `codes` array", path)
+		}
+	}
+	// Float observations: train a quantizer on them and code them with it
+	// (their own `codes`, if any, are replaced so that the model's codes and
+	// its quantizer agree).
+	var q *opq.Quantizer
+	if len(withObs) > 0 {
+		if q, err = trainQuantizer(withObs, opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}, *quiet); err != nil {
+			return err
+		}
+		for _, tr := range withObs {
+			if err := quantizeInto(q, tr); err != nil {
+				return err
+			}
+		}
+	}
 	var eps []wm.Episode
 	var g wm.Geometry
 	for i, path := range pos {
-		tr, err := loadCodes(path, nil)
+		tr, err := checkCodes(path, trs[i], nil)
 		if err != nil {
 			return err
 		}
@@ -59,6 +93,12 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err
 	}
+	if q != nil {
+		qb, _ := q.MarshalBinary()
+		if m, err = m.WithSection(opqSection, qb); err != nil {
+			return err
+		}
+	}
 	if m, err = withGate(m, eps, *gateHold, *gateWeights, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}); err != nil {
 		return err
 	}
@@ -67,7 +107,11 @@ func runTrain(args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Printf("wrote %s: model %s, %d bytes, geometry %dx%d K=%d, %d reference states\n", *out, m.ID(), len(b), g.S, g.M, g.K, m.RefStates())
+		fmt.Printf("wrote %s: model %s, %d bytes, geometry %dx%d K=%d, %d reference states", *out, m.ID(), len(b), g.S, g.M, g.K, m.RefStates())
+		if q != nil {
+			fmt.Printf(", quantizer %d-d", q.Dim())
+		}
+		fmt.Println()
 	}
 	return nil
 }

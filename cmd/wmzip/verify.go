@@ -54,7 +54,7 @@ func runVerify(args []string) error {
 	lossless := h.Lossless()
 	against2 := ""
 	if *against != "" {
-		want, err := loadCodes(*against, &f.Model().Geom)
+		want, err := loadStates(*against, f.Model())
 		if err != nil {
 			return err
 		}
