@@ -32,11 +32,15 @@ func init() {
 }
 
 func runBench(args []string) error {
+	if len(args) > 0 && args[0] == "lossless" {
+		return runBenchLossless(args[1:])
+	}
 	if len(args) == 0 || args[0] != "rd" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(os.Stderr, "usage: wmzip bench rd|lossless [flags] ...")
 			return runBenchRD([]string{"-h"})
 		}
-		return errors.New("want a benchmark name: wmzip bench rd [flags] in.npz")
+		return errors.New("want a benchmark name: wmzip bench rd|lossless [flags] ...")
 	}
 	return runBenchRD(args[1:])
 }
