@@ -1,14 +1,9 @@
 package gate
 
-import (
-	"fmt"
-
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
-)
-
 // QuantizerTag is the model-file section holding the opq quantizer whose
-// codebooks define embedding-space distances.
+// codebooks define embedding-space distances. The gate itself never reads
+// it: calibration (in the CLI) turns it into the GATE section's integer
+// distance tables, so the decode path does not depend on the quantizer.
 const QuantizerTag = "OPQ "
 
 // HoldoutEpisodes is the default number of training episodes held out to
@@ -18,53 +13,4 @@ func HoldoutEpisodes(total int) int {
 		return 0
 	}
 	return max(1, total/8)
-}
-
-// CalibrateModel calibrates the gate of model final on held-out episodes.
-// Predictions come from calib, a model of the same geometry trained without
-// those episodes (it may be final itself if final never saw them); the
-// distances come from the quantizer in final's section QuantizerTag, if
-// any, else they are uniform. weights are optional per-coordinate impact
-// weights. It returns final with the GATE section set.
-func CalibrateModel(calib, final *wm.Model, held []wm.Episode, weights []float64) (*wm.Model, *Params, error) {
-	if calib.Geom != final.Geom || calib.Precision != final.Precision {
-		return nil, nil, fmt.Errorf("gate: calibration model geometry or precision differs")
-	}
-	opt := CalibOptions{Weights: weights}
-	if raw := final.Section(QuantizerTag); raw != nil {
-		q, err := opq.UnmarshalQuantizer(raw)
-		if err != nil {
-			return nil, nil, fmt.Errorf("gate: model quantizer: %w", err)
-		}
-		if opt.Dist, opt.SlotNorm, err = QuantizerDistances(q, final.Geom, held); err != nil {
-			return nil, nil, err
-		}
-	}
-	p, err := Calibrate(calib, held, opt)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := Apply(final, p)
-	return m, p, err
-}
-
-// QuantizerDistances returns the quantizer's 16-bit distance tables and the
-// mean squared slot norm in their units, measured on the given episodes.
-func QuantizerDistances(q *opq.Quantizer, g wm.Geometry, eps []wm.Episode) ([][]uint32, float64, error) {
-	if q.M() != g.M || q.K() != g.K {
-		return nil, 0, fmt.Errorf("gate: quantizer M=%d K=%d differs from the model's M=%d K=%d", q.M(), q.K(), g.M, g.K)
-	}
-	dist := q.DistanceTables(16)
-	if dist == nil {
-		return nil, 0, fmt.Errorf("gate: quantizer distance tables too large")
-	}
-	var states []uint16
-	for _, e := range eps {
-		states = append(states, e.Codes...)
-	}
-	dim := q.Dim()
-	_, norm, err := EmbeddingScale(dist, g, states, dim, func(s []uint16, out []float32) error {
-		return q.Decode(s, out)
-	})
-	return dist, norm, err
 }

@@ -75,7 +75,7 @@ func withGate(m *wm.Model, eps []wm.Episode, hold int, weights string, opt wm.Tr
 			return nil, err
 		}
 	}
-	out, _, err := gate.CalibrateModel(calib, m, eps[len(eps)-hold:], w)
+	out, _, err := calibrateModel(calib, m, eps[len(eps)-hold:], w)
 	return out, err
 }
 
@@ -342,7 +342,7 @@ func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxSt
 				return nil, err
 			}
 		}
-		if s.m, s.p, err = gate.CalibrateModel(m, m, cal, nil); err != nil {
+		if s.m, s.p, err = calibrateModel(m, m, cal, nil); err != nil {
 			return nil, err
 		}
 		s.info.TrainStates, s.info.CalStates = countStates(fit), countStates(cal)

@@ -189,7 +189,7 @@ func isStart(starts []int64, i int) bool {
 }
 
 func TestHelp(t *testing.T) {
-	for _, v := range []string{"gen", "train", "encode", "decode", "info", "verify", "demo", "audit"} {
+	for _, v := range []string{"gen", "train", "quantize", "encode", "decode", "info", "verify", "recover", "audit", "bench", "demo"} {
 		_, errs, ok := wmzip(t, v, "-h")
 		if !ok || !strings.Contains(errs, "usage") {
 			t.Errorf("wmzip %s -h: ok=%v %q", v, ok, errs)
