@@ -3,10 +3,10 @@ package baseline
 import (
 	"bytes"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"math"
 	"math/rand/v2"
 	"os/exec"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -178,8 +178,8 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(a, b) {
-		t.Errorf("two runs differ:\n%v\n%v", a, b)
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("two runs differ (-first +second):\n%s", d)
 	}
 }
 
@@ -271,8 +271,8 @@ func TestOrder0(t *testing.T) {
 func TestCopyPrevAndDelta(t *testing.T) {
 	// Two episodes: states 0,1 and 2,3 (N = 2, K = 4).
 	in := Input{Codes: []uint16{1, 2, 1, 3, 0, 0, 3, 0}, N: 2, K: 4, EpisodeStart: []int{0, 2}}
-	if got, want := deltaPrev(&in, 4), []uint16{1, 2, 0, 1, 0, 0, 3, 0}; !reflect.DeepEqual(got, want) {
-		t.Errorf("deltaPrev = %v, want %v", got, want)
+	if d := cmp.Diff([]uint16{1, 2, 0, 1, 0, 0, 3, 0}, deltaPrev(&in, 4)); d != "" {
+		t.Errorf("deltaPrev (-want +got):\n%s", d)
 	}
 	r := copyPrev(&in, 4)
 	if !strings.HasPrefix(r.Note, "50.00% ") || r.Bytes != 0 {
