@@ -40,6 +40,10 @@ var exp2Neg = [256]uint32{
 	34219, 34126, 34034, 33942, 33850, 33759, 33667, 33576, 33486, 33395, 33305, 33215, 33125, 33035, 32946, 32857,
 }
 
+// Log2Q8 returns log2(x) in 1/256-bit units, the normative integer
+// logarithm of SPEC.md that the world model and the retention gate share.
+func Log2Q8(x uint64) int32 { return lg(x) }
+
 // lg returns log2(x) in 1/256-bit units for x >= 1 (lg(0) is treated as
 // lg(1)): 256*e + log2Frac[next 8 bits below the leading one], e being the
 // position of the leading one. This is the normative integer logarithm of
