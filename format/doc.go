@@ -1,5 +1,6 @@
 // Package format implements the wmzip container (.wmz), version 1, as
-// specified in SPEC.md, section "Container" (drafted in docs/spec-format.md).
+// specified in SPEC.md, section "Container" (whose source is
+// docs/spec-format.md).
 //
 // A .wmz file holds episodes of states (vectors of codes) and the actions
 // that led into them. Each state is entropy coded with the rANS coder of
@@ -12,14 +13,21 @@
 //
 //	header · [embedded model] · (episode record · chunk record*)* · index · trailer
 //
-// Three ways in:
+// Ways in:
 //
 //   - Writer streams episodes and states to an io.Writer, holding at most
-//     one chunk plus the index in memory.
+//     one chunk plus the index in memory; WithLambda makes it lossy under
+//     the retention gate of package gate (SPEC.md, "Retention gate").
+//   - Append continues a closed file with more episodes, giving the same
+//     bytes as writing everything at once.
 //   - Reader decodes a file sequentially from an io.Reader and checks every
 //     byte, including the index and trailer at the end.
 //   - Open reads the index of an io.ReaderAt and decodes single episodes or
-//     states on demand; File.Verify checks the whole file from there.
+//     states on demand (safe for concurrent use); File.Verify checks the
+//     whole file from there.
+//   - WithRecovery opens a file cut short by a crash with exactly its
+//     complete episodes and chunks; Recover writes that prefix as a valid
+//     file.
 //
 // ReadHeader inspects only the fixed-size header.
 //
