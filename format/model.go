@@ -37,15 +37,6 @@ func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
 	return m, nil
 }
 
-// checkLambda rejects finite-lambda files when no retention rule is
-// configured.
-func checkLambda(h *Header, cfg *config) error {
-	if h.Lambda != LambdaLossless && cfg.retain == nil {
-		return &UnsupportedError{Offset: 28, Msg: "finite lambda needs the retention gate", Err: ErrUnsupported}
-	}
-	return nil
-}
-
 func tooLarge(off, need, limit int64) error {
 	return &FormatError{Offset: off, Msg: fmt.Sprintf("needs %d bytes, limit %d", need, limit), Err: ErrTooLarge}
 }

@@ -40,6 +40,7 @@ type Predictor struct {
 	hits  [nBuckets][nClasses]uint32
 	hitsS []uint32 // [S][nClasses]
 	slot  int      // slot being predicted
+	prior [nClasses]int32
 	mis   [nClasses]uint32
 	cn    [nClasses]uint32
 
@@ -197,7 +198,7 @@ func (p *Predictor) Begin(action int64) {
 	clear(p.anchorIdx)
 	p.conts = p.conts[:0]
 	for c := range nClasses {
-		e := (uint64(p.mis[c])+1)<<16/(uint64(p.cn[c])+2) + 0
+		e := (uint64(p.mis[c]) + 1) << 16 / (uint64(p.cn[c]) + 2)
 		if e < 1 {
 			e = 1
 		}
@@ -217,40 +218,40 @@ func (p *Predictor) tileOf(r ref) []uint16 {
 	return p.m.refCodes[off : off+g.M]
 }
 
-// classPrior returns log2 of the prior probability of a class in the
-// current action bucket, in 1/256-bit units (<= 0).
-func (p *Predictor) classPrior(c int) int32 {
-	var tot, gtot uint64
+// computePriors sets, for the current action bucket and slot, log2 of the
+// prior probability of every class in 1/256-bit units (<= 0). The
+// statistics change only at a slot's end, so once per slot start suffices.
+func (p *Predictor) computePriors() {
+	var gsum [nClasses]uint64
+	var gtot, tot uint64
 	h := &p.hits[p.bucket]
-	var gc uint64
 	for i := range nClasses {
 		tot += uint64(h[i])
-		var s uint64
 		for b := range nBuckets {
-			s += uint64(p.hits[b][i])
+			gsum[i] += uint64(p.hits[b][i])
 		}
-		if i == c {
-			gc = s
-		}
-		gtot += s
+		gtot += gsum[i]
 	}
-	g16 := (gc + 1) << 16 / (gtot + nClasses)
-	qb := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
 	// The slot's own statistics, backed off to the bucket's.
 	hs := p.hitsS[p.slot*nClasses : (p.slot+1)*nClasses]
 	var ts uint64
 	for _, x := range hs {
 		ts += uint64(x)
 	}
-	q := (uint64(hs[c])<<16 + slotBackoff*qb) / (ts + slotBackoff)
-	if q < 1 {
-		q = 1
+	for c := range nClasses {
+		g16 := (gsum[c] + 1) << 16 / (gtot + nClasses)
+		qb := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
+		q := (uint64(hs[c])<<16 + slotBackoff*qb) / (ts + slotBackoff)
+		p.prior[c] = lg(max(q, 1)) - 16*256
 	}
-	return lg(q) - 16*256
 }
+
+// classPrior returns the prior of class c computed at the slot's start.
+func (p *Predictor) classPrior(c int) int32 { return p.prior[c] }
 
 func (p *Predictor) startSlot(s int) {
 	p.slot = s
+	p.computePriors()
 	p.cands = p.cands[:0]
 	add := func(r ref, class int) {
 		p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: uint8(class), l: p.classPrior(class), id: -1})

@@ -1,5 +1,7 @@
 package wm
 
+import "math/bits"
+
 // log2Frac[i] = round(256*log2(1+i/256)).
 var log2Frac = [256]int32{
 	0, 1, 3, 4, 6, 7, 9, 10, 11, 13, 14, 16, 17, 18, 20, 21,
@@ -52,7 +54,7 @@ func lg(x uint64) int32 {
 	if x <= 1 {
 		return 0
 	}
-	e := 63 - leadingZeros64(x)
+	e := 63 - bits.LeadingZeros64(x)
 	var frac uint64
 	if e >= 8 {
 		frac = (x >> (uint(e) - 8)) & 0xFF
