@@ -21,7 +21,7 @@ type AppendFile interface {
 // Open does, with the same options), cuts off the index and trailer, and
 // writes new episode and chunk records in their place; Close writes a new
 // index and trailer covering the old episodes and the new. The header's
-// geometry, precision, lanes, keyframe interval, lambda and model are
+// geometry, precision, lanes, keyframe interval, lambda, levels and model are
 // kept: options that would choose them are ignored (a finite λ needs the
 // model's gate or the same WithRetainRule as the original writer). model
 // may be nil if the file embeds its model. Writer.Account covers the
@@ -60,11 +60,12 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 	// The old episodes are complete: their slices may be shared, but the
 	// Writer only appends new episodes, never chunks to old ones.
 	w.idx.episodes = w.idx.episodes[:len(w.idx.episodes):len(w.idx.episodes)]
-	gp, err := useGate(&w.h, w.model, old.cfg)
+	gp, rules, err := useGate(&w.h, w.model, old.cfg)
 	if err != nil {
 		return nil, err
 	}
-	w.coder = newChunkCoder(&w.h, w.model, old.cfg.retain)
+	w.level = len(rules) - 1
+	w.coder = newChunkCoder(&w.h, w.model, rules)
 	w.coder.gp = gp
 	if w.coder.enc, err = rans.NewEncoder(w.h.Lanes, w.h.Precision); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)

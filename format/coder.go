@@ -1,6 +1,7 @@
 package format
 
 import (
+	"fmt"
 	"hash/crc32"
 
 	"github.com/wmzip/wmzip/gate"
@@ -15,30 +16,39 @@ import (
 // A nil retainFunc retains every coordinate (lossless, lambda = infinity).
 type retainFunc func(j int, cum []uint16) bool
 
-// useGate sets cfg.retain for a file of header h coded with model m: nil
-// for a lossless file, the rule of the model's GATE section at the
-// header's lambda otherwise, unless a custom rule was given. It returns the
+// useGate returns the retention rule of every level of a file of header
+// h coded with model m (one level when the file has no level table): nil
+// for a lossless level, the rule of the model's GATE section at the
+// level's lambda otherwise, or the custom rule of cfg. It also returns the
 // gate's parameters when the model has them (the writer uses their
 // distances to account distortion).
-func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, error) {
+func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, []retainFunc, error) {
 	var gp *gate.Params
 	if m.Section(gate.Tag) != nil {
 		p, err := gate.FromModel(m)
-		if err != nil && (h.Lambda != LambdaLossless && !cfg.custom) {
-			return nil, &FormatError{Offset: 32, Msg: err.Error(), Err: ErrModelMismatch}
+		if err != nil && (!h.Lossless() && !cfg.custom) {
+			return nil, nil, &FormatError{Offset: 32, Msg: err.Error(), Err: ErrModelMismatch}
 		}
 		gp = p
 	}
-	switch {
-	case cfg.custom:
-	case h.Lambda == LambdaLossless:
-		cfg.retain = nil
-	case gp == nil:
-		return nil, &UnsupportedError{Offset: 28, Msg: "finite lambda needs a model with a retention gate (GATE section)", Err: ErrUnsupported}
-	default:
-		cfg.retain = gp.Rule(h.Lambda).Retain
+	lambdas := h.lambdas()
+	if cfg.custom {
+		if len(lambdas) > 1 {
+			return nil, nil, fmt.Errorf("%w: a custom retention rule cannot serve several levels", ErrInput)
+		}
+		return gp, []retainFunc{cfg.retain}, nil
 	}
-	return gp, nil
+	rules := make([]retainFunc, len(lambdas))
+	for i, l := range lambdas {
+		switch {
+		case l == LambdaLossless:
+		case gp == nil:
+			return nil, nil, &UnsupportedError{Offset: 28, Msg: "finite lambda needs a model with a retention gate (GATE section)", Err: ErrUnsupported}
+		default:
+			rules[i] = gp.Rule(l).Retain
+		}
+	}
+	return gp, rules, nil
 }
 
 // chunkCoder codes the states of one chunk: the action model and the world
@@ -51,13 +61,17 @@ type chunkCoder struct {
 	lanes   int
 	pred    *wm.Predictor
 	act     *actionModel
-	retain  retainFunc
+	lev     *levelModel  // nil without a level table
+	rules   []retainFunc // per level
+	retain  retainFunc   // the current state's
 	gp      *gate.Params // distances for the writer's distortion account, or nil
 	scratch []byte       // one state's bytes for the reconstruction checksum
 
 	enc *rans.Encoder
 	dec *rans.Decoder
 
+	level        int    // decoder: level of the state decoded last
+	levels       []int8 // decoder: level of every state of the chunk, if wanted
 	states       int    // states coded in the current chunk
 	sum          uint32 // running reconstruction checksum (CRC-32C)
 	idealCodes   uint64 // 2^-16 bits, current chunk
@@ -67,16 +81,21 @@ type chunkCoder struct {
 	distSum      uint64 // writer only: Σ gate distance(reconstruction, truth)
 }
 
-func newChunkCoder(h *Header, m *wm.Model, retain retainFunc) *chunkCoder {
-	return &chunkCoder{
+func newChunkCoder(h *Header, m *wm.Model, rules []retainFunc) *chunkCoder {
+	c := &chunkCoder{
 		geom:    h.Geom,
 		prec:    h.Precision,
 		lanes:   h.Lanes,
 		pred:    m.NewPredictor(),
 		act:     newActionModel(h.Precision),
-		retain:  retain,
+		rules:   rules,
+		retain:  rules[len(rules)-1],
 		scratch: make([]byte, 8+2*h.Geom.N()),
 	}
+	if len(rules) > 1 {
+		c.lev = newLevelModel(h.Precision, len(rules))
+	}
+	return c
 }
 
 // begin starts a chunk: the predictor and the action model forget all
@@ -84,6 +103,9 @@ func newChunkCoder(h *Header, m *wm.Model, retain retainFunc) *chunkCoder {
 func (c *chunkCoder) begin() {
 	c.pred.Reset()
 	c.act.reset()
+	if c.lev != nil {
+		c.lev.reset()
+	}
 	c.states, c.sum, c.idealCodes, c.idealActions = 0, 0, 0, 0
 	c.retained, c.wrong, c.distSum = 0, 0, 0
 }
@@ -123,9 +145,14 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 	return v, symbolCost(freq(cum, v, c.prec), c.prec)
 }
 
-// encodeState codes one state into the chunk's encoder and returns nothing:
+// encodeState codes one state at the given level into the chunk's encoder:
 // inputs were validated by the caller.
-func (c *chunkCoder) encodeState(a int64, codes []uint16) {
+func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
+	if c.lev != nil {
+		c.idealActions += c.put(0, c.lev.table(), level)
+		c.lev.update(level)
+		c.retain = c.rules[level]
+	}
 	sym, z, raw := c.act.symbolOf(a)
 	c.idealActions += c.put(0, c.act.table(), sym)
 	for raw > 0 {
@@ -161,6 +188,13 @@ func (c *chunkCoder) encodeState(a int64, codes []uint16) {
 // decodeState decodes the next state of the chunk into codes and returns
 // its action. Errors surface through c.dec.Err.
 func (c *chunkCoder) decodeState(codes []uint16) int64 {
+	if c.lev != nil {
+		l, cost := c.get(0, c.lev.table())
+		c.idealActions += cost
+		c.lev.update(l)
+		c.retain = c.rules[l]
+		c.level = l
+	}
 	sym, cost := c.get(0, c.act.table())
 	c.idealActions += cost
 	var a int64
@@ -220,6 +254,9 @@ func (c *chunkCoder) decodeChunk(stream []byte, n int, sum uint32, actions []int
 	nc := c.geom.N()
 	for t := 0; t < n; t++ {
 		actions[t] = c.decodeState(codes[t*nc : (t+1)*nc])
+		if t < len(c.levels) {
+			c.levels[t] = int8(c.level)
+		}
 		if c.dec.Err() != nil {
 			break
 		}

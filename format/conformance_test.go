@@ -43,19 +43,21 @@ type conformanceStep struct {
 
 // vector is one conformance file: how it is written, and its digests.
 type vector struct {
-	File       string `json:"file"`
-	Model      string `json:"model"` // the model file the vector is written with
-	Keyframe   int    `json:"keyframe_interval"`
-	Lanes      int    `json:"lanes"`
-	Embed      bool   `json:"embed_model"`
-	Lambda     uint32 `json:"lambda"`        // LambdaLossless or the test rule's lambda
-	Rule       string `json:"rule"`          // retention rule: "all", "gate" (the model's) or "test-modal-half"
-	SHA256     string `json:"sha256"`        // of the file
-	DecodeSHA  string `json:"decode_sha256"` // of the decode, see decodeDigest
-	Bytes      int    `json:"bytes"`
-	States     int    `json:"states"`
-	Retained   int    `json:"retained_coordinates"`
-	Coordinate int    `json:"coordinates"`
+	File       string   `json:"file"`
+	Model      string   `json:"model"` // the model file the vector is written with
+	Keyframe   int      `json:"keyframe_interval"`
+	Lanes      int      `json:"lanes"`
+	Embed      bool     `json:"embed_model"`
+	Lambda     uint32   `json:"lambda"`           // LambdaLossless or the test rule's lambda
+	Rule       string   `json:"rule"`             // retention rule: "all", "gate" (the model's) or "test-modal-half"
+	Levels     []uint32 `json:"levels,omitempty"` // level lambdas; state t of episode i gets level levelOf(i, t)
+	Flush      bool     `json:"flush,omitempty"`  // Flush before state t of episode i when flushBefore(i, t)
+	SHA256     string   `json:"sha256"`           // of the file
+	DecodeSHA  string   `json:"decode_sha256"`    // of the decode, see decodeDigest
+	Bytes      int      `json:"bytes"`
+	States     int      `json:"states"`
+	Retained   int      `json:"retained_coordinates"`
+	Coordinate int      `json:"coordinates"`
 }
 
 // conformanceVectors lists the vectors and their options. λ is a
@@ -68,32 +70,73 @@ var conformanceVectors = []vector{
 	{File: "lossy.wmz", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Embed: false, Lambda: 8 << 16, Rule: "gate"},
 	{File: "lossy-rule.wmz", Model: "model.wmm", Keyframe: 4, Lanes: 3, Embed: false, Lambda: 3 << 16, Rule: "test-modal-half"},
 	{File: "lossless-g1.wmz", Model: "model.wmm", Keyframe: 1, Lanes: 1, Embed: false, Lambda: LambdaLossless, Rule: "all"},
+	{File: "levels.wmz", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Embed: false, Lambda: LambdaLossless, Rule: "gate",
+		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless}},
+	{File: "flushed.wmz", Model: "model.wmm", Keyframe: 4, Lanes: 2, Embed: true, Lambda: LambdaLossless, Rule: "all", Flush: true},
+}
+
+// levelOf is the level of state t of episode i in a vector with q levels:
+// runs of two states, cycling through the levels.
+func levelOf(i, t, q int) int { return (3*i + t/2) % q }
+
+// flushBefore reports whether a vector with Flush calls Flush before state
+// t of episode i (ending a chunk early).
+func flushBefore(i, t int) bool { return t > 0 && (i+t)%5 == 0 }
+
+// encode writes the vector's input eps with model m.
+func (v *vector) encode(t testing.TB, m *wm.Model, eps []episode) []byte {
+	t.Helper()
+	return encodeHook(t, m, eps, func(w *Writer, i, k int) error {
+		if v.Flush && flushBefore(i, k) {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if len(v.Levels) > 0 {
+			return w.SetLevel(levelOf(i, k, len(v.Levels)))
+		}
+		return nil
+	}, v.options(m.Precision)...)
 }
 
 func (v *vector) options(prec uint) []Option {
 	opts := []Option{WithKeyframeInterval(v.Keyframe), WithLanes(v.Lanes), WithEmbeddedModel(v.Embed)}
-	switch v.Rule {
-	case "gate":
+	switch {
+	case v.Rule == "gate" && len(v.Levels) > 0:
+		opts = append(opts, WithLevels(v.Levels...))
+	case v.Rule == "gate":
 		opts = append(opts, WithLambda(v.Lambda))
-	case "test-modal-half":
+	case v.Rule == "test-modal-half":
 		opts = append(opts, withGate(v.Lambda, testRetain(prec)))
 	}
 	return opts
 }
 
-// retain returns the vector's retention rule (nil: lossless) under model m.
-func (v *vector) retain(t *testing.T, m *wm.Model) retainFunc {
+// retain returns the vector's retention rule (nil: lossless) for state t
+// of episode i under model m.
+func (v *vector) retain(t *testing.T, m *wm.Model) func(i, t int) retainFunc {
 	switch v.Rule {
 	case "gate":
 		p, err := gate.FromModel(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Rule(v.Lambda).Retain
+		if len(v.Levels) == 0 {
+			r := p.Rule(v.Lambda).Retain
+			return func(int, int) retainFunc { return r }
+		}
+		return func(i, k int) retainFunc {
+			l := v.Levels[levelOf(i, k, len(v.Levels))]
+			if l == LambdaLossless {
+				return nil
+			}
+			return p.Rule(l).Retain
+		}
 	case "test-modal-half":
-		return testRetain(m.Precision)
+		r := testRetain(m.Precision)
+		return func(int, int) retainFunc { return r }
 	}
-	return nil
+	return func(int, int) retainFunc { return nil }
 }
 
 // conformanceEpisodes generates the input with integer arithmetic only:
@@ -163,18 +206,23 @@ func decodeDigest(eps []episode, n int) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// reconstruct computes the writer's reconstruction independently of the
-// chunk coder, with the world model's predictor and a retention rule.
-func reconstruct(m *wm.Model, eps []episode, g int, retain retainFunc) []episode {
+// reconstruct computes the writer's reconstruction of vector v
+// independently of the chunk coder, with the world model's predictor and
+// the retention rule of each state.
+func reconstruct(m *wm.Model, eps []episode, v *vector, rules func(i, t int) retainFunc) []episode {
 	n := m.Geom.N()
 	p := m.NewPredictor()
 	out := make([]episode, len(eps))
 	for i, e := range eps {
 		out[i] = episode{meta: e.meta, actions: e.actions, codes: make([]uint16, len(e.codes))}
+		inChunk := 0
 		for t, a := range e.actions {
-			if t%g == 0 {
+			if t == 0 || inChunk == v.Keyframe || (v.Flush && flushBefore(i, t)) {
 				p.Reset()
+				inChunk = 0
 			}
+			inChunk++
+			retain := rules(i, t)
 			p.Begin(a)
 			for j := range n {
 				v := e.codes[t*n+j]
@@ -281,7 +329,7 @@ func loadConformance(t *testing.T) *conformanceSet {
 		var vs []vector
 		for _, v := range conformanceVectors {
 			m := models[v.Model]
-			b := encode(t, m, eps, v.options(m.Precision)...)
+			b := v.encode(t, m, eps)
 			dm := m
 			if v.Embed {
 				dm = nil // decode with the embedded model
@@ -377,7 +425,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("%s does not match its SHA-256 in vectors.json", v.File)
 			}
 			opts := v.options(m.Precision)
-			got := encode(t, m, s.eps, opts...)
+			got := v.encode(t, m, s.eps)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("encoding input.json gives %d bytes that differ from %s (%d bytes) at byte %d; "+
 					"if the change is intended, run: go test ./format -run TestConformance -update",
@@ -390,7 +438,7 @@ func TestConformance(t *testing.T) {
 			if d := decodeDigest(dec, n); d != v.DecodeSHA {
 				t.Fatalf("decode digest %s, want %s", d, v.DecodeSHA)
 			}
-			if err := sameEpisodes(dec, reconstruct(m, s.eps, v.Keyframe, v.retain(t, m))); err != nil {
+			if err := sameEpisodes(dec, reconstruct(m, s.eps, v, v.retain(t, m))); err != nil {
 				t.Fatalf("decode differs from the writer's reconstruction: %v", err)
 			}
 			if v.Rule == "all" {
@@ -422,7 +470,9 @@ func TestConformanceCorruption(t *testing.T) {
 	s := loadConformance(t)
 	for i := range s.vectors {
 		v := &s.vectors[i]
-		if v.File != "lossless.wmz" && v.File != "lossy.wmz" {
+		switch v.File {
+		case "lossless.wmz", "lossy.wmz", "levels.wmz", "flushed.wmz":
+		default:
 			continue // the others differ only in options
 		}
 		n := s.models[v.Model].Geom.N()

@@ -1,4 +1,4 @@
-// Package format implements the wmzip container (.wmz), version 1, as
+// Package format implements the wmzip container (.wmz), version 2, as
 // specified in SPEC.md, section "Container" (whose source is
 // docs/spec-format.md).
 //
@@ -11,20 +11,23 @@
 // own. An index at the end of the file, found from a fixed-size trailer,
 // gives random access to every chunk.
 //
-//	header · [embedded model] · (episode record · chunk record*)* · index · trailer
+//	header · [embedded model] · [level table] · (episode record · chunk record*)* · index · trailer
 //
 // Ways in:
 //
 //   - Writer streams episodes and states to an io.Writer, holding at most
 //     one chunk plus the index in memory; WithLambda makes it lossy under
-//     the retention gate of package gate (SPEC.md, "Retention gate").
+//     the retention gate of package gate (SPEC.md, "Retention gate"), and
+//     WithLevels with Writer.SetLevel gives each state one of up to 16
+//     lambdas (storage by access rank, package ctmc). Flush ends the
+//     current chunk and makes everything written durable.
 //   - Append continues a closed file with more episodes, giving the same
 //     bytes as writing everything at once.
 //   - Reader decodes a file sequentially from an io.Reader and checks every
 //     byte, including the index and trailer at the end.
 //   - Open reads the index of an io.ReaderAt and decodes single episodes or
 //     states on demand (safe for concurrent use); File.Verify checks the
-//     whole file from there.
+//     whole file from there; WithAccessLog records which states are read.
 //   - WithRecovery opens a file cut short by a crash with exactly its
 //     complete episodes and chunks; Recover writes that prefix as a valid
 //     file.

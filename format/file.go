@@ -20,8 +20,9 @@ type File struct {
 	cfg       *config
 	idx       *index
 	bodyStart int64
-	pool      sync.Pool // *chunkCoder
-	rec       *Recovery // set when opened WithRecovery
+	rules     []retainFunc // per level
+	pool      sync.Pool    // *chunkCoder
+	rec       *Recovery    // set when opened WithRecovery
 }
 
 // Info summarizes a file. Sizes are in bytes; ideal code lengths are in
@@ -37,7 +38,8 @@ type Info struct {
 	PayloadBytes int64 // episode and chunk records
 	IndexBytes   int64 // index and trailer
 
-	Lambda    uint32 // LambdaLossless for lossless files
+	Lambda    uint32   // LambdaLossless for lossless files
+	Levels    []uint32 // the level table, if any (Header.Levels)
 	Embedded  bool
 	ModelID   wm.ModelID
 	IdealCode uint64 // Σ −log2 p of the coded coordinates, 2^-16 bit
@@ -73,7 +75,7 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	if mem > cfg.maxMemory {
 		return nil, tooLarge(0, mem, cfg.maxMemory)
 	}
-	f.bodyStart = HeaderSize + f.h.ModelSize
+	f.bodyStart = f.h.bodyStart()
 	if f.bodyStart+indexHdrSize+TrailerSize > size && !cfg.recover {
 		return nil, truncated(HeaderSize, "embedded model")
 	}
@@ -86,7 +88,16 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	if f.model, err = resolveModel(&f.h, raw, model); err != nil {
 		return nil, err
 	}
-	if _, err := useGate(&f.h, f.model, cfg); err != nil {
+	if n := f.h.levelBytes(); n > 0 {
+		b, err := f.readAt(HeaderSize+f.h.ModelSize, n, "level table")
+		if err != nil {
+			return nil, err
+		}
+		if err := parseLevels(b, &f.h, HeaderSize+f.h.ModelSize); err != nil {
+			return nil, err
+		}
+	}
+	if _, f.rules, err = useGate(&f.h, f.model, cfg); err != nil {
 		return nil, err
 	}
 	if cfg.recover {
@@ -171,6 +182,7 @@ func (f *File) Info() Info {
 		PayloadBytes: f.payloadEnd() - f.bodyStart,
 		IndexBytes:   f.size - f.payloadEnd(),
 		Lambda:       f.h.Lambda,
+		Levels:       f.h.Levels,
 		Embedded:     f.h.ModelEmbedded,
 		ModelID:      f.h.ModelID,
 		IdealCode:    x.idealCodes,
@@ -238,7 +250,7 @@ type chunkCost struct{ idealCodes, idealActions, retained uint64 }
 // lengths and retained coordinates.
 func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []uint16) (n int, cost chunkCost, err error) {
 	ref := ep.chunks[c]
-	ns := chunkStates(ep.states, int64(f.h.KeyframeInterval), c)
+	ns := ref.states
 	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
 		return 0, chunkCost{}, tooLarge(ref.offset, need, f.cfg.maxMemory)
 	}
@@ -257,7 +269,7 @@ func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []u
 	}
 	cc, _ := f.pool.Get().(*chunkCoder)
 	if cc == nil {
-		cc = newChunkCoder(&f.h, f.model, f.cfg.retain)
+		cc = newChunkCoder(&f.h, f.model, f.rules)
 	}
 	defer f.pool.Put(cc)
 	if err := cc.decodeChunk(b[chunkHdrSize:end], int(ns), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
@@ -307,16 +319,24 @@ func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error)
 		return nil, nil, err
 	}
 	nc := int64(f.h.Geom.N())
-	g := int64(f.h.KeyframeInterval)
-	// The index's state count is bounded only by MaxStates: allocate chunk
-	// by chunk, as each decodes, rather than from the count.
+	// A lossy chunk can decode many states from few bytes: the decoded
+	// episode is held to the memory limit before anything is decoded.
+	if need := f.h.memory() + ep.states*(8+2*nc); ep.states > MaxStates || need > f.cfg.maxMemory {
+		return nil, nil, tooLarge(ep.offset, need, f.cfg.maxMemory)
+	}
+	// Allocate chunk by chunk, as each decodes, rather than from the count.
 	for c := range ep.chunks {
-		n := chunkStates(ep.states, g, c)
+		n := ep.chunks[c].states
 		at := len(actions)
 		actions = append(actions, make([]int64, n)...)
 		codes = append(codes, make([]uint16, n*nc)...)
 		if _, err := f.decodeChunk(ep, c, actions[at:], codes[int64(at)*nc:]); err != nil {
 			return nil, nil, err
+		}
+	}
+	if f.cfg.access != nil {
+		for t := range ep.states {
+			f.cfg.access(int64(e), t)
 		}
 	}
 	return actions, codes, nil
@@ -338,14 +358,17 @@ func (f *File) StateAction(e, step int) (action int64, codes []uint16, err error
 	if step < 0 || int64(step) >= ep.states {
 		return 0, nil, fmt.Errorf("%w: step %d of %d", ErrInput, step, ep.states)
 	}
-	g, nc := f.h.KeyframeInterval, f.h.Geom.N()
-	c := step / g
-	n := int(chunkStates(ep.states, int64(g), c))
+	nc := f.h.Geom.N()
+	c := ep.chunkOf(int64(step))
+	n := int(ep.chunks[c].states)
 	actions := make([]int64, n)
 	all := make([]uint16, n*nc)
 	if _, err := f.decodeChunk(ep, c, actions, all); err != nil {
 		return 0, nil, err
 	}
-	t := step % g
+	if f.cfg.access != nil {
+		f.cfg.access(int64(e), int64(step))
+	}
+	t := step - int(ep.chunks[c].first)
 	return actions[t], all[t*nc : (t+1)*nc : (t+1)*nc], nil
 }

@@ -80,18 +80,30 @@ func trainModel(g wm.Geometry, prec uint, eps []episode) *wm.Model {
 // encode writes episodes with a fresh Writer.
 func encode(t testing.TB, m *wm.Model, eps []episode, opts ...Option) []byte {
 	t.Helper()
+	return encodeHook(t, m, eps, nil, opts...)
+}
+
+// encodeHook is encode calling before(w, i, k), if not nil, before state k
+// of episode i is written.
+func encodeHook(t testing.TB, m *wm.Model, eps []episode, before func(w *Writer, i, k int) error, opts ...Option) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, m, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := m.Geom.N()
-	for _, e := range eps {
+	for i, e := range eps {
 		if err := w.WriteEpisode(e.meta); err != nil {
 			t.Fatal(err)
 		}
-		for i, a := range e.actions {
-			if err := w.WriteState(a, e.codes[i*n:(i+1)*n]); err != nil {
+		for k, a := range e.actions {
+			if before != nil {
+				if err := before(w, i, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -2,7 +2,9 @@ package format
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 
 	"github.com/wmzip/wmzip/rans"
@@ -10,9 +12,9 @@ import (
 )
 
 // Version is the container version this package writes and reads.
-const Version = 1
+const Version = 2
 
-// Limits of container version 1. A decoder rejects files beyond them.
+// Limits of container version 2. A decoder rejects files beyond them.
 const (
 	MaxKeyframeInterval = 1 << 16 // states per chunk (G)
 	MaxChunkCoords      = 1 << 24 // G × N, coordinates in one chunk
@@ -21,6 +23,7 @@ const (
 	MaxEpisodes         = 1 << 24
 	MaxStates           = 1 << 48 // in one file
 	MaxModelBytes       = 1 << 30 // embedded model
+	MaxLevels           = 16      // retention levels (per-state lambdas)
 )
 
 // Defaults.
@@ -46,7 +49,7 @@ const (
 	crcSize         = 4
 	indexHdrSize    = 48
 	indexEpisodeLen = 24
-	indexChunkLen   = 12
+	indexChunkLen   = 16
 )
 
 // Record tags.
@@ -82,10 +85,83 @@ type Header struct {
 	ModelID          wm.ModelID
 	ModelEmbedded    bool
 	ModelSize        int64 // bytes of the embedded model, 0 if none
+
+	// Levels, if not empty, are the file's retention levels: 2..MaxLevels
+	// strictly increasing lambdas, the last equal to Lambda. Every state
+	// then names its level in the stream, and is coded under that level's
+	// lambda. Empty: every state is coded under Lambda.
+	Levels []uint32
 }
 
 // Lossless reports whether every coordinate of every state is coded.
-func (h *Header) Lossless() bool { return h.Lambda == LambdaLossless }
+func (h *Header) Lossless() bool { return h.Lambda == LambdaLossless && len(h.Levels) == 0 }
+
+// levelBytes is the size of the level table that follows the embedded
+// model: the lambdas and a CRC, or nothing.
+func (h *Header) levelBytes() int64 {
+	if len(h.Levels) == 0 {
+		return 0
+	}
+	return 4*int64(len(h.Levels)) + crcSize
+}
+
+// bodyStart is the offset of the first record.
+func (h *Header) bodyStart() int64 { return HeaderSize + h.ModelSize + h.levelBytes() }
+
+// lambdas returns the lambda of every level: Levels, or the header's
+// lambda alone.
+func (h *Header) lambdas() []uint32 {
+	if len(h.Levels) > 0 {
+		return h.Levels
+	}
+	return []uint32{h.Lambda}
+}
+
+func (h *Header) marshalLevels() []byte {
+	if len(h.Levels) == 0 {
+		return nil
+	}
+	b := make([]byte, 0, h.levelBytes())
+	for _, l := range h.Levels {
+		b = le.AppendUint32(b, l)
+	}
+	return le.AppendUint32(b, crc(b))
+}
+
+// checkLevels validates a level table for header h.
+func checkLevels(levels []uint32, lambda uint32) error {
+	if len(levels) == 0 {
+		return nil
+	}
+	if len(levels) < 2 || len(levels) > MaxLevels {
+		return fmt.Errorf("%d levels, want 2..%d", len(levels), MaxLevels)
+	}
+	for i := 1; i < len(levels); i++ {
+		if levels[i] <= levels[i-1] {
+			return fmt.Errorf("level lambdas not strictly increasing at level %d", i)
+		}
+	}
+	if levels[len(levels)-1] != lambda {
+		return fmt.Errorf("last level's lambda %d differs from the header's %d", levels[len(levels)-1], lambda)
+	}
+	return nil
+}
+
+// parseLevels decodes the level table b (h.levelBytes() bytes at off) into
+// h.Levels, whose length parseHeader set.
+func parseLevels(b []byte, h *Header, off int64) error {
+	q := len(h.Levels)
+	if crc(b[:4*q]) != le.Uint32(b[4*q:]) {
+		return badSum(off+4*int64(q), "level table checksum")
+	}
+	for i := range h.Levels {
+		h.Levels[i] = le.Uint32(b[4*i:])
+	}
+	if err := checkLevels(h.Levels, h.Lambda); err != nil {
+		return corrupt(off, "level table: %v", err)
+	}
+	return nil
+}
 
 func (h *Header) marshal() []byte {
 	b := make([]byte, HeaderSize)
@@ -101,6 +177,7 @@ func (h *Header) marshal() []byte {
 	le.PutUint32(b[16:], uint32(h.Geom.K))
 	b[20] = byte(h.Precision)
 	b[21] = byte(h.Lanes)
+	b[22] = byte(len(h.Levels))
 	le.PutUint32(b[24:], uint32(h.KeyframeInterval))
 	le.PutUint32(b[28:], h.Lambda)
 	copy(b[32:48], h.ModelID[:])
@@ -128,8 +205,13 @@ func parseHeader(b []byte) (Header, error) {
 	if flags&^flagEmbeddedModel != 0 {
 		return h, corrupt(10, "reserved flag bits set")
 	}
-	if b[22] != 0 || b[23] != 0 || le.Uint64(b[52:]) != 0 {
-		return h, corrupt(22, "reserved header bytes not zero")
+	if b[23] != 0 || le.Uint64(b[52:]) != 0 {
+		return h, corrupt(23, "reserved header bytes not zero")
+	}
+	if q := int(b[22]); q == 1 || q > MaxLevels {
+		return h, corrupt(22, "%d retention levels (0 or 2..%d)", q, MaxLevels)
+	} else if q > 0 {
+		h.Levels = make([]uint32, q) // filled by parseLevels
 	}
 	h.ModelEmbedded = flags&flagEmbeddedModel != 0
 	h.Geom = wm.Geometry{S: int(le.Uint16(b[12:])) + 1, M: int(le.Uint16(b[14:])) + 1, K: int(le.Uint32(b[16:]))}
@@ -202,6 +284,8 @@ func parseTrailer(b []byte, off int64) (trailer, error) {
 type chunkRef struct {
 	offset int64
 	length int64 // whole record, checksum included
+	states int64 // states in the chunk
+	first  int64 // step of the chunk's first state in its episode
 }
 
 // episodeRef is one episode of the index.
@@ -240,6 +324,7 @@ func (x *index) marshal() []byte {
 		for _, c := range e.chunks {
 			b = le.AppendUint64(b, uint64(c.offset))
 			b = le.AppendUint32(b, uint32(c.length))
+			b = le.AppendUint32(b, uint32(c.states))
 		}
 	}
 	return b
@@ -247,7 +332,8 @@ func (x *index) marshal() []byte {
 
 // parseIndex decodes an index whose checksum was verified, and checks that
 // its records tile the body [bodyStart, indexOffset) exactly and that its
-// counts agree with the keyframe interval g.
+// counts agree: every chunk holds 1..g states and an episode's chunks hold
+// its states.
 func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 	if len(b) < indexHdrSize {
 		return nil, corrupt(off, "index too short")
@@ -281,7 +367,7 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 		if eo != uint64(pos) || em > MaxMetaBytes {
 			return nil, corrupt(at, "episode %d record offset or metadata length wrong", i)
 		}
-		if es > MaxStates || ec != ceilDiv(es, uint64(g)) || ec > nc-used {
+		if es > MaxStates || ec > es || ec < ceilDiv(es, uint64(g)) || ec > nc-used {
 			return nil, corrupt(at, "episode %d state and chunk counts disagree", i)
 		}
 		e.offset, e.states, e.metaLen = int64(eo), int64(es), int64(em)
@@ -289,13 +375,18 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 		states += es
 		e.chunks = chunks[used : used+ec : used+ec]
 		used += ec
+		var first uint64
 		for j := range e.chunks {
-			co, cl := le.Uint64(b[p:]), uint64(le.Uint32(b[p+8:]))
+			co, cl, cn := le.Uint64(b[p:]), uint64(le.Uint32(b[p+8:])), uint64(le.Uint32(b[p+12:]))
 			if co != uint64(pos) || cl < chunkHdrSize+crcSize || cl > chunkHdrSize+MaxStreamBytes+crcSize {
 				return nil, corrupt(off+int64(p), "episode %d chunk %d offset or length wrong", i, j)
 			}
+			if cn < 1 || cn > uint64(g) || cn > es-first {
+				return nil, corrupt(off+int64(p)+12, "episode %d chunk %d state count wrong", i, j)
+			}
 			p += indexChunkLen
-			e.chunks[j] = chunkRef{offset: int64(co), length: int64(cl)}
+			e.chunks[j] = chunkRef{offset: int64(co), length: int64(cl), states: int64(cn), first: int64(first)}
+			first += cn
 			pos += int64(cl)
 			if pos > off {
 				return nil, corrupt(off+int64(p), "chunk records overlap the index")
@@ -303,6 +394,9 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 		}
 		if pos > off {
 			return nil, corrupt(at, "episode records overlap the index")
+		}
+		if first != es {
+			return nil, corrupt(at, "episode %d chunks hold %d states, not %d", i, first, es)
 		}
 	}
 	if used != nc || states != uint64(x.states) || pos != off {
@@ -313,9 +407,18 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 
 func ceilDiv(a, b uint64) uint64 { return a/b + min(a%b, 1) }
 
-// chunkStates is the number of states of chunk c of an episode of n states.
-func chunkStates(n, g int64, c int) int64 {
-	return min(g, n-int64(c)*g)
+// chunkOf returns the chunk of ep holding step (0 ≤ step < ep.states).
+func (ep *episodeRef) chunkOf(step int64) int {
+	c, _ := slices.BinarySearchFunc(ep.chunks, step, func(r chunkRef, s int64) int {
+		switch {
+		case r.first+r.states <= s:
+			return -1
+		case r.first > s:
+			return 1
+		}
+		return 0
+	})
+	return c
 }
 
 func crc32Update(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli, b) }

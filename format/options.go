@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wmzip/wmzip/rans"
 )
@@ -21,9 +22,12 @@ type config struct {
 	embed     bool
 	maxMemory int64
 	lambda    uint32
+	lambdaSet bool
+	levels    []uint32
 	retain    retainFunc
 	custom    bool // retain set by WithRetainRule/withGate, not by the model's gate
 	recover   bool // scan records instead of trusting the index (recover.go)
+	access    func(episode, step int64)
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -108,7 +112,28 @@ func WithMaxMemory(bytes int64) Option {
 // take λ from the header.
 func WithLambda(lambda uint32) Option {
 	return func(c *config) error {
-		c.lambda = lambda
+		c.lambda, c.lambdaSet = lambda, true
+		return nil
+	}
+}
+
+// WithLevels gives the writer several retention levels: 2..MaxLevels
+// strictly increasing lambdas (16.16 fixed point; the last may be
+// LambdaLossless). They are stored in the file; Writer.SetLevel chooses
+// the level of the states that follow, and each state's level is coded in
+// the stream (a fraction of a bit per state when levels come in runs).
+// This is how storage follows access: states read often keep more
+// coordinates than states read rarely. Exclusive with WithLambda; the
+// header's lambda is the last level's.
+func WithLevels(lambdas ...uint32) Option {
+	return func(c *config) error {
+		if len(lambdas) < 2 {
+			return fmt.Errorf("%w: %d levels, want 2..%d", ErrInput, len(lambdas), MaxLevels)
+		}
+		if err := checkLevels(lambdas, lambdas[len(lambdas)-1]); err != nil {
+			return fmt.Errorf("%w: levels: %v", ErrInput, err)
+		}
+		c.levels = slices.Clone(lambdas)
 		return nil
 	}
 }
@@ -130,6 +155,21 @@ func withGate(lambda uint32, retain retainFunc) Option {
 			return fmt.Errorf("wmz: nil retention rule")
 		}
 		c.lambda, c.retain, c.custom = lambda, retain, true
+		return nil
+	}
+}
+
+// WithAccessLog makes a File report every state it returns to fn, as
+// (episode, step), once the state has decoded and passed its checks:
+// State and StateAction report one access, DecodeEpisode one per state of
+// the episode. This records the memory-access trace that package ctmc
+// audits and that `wmzip encode --access` allocates storage by
+// (ctmc.TraceWriter writes it in the trace format). fn is called from the
+// goroutine that made the call; it must be safe for concurrent use if the
+// File is used concurrently.
+func WithAccessLog(fn func(episode, step int64)) Option {
+	return func(c *config) error {
+		c.access = fn
 		return nil
 	}
 }

@@ -66,14 +66,36 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	if rd.model, err = resolveModel(&rd.h, raw, model); err != nil {
 		return nil, err
 	}
-	if _, err := useGate(&rd.h, rd.model, cfg); err != nil {
+	if n := rd.h.levelBytes(); n > 0 {
+		b, err := rd.read(int(n), "level table")
+		if err != nil {
+			return nil, err
+		}
+		if err := parseLevels(b, &rd.h, rd.off-n); err != nil {
+			return nil, err
+		}
+	}
+	_, rules, err := useGate(&rd.h, rd.model, cfg)
+	if err != nil {
 		return nil, err
 	}
-	rd.coder = newChunkCoder(&rd.h, rd.model, cfg.retain)
+	rd.coder = newChunkCoder(&rd.h, rd.model, rules)
 	g, n := rd.h.KeyframeInterval, rd.h.Geom.N()
 	rd.actions = make([]int64, g)
 	rd.codes = make([]uint16, g*n)
+	if len(rd.h.Levels) > 0 {
+		rd.coder.levels = make([]int8, g)
+	}
 	return rd, nil
+}
+
+// Level returns the retention level of the state ReadState returned last:
+// an index into Header().Levels, 0 for a file without levels.
+func (r *Reader) Level() int {
+	if r.coder.levels == nil || r.pos == 0 {
+		return 0
+	}
+	return int(r.coder.levels[r.pos-1])
 }
 
 // Header returns the file's header.
@@ -301,7 +323,7 @@ func (r *Reader) readChunk() error {
 	if err := c.decodeChunk(rest[:sl], int(n), le.Uint32(head[12:]), r.actions, r.codes, start); err != nil {
 		return err
 	}
-	r.cur.chunks = append(r.cur.chunks, chunkRef{offset: start, length: r.off - start})
+	r.cur.chunks = append(r.cur.chunks, chunkRef{offset: start, length: r.off - start, states: n, first: r.cur.states})
 	r.cur.states += n
 	r.idx.states += n
 	r.idx.chunks++
@@ -309,7 +331,6 @@ func (r *Reader) readChunk() error {
 	r.idx.idealAction += c.idealActions
 	r.idx.retained += c.retained
 	r.n, r.pos = int(n), 0
-	r.more = n == int64(r.h.KeyframeInterval)
 	return nil
 }
 
@@ -352,9 +373,10 @@ func (r *Reader) readEnd() error {
 		FileBytes:    r.off,
 		HeaderBytes:  HeaderSize,
 		ModelBytes:   r.h.ModelSize,
-		PayloadBytes: at - HeaderSize - r.h.ModelSize,
+		PayloadBytes: at - r.h.bodyStart(),
 		IndexBytes:   r.off - at,
 		Lambda:       r.h.Lambda,
+		Levels:       r.h.Levels,
 		Embedded:     r.h.ModelEmbedded,
 		ModelID:      r.h.ModelID,
 		IdealCode:    r.idx.idealCodes,

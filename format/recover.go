@@ -59,13 +59,12 @@ func recoverable(err error) bool {
 func (f *File) scanRecords() error {
 	h := &f.h
 	g := int64(h.KeyframeInterval)
-	cc := newChunkCoder(h, f.model, f.cfg.retain)
+	cc := newChunkCoder(h, f.model, f.rules)
 	actions := make([]int64, g)
 	codes := make([]uint16, g*int64(h.Geom.N()))
 	x := &index{}
 	pos := f.bodyStart
 	var cur *episodeRef
-	chunkOK := false // a chunk record may come next
 	stop := func(err error) error {
 		f.idx = x
 		f.rec = &Recovery{End: pos, Stop: err}
@@ -104,8 +103,7 @@ func (f *File) scanRecords() error {
 			x.episodes = append(x.episodes, episodeRef{offset: pos, metaLen: ml})
 			cur = &x.episodes[len(x.episodes)-1]
 			pos += episodeHdrSize + ml + crcSize
-			chunkOK = true
-		case tag[0] == tagChunk && chunkOK:
+		case tag[0] == tagChunk && cur != nil:
 			if err := grow(indexChunkLen); err != nil {
 				return err
 			}
@@ -116,7 +114,7 @@ func (f *File) scanRecords() error {
 				}
 				return err
 			}
-			cur.chunks = append(cur.chunks, chunkRef{offset: pos, length: length})
+			cur.chunks = append(cur.chunks, chunkRef{offset: pos, length: length, states: n, first: cur.states})
 			cur.states += n
 			x.states += n
 			x.chunks++
@@ -124,7 +122,6 @@ func (f *File) scanRecords() error {
 			x.idealAction += cc.idealActions
 			x.retained += cc.retained
 			pos += length
-			chunkOK = n == g
 		case tag[0] == tagIndex:
 			if f.indexMatches(x, pos) {
 				f.idx = x

@@ -12,9 +12,10 @@ import (
 
 // record is one episode or chunk record of a file, from its index.
 type record struct {
-	off, end int64
-	episode  int // episode it belongs to
-	chunk    int // -1 for the episode record
+	off, end      int64
+	episode       int // episode it belongs to
+	chunk         int // -1 for the episode record
+	first, states int // a chunk's first step and states
 }
 
 // records lists a complete file's records in file order.
@@ -26,9 +27,9 @@ func records(t *testing.T, b []byte, m *wm.Model, opts ...Option) []record {
 	}
 	var rs []record
 	for e, ep := range f.idx.episodes {
-		rs = append(rs, record{ep.offset, ep.offset + episodeHdrSize + ep.metaLen + crcSize, e, -1})
+		rs = append(rs, record{ep.offset, ep.offset + episodeHdrSize + ep.metaLen + crcSize, e, -1, 0, 0})
 		for c, ch := range ep.chunks {
-			rs = append(rs, record{ch.offset, ch.offset + ch.length, e, c})
+			rs = append(rs, record{ch.offset, ch.offset + ch.length, e, c, int(ch.first), int(ch.states)})
 		}
 	}
 	return rs
@@ -37,7 +38,7 @@ func records(t *testing.T, b []byte, m *wm.Model, opts ...Option) []record {
 // prefixEpisodes is what recovery must return for a file cut at n: the
 // episodes whose record ends by n, with the states of their chunks that end
 // by n.
-func prefixEpisodes(eps []episode, rs []record, g, n int, cut int64) []episode {
+func prefixEpisodes(eps []episode, rs []record, n int, cut int64) []episode {
 	var out []episode
 	for _, r := range rs {
 		if r.end > cut {
@@ -49,7 +50,7 @@ func prefixEpisodes(eps []episode, rs []record, g, n int, cut int64) []episode {
 			continue
 		}
 		e := &out[len(out)-1]
-		lo, hi := r.chunk*g, min((r.chunk+1)*g, len(src.actions))
+		lo, hi := r.first, r.first+r.states
 		e.actions = append(e.actions, src.actions[lo:hi]...)
 		e.codes = append(e.codes, src.codes[lo*n:hi*n]...)
 	}
@@ -109,7 +110,7 @@ func TestRecoverEveryCut(t *testing.T) {
 			if err != nil {
 				t.Fatalf("lossy=%v cut %d: %v", lossy, cut, err)
 			}
-			want := normalize(prefixEpisodes(eps, rs, 2, m.Geom.N(), cut))
+			want := normalize(prefixEpisodes(eps, rs, m.Geom.N(), cut))
 			rec, _ := f.Recovered()
 			if rec.Complete != (cut == int64(len(b))) {
 				t.Fatalf("lossy=%v cut %d: Complete = %v", lossy, cut, rec.Complete)
@@ -181,7 +182,7 @@ func TestRecoverStopsAtDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := normalize(prefixEpisodes(eps, rs, 2, m.Geom.N(), r.off))
+		want := normalize(prefixEpisodes(eps, rs, m.Geom.N(), r.off))
 		if err := sameEpisodes(normalize(got), want); err != nil {
 			t.Fatalf("record %d damaged: %v", i, err)
 		}
@@ -353,7 +354,7 @@ func TestAppendCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := normalize(prefixEpisodes(eps, rs, 2, n, cut))
+		want := normalize(prefixEpisodes(eps, rs, n, cut))
 		if err := sameEpisodes(normalize(got), want); err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}

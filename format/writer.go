@@ -17,9 +17,9 @@ const flushThreshold = 1 << 16
 //
 // Memory is bounded by one chunk (the rANS encoder's pending symbols), the
 // completed bytes not yet written, and the index, which grows by a few tens
-// of bytes per episode and per chunk. Output bytes depend only on the model, the options and the
-// sequence of WriteEpisode and WriteState calls: not on Flush calls, write
-// sizes or GOMAXPROCS.
+// of bytes per episode and per chunk. Output bytes depend only on the
+// model, the options and the sequence of WriteEpisode, SetLevel,
+// WriteState and Flush calls: not on write sizes or GOMAXPROCS.
 //
 // Errors from the underlying writer are sticky. A Writer is not safe for
 // concurrent use: its methods must not run at the same time (a caller
@@ -41,6 +41,7 @@ type Writer struct {
 	cur    *episodeRef // episode being written, nil outside one
 	acct   Account
 	chunkG int
+	level  int // level of the next state
 }
 
 // NewWriter returns a Writer that writes a .wmz stream with the given model
@@ -71,6 +72,14 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 		Lambda:           cfg.lambda,
 		ModelID:          model.ID(),
 	}
+	if len(cfg.levels) > 0 {
+		if cfg.lambdaSet {
+			return nil, fmt.Errorf("%w: WithLambda and WithLevels both given", ErrInput)
+		}
+		wr.h.Levels = cfg.levels
+		wr.h.Lambda = cfg.levels[len(cfg.levels)-1]
+		wr.level = len(cfg.levels) - 1
+	}
 	var raw []byte
 	if cfg.embed {
 		if raw, err = model.MarshalBinary(); err != nil {
@@ -81,17 +90,33 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 		}
 		wr.h.ModelEmbedded, wr.h.ModelSize = true, int64(len(raw))
 	}
-	gp, err := useGate(&wr.h, model, cfg)
+	gp, rules, err := useGate(&wr.h, model, cfg)
 	if err != nil {
 		return nil, err
 	}
-	wr.coder = newChunkCoder(&wr.h, model, cfg.retain)
+	wr.coder = newChunkCoder(&wr.h, model, rules)
 	wr.coder.gp = gp
 	if wr.coder.enc, err = rans.NewEncoder(cfg.lanes, model.Precision); err != nil {
 		return nil, err
 	}
 	wr.buf = append(wr.h.marshal(), raw...)
+	wr.buf = append(wr.buf, wr.h.marshalLevels()...)
 	return wr, nil
+}
+
+// SetLevel sets the retention level of the states written next: an index
+// into the header's Levels (see WithLevels), so that the states are coded
+// under lambda Levels[level]. A file without levels has only level 0. The
+// default is the highest level (the one that retains most).
+func (w *Writer) SetLevel(level int) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if q := max(len(w.h.Levels), 1); level < 0 || level >= q {
+		return fmt.Errorf("%w: level %d of %d", ErrInput, level, q)
+	}
+	w.level = level
+	return nil
 }
 
 // Header returns the header the Writer writes.
@@ -161,7 +186,7 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 		c.begin()
 		c.enc.Reset()
 	}
-	c.encodeState(action, codes)
+	c.encodeState(w.level, action, codes)
 	w.cur.states++
 	w.idx.states++
 	if c.states == w.chunkG {
@@ -193,7 +218,8 @@ func (w *Writer) endChunk() error {
 	w.buf = le.AppendUint32(w.buf, c.sum)
 	w.buf = append(w.buf, w.stream...)
 	w.buf = le.AppendUint32(w.buf, crc(w.buf[start:]))
-	w.cur.chunks = append(w.cur.chunks, chunkRef{offset: w.off + int64(start), length: int64(len(w.buf) - start)})
+	w.cur.chunks = append(w.cur.chunks, chunkRef{offset: w.off + int64(start), length: int64(len(w.buf) - start),
+		states: int64(c.states), first: w.cur.states - int64(c.states)})
 	w.idx.chunks++
 	w.idx.idealCodes += c.idealCodes
 	w.idx.idealAction += c.idealActions
@@ -229,15 +255,19 @@ func (w *Writer) flushBuf() error {
 	return nil
 }
 
-// Flush writes every completed record to the underlying writer and, if
-// that writer has a Sync method (as *os.File does), calls it. Everything
-// flushed survives a crash: a file cut anywhere after a Flush recovers
-// (WithRecovery, Recover) with at least the episodes begun and the chunks
-// completed before it. The states of the chunk being filled stay pending:
-// a chunk ends only after G states or at the end of its episode (the next
-// WriteEpisode or Close), so Flush never changes the output bytes.
+// Flush ends the chunk being filled, writes every record to the
+// underlying writer and, if that writer has a Sync method (as *os.File
+// does), calls it. Everything written before a Flush survives a crash: a
+// file cut anywhere after it recovers (WithRecovery, Recover) with every
+// episode and state written before the Flush. Ending a chunk early makes
+// the next state of the episode a keyframe, which costs bits (the world
+// model's history restarts): the output depends on where Flush was called,
+// so flush at the pace durability needs, not after every state.
 func (w *Writer) Flush() error {
 	if err := w.check(); err != nil {
+		return err
+	}
+	if err := w.endChunk(); err != nil {
 		return err
 	}
 	if err := w.flushBuf(); err != nil {
