@@ -79,6 +79,7 @@ type chunkCoder struct {
 	retained     uint64 // coded coordinates, current chunk
 	wrong        uint64 // writer only: omitted coordinates whose modal value is wrong
 	distSum      uint64 // writer only: Σ gate distance(reconstruction, truth)
+	last         StateAccount
 }
 
 func newChunkCoder(h *Header, m *wm.Model, rules []retainFunc) *chunkCoder {
@@ -148,6 +149,14 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 // encodeState codes one state at the given level into the chunk's encoder:
 // inputs were validated by the caller.
 func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
+	before := [4]uint64{c.idealCodes + c.idealActions, c.retained, c.wrong, c.distSum}
+	defer func() {
+		c.last = StateAccount{Level: level,
+			Cost:     c.idealCodes + c.idealActions - before[0],
+			Retained: c.retained - before[1],
+			Wrong:    c.wrong - before[2],
+			DistSum:  c.distSum - before[3]}
+	}()
 	if c.lev != nil {
 		c.idealActions += c.put(0, c.lev.table(), level)
 		c.lev.update(level)

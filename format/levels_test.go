@@ -32,6 +32,7 @@ func TestLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := g.N()
+	var cost, retained uint64
 	for i, e := range eps {
 		if err := w.WriteEpisode(nil); err != nil {
 			t.Fatal(err)
@@ -43,6 +44,12 @@ func TestLevels(t *testing.T) {
 			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
+			acc := w.LastAccount()
+			if acc.Level != level(i, k) || (acc.Level == 2 && acc.Retained != uint64(n)) {
+				t.Fatalf("episode %d step %d: account %+v", i, k, acc)
+			}
+			cost += acc.Cost
+			retained += acc.Retained
 		}
 	}
 	if err := w.SetLevel(3); !errors.Is(err, ErrInput) {
@@ -52,6 +59,14 @@ func TestLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := buf.Bytes()
+	f, err := Open(bytes.NewReader(b), int64(len(b)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := f.Info(); info.IdealCode+info.IdealAct != cost || info.Retained != retained {
+		t.Fatalf("per-state accounts sum to %d bits/2^16 and %d retained, the index says %d and %d",
+			cost, retained, info.IdealCode+info.IdealAct, info.Retained)
+	}
 	r, err := NewReader(bytes.NewReader(b), m)
 	if err != nil {
 		t.Fatal(err)

@@ -322,6 +322,21 @@ func (w *Writer) Account() Account {
 	return a
 }
 
+// StateAccount is the writer's account of one state.
+type StateAccount struct {
+	Level    int    // retention level it was coded at
+	Cost     uint64 // ideal code length of its level, action and codes, 2^-16 bit (the file's bytes follow it to within the rANS flush)
+	Retained uint64 // coded coordinates
+	Wrong    uint64 // omitted coordinates whose modal value differs from the code
+	DistSum  uint64 // Σ over them of the gate's distance (as Account.DistSum)
+}
+
+// LastAccount returns the account of the state most recently written: what
+// it cost and what its reconstruction lost. It is how a caller allocating
+// storage per state (package ctmc) measures each state's rate and
+// distortion. Zero before any state.
+func (w *Writer) LastAccount() StateAccount { return w.coder.last }
+
 // LastState appends to dst[:0] the reconstruction of the state most
 // recently written: the codes themselves when lossless, the values every
 // decoder will return for it otherwise. It returns dst[:0] before any state.
