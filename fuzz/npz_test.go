@@ -78,7 +78,7 @@ func FuzzTrajectory(f *testing.F) {
 		for _, e := range tr.Episodes() {
 			want = append(want, episode{actions: tr.Actions[e[0]:e[1]], codes: tr.Codes[e[0]*n : e[1]*n]})
 		}
-		writeTrip(t, w, n, want)
+		(&trip{g: g}).write(t, w, 0, want)
 		got, err := readAll(buf.Bytes(), m)
 		if err != nil {
 			t.Fatal(err)

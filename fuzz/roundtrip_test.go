@@ -45,7 +45,24 @@ type trip struct {
 	lambda   uint32
 	thresh   uint32 // modeRule: retain below this modal frequency
 	eps      []episode
-	split    int // episodes written before an Append
+	split    int  // episodes written before an Append
+	flushes  byte // Flush before state t of an episode when bit t mod 8 is set
+	levels   bool // modeGate: three levels, λ, 2λ+1 and lossless, by state
+}
+
+// flushBefore reports whether the trip flushes (ends a chunk) before state
+// t > 0 of an episode.
+func (tr *trip) flushBefore(t int) bool { return t > 0 && tr.flushes>>(t%8)&1 != 0 }
+
+// levelOf is the level of state t of episode i when the trip has levels.
+func levelOf(i, t int) int { return (i + t) % 3 }
+
+// lambdas are the trip's levels.
+func (tr *trip) lambdas() []uint32 { return []uint32{tr.lambda, 2*tr.lambda + 1, format.LambdaLossless} }
+
+// boundary reports whether a chunk starts at state t of an episode.
+func (tr *trip) boundary(t, inChunk int) bool {
+	return t == 0 || inChunk == tr.keyframe || tr.flushBefore(t)
 }
 
 func drawTrip(raw []byte) *trip {
@@ -64,7 +81,9 @@ func drawTrip(raw []byte) *trip {
 	tr.lanes = 1 + int(d.byte()%6)
 	flags := d.byte()
 	tr.embed = flags&1 != 0
-	tr.mode = int(flags>>1) % modes
+	tr.mode = int(flags>>1&3) % modes
+	tr.levels = tr.mode == modeGate && flags&8 != 0
+	tr.flushes = d.byte()
 	tr.lambda = uint32(d.u16()) << 4
 	tr.thresh = uint32(d.u16()) % (1 << tr.prec)
 	ne := int(d.byte() % 4)
@@ -129,9 +148,28 @@ func (tr *trip) model(t *testing.T) *wm.Model {
 	return m
 }
 
-// rule returns the retention rule of the trip (nil: lossless) and the
-// options that select it.
-func (tr *trip) rule(t *testing.T, m *wm.Model) (func(int, []uint16) bool, []format.Option) {
+// rule returns the retention rule of state t of episode i of the trip
+// (nil: lossless) and the options that select it.
+func (tr *trip) rule(t *testing.T, m *wm.Model) (func(i, t int) func(int, []uint16) bool, []format.Option) {
+	fn, opts := tr.rule1(t, m)
+	if !tr.levels {
+		return func(int, int) func(int, []uint16) bool { return fn }, opts
+	}
+	p, err := gate.FromModel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := tr.lambdas()
+	return func(i, k int) func(int, []uint16) bool {
+		if l := ls[levelOf(i, k)]; l != format.LambdaLossless {
+			return p.Rule(l).Retain
+		}
+		return nil
+	}, []format.Option{format.WithLevels(ls...)}
+}
+
+// rule1 is rule without levels.
+func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, []uint16) bool, []format.Option) {
 	switch tr.mode {
 	case modeRule:
 		thresh, prec := tr.thresh, m.Precision
@@ -161,16 +199,20 @@ func (tr *trip) rule(t *testing.T, m *wm.Model) (func(int, []uint16) bool, []for
 // predictor alone: coded coordinates keep their value, omitted ones take
 // the table's modal value (the lowest on ties), and the predictor restarts
 // at every chunk.
-func reconstruct(m *wm.Model, eps []episode, g int, retain func(int, []uint16) bool) []episode {
+func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, []uint16) bool) []episode {
 	n := m.Geom.N()
 	p := m.NewPredictor()
-	out := make([]episode, len(eps))
-	for i, e := range eps {
+	out := make([]episode, len(tr.eps))
+	for i, e := range tr.eps {
 		out[i] = episode{meta: e.meta, actions: e.actions, codes: make([]uint16, len(e.codes))}
+		inChunk := 0
 		for t, a := range e.actions {
-			if t%g == 0 {
+			if tr.boundary(t, inChunk) {
 				p.Reset()
+				inChunk = 0
 			}
+			inChunk++
+			retain := rules(i, t)
 			p.Begin(a)
 			for j := range n {
 				v := e.codes[t*n+j]
@@ -199,13 +241,25 @@ func modal(cum []uint16, prec uint) uint16 {
 	return uint16(best)
 }
 
-func writeTrip(t *testing.T, w *format.Writer, n int, eps []episode) {
-	for _, e := range eps {
+// writeTrip writes episodes first.. of the trip with w and closes it.
+func (tr *trip) write(t *testing.T, w *format.Writer, first int, eps []episode) {
+	n := tr.g.N()
+	for i, e := range eps {
 		if err := w.WriteEpisode(e.meta); err != nil {
 			t.Fatal(err)
 		}
-		for i, a := range e.actions {
-			if err := w.WriteState(a, e.codes[i*n:(i+1)*n]); err != nil {
+		for k, a := range e.actions {
+			if tr.flushBefore(k) {
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tr.levels {
+				if err := w.SetLevel(levelOf(first+i, k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -226,6 +280,9 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte{1, 2, 30, 0, 12, 3, 2, 0, 0, 0, 0, 0, 2, 1, 5, 9, 3, 4, 0, 0, 7, 7, 200, 1, 2, 3})
 	f.Add([]byte{2, 3, 255, 0, 16, 1, 7, 3, 0, 1, 0, 64, 3, 2, 8, 250, 4, 0, 0, 0, 3, 1, 0, 0, 5, 5})
 	f.Add([]byte{0, 1, 9, 0, 11, 4, 1, 4, 0, 2, 0, 255, 1, 0, 4, 20, 255, 1, 0, 0, 0, 9, 9, 9})
+	// The gate with three levels and flushes mid-episode.
+	f.Add([]byte{1, 2, 12, 0, 12, 3, 2, 12, 0x2A, 0, 8, 0, 0, 3, 1, 9, 0, 5, 7, 1, 3, 0, 9, 200, 0, 1, 0, 2, 0, 3, 7, 0, 0, 5, 1, 1, 1, 1, 1, 1, 9})
+	f.Add([]byte{2, 1, 6, 0, 10, 2, 3, 13, 0xFF, 0, 1, 0, 0, 2, 0, 8, 2, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0, 0, 0, 0, 128})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		tr := drawTrip(raw)
 		m := tr.model(t)
@@ -237,12 +294,12 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("NewWriter: %v", err)
 		}
-		writeTrip(t, w, n, tr.eps)
+		tr.write(t, w, 0, tr.eps)
 		b := buf.Bytes()
 
 		want := tr.eps
-		if retain != nil {
-			want = reconstruct(m, tr.eps, tr.keyframe, retain)
+		if tr.mode != modeLossless {
+			want = tr.reconstruct(m, retain)
 		}
 		dm := m
 		if tr.embed {
@@ -286,7 +343,7 @@ func FuzzRoundTrip(f *testing.F) {
 			if err != nil {
 				t.Fatalf("cut at %d: recovered records do not decode: %v", cut, err)
 			}
-			if !isPrefix(got, want, n, tr.keyframe) {
+			if !tr.isPrefix(got, want) {
 				t.Fatalf("cut at %d: recovery is not a prefix of the episodes", cut)
 			}
 		} else if !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -298,13 +355,13 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeTrip(t, w, n, tr.eps[:tr.split])
+		tr.write(t, w, 0, tr.eps[:tr.split])
 		mf := &memFile{b: first.Bytes()}
 		w, err = format.Append(mf, dm, ropts...)
 		if err != nil {
 			t.Fatalf("Append: %v", err)
 		}
-		writeTrip(t, w, n, tr.eps[tr.split:])
+		tr.write(t, w, tr.split, tr.eps[tr.split:])
 		if !bytes.Equal(mf.b, b) {
 			t.Fatal("appending gives other bytes than one write")
 		}
@@ -354,15 +411,16 @@ func (f *memFile) Truncate(n int64) error {
 }
 
 // isPrefix reports whether got is want cut short: the same episodes, the
-// last one possibly holding only its first chunks of g states.
-func isPrefix(got, want []episode, n, g int) bool {
+// last one possibly holding only its first chunks.
+func (tr *trip) isPrefix(got, want []episode) bool {
 	if len(got) > len(want) {
 		return false
 	}
+	n := tr.g.N()
 	for i, e := range got {
 		w := want[i]
 		k := len(e.actions)
-		if k > len(w.actions) || (i < len(got)-1 && k != len(w.actions)) || (k != len(w.actions) && k%g != 0) {
+		if k > len(w.actions) || (i < len(got)-1 && k != len(w.actions)) || (k != len(w.actions) && !tr.chunkEnd(k)) {
 			return false
 		}
 		w.actions, w.codes = w.actions[:k], w.codes[:k*n]
@@ -374,4 +432,20 @@ func isPrefix(got, want []episode, n, g int) bool {
 		}
 	}
 	return true
+}
+
+// chunkEnd reports whether a chunk of an episode ends after its first k
+// states.
+func (tr *trip) chunkEnd(k int) bool {
+	inChunk := 0
+	for t := 0; t <= k; t++ {
+		if tr.boundary(t, inChunk) {
+			if t == k {
+				return true
+			}
+			inChunk = 0
+		}
+		inChunk++
+	}
+	return false
 }
