@@ -13,7 +13,8 @@ import (
 
 // fixChecksums rewrites, where the structure allows, every checksum of a
 // .wmz (docs/spec-format.md) so that it matches the bytes it covers: the
-// header CRC, the model ID (the embedded model's hash), the record CRCs, the
+// header CRC, the model ID (the embedded model's hash), the level table's
+// CRC, the record CRCs, the
 // index CRC and the trailer CRC. A mutated file then reaches the decoders
 // behind the checksums: record grammar, limits, the index's consistency,
 // model parsing, rANS streams and the world model. Only reconstruction
@@ -32,6 +33,10 @@ func fixChecksums(in []byte) []byte {
 	if modelSize > 0 && body <= int64(len(b)) {
 		id := sha256.Sum256(b[header:body])
 		copy(b[32:48], id[:16])
+	}
+	if q := int64(b[22]); q > 0 && body+4*q+4 <= int64(len(b)) {
+		le.PutUint32(b[body+4*q:], sum(b[body:body+4*q])) // level table
+		body += 4*q + 4
 	}
 	le.PutUint32(b[60:], sum(b[:60]))
 	end := int64(len(b))

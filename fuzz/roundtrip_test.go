@@ -58,7 +58,9 @@ func (tr *trip) flushBefore(t int) bool { return t > 0 && tr.flushes>>(t%8)&1 !=
 func levelOf(i, t int) int { return (i + t) % 3 }
 
 // lambdas are the trip's levels.
-func (tr *trip) lambdas() []uint32 { return []uint32{tr.lambda, 2*tr.lambda + 1, format.LambdaLossless} }
+func (tr *trip) lambdas() []uint32 {
+	return []uint32{tr.lambda, 2*tr.lambda + 1, format.LambdaLossless}
+}
 
 // boundary reports whether a chunk starts at state t of an episode.
 func (tr *trip) boundary(t, inChunk int) bool {
