@@ -22,6 +22,13 @@
 //	2	17
 //
 // gives counts 2 for item 0/3 and 1 for item 2/17 (ReadTrace, CountAccesses).
+// TraceWriter writes this format (the header, then one line per access; safe
+// for concurrent use); its Access method plugs into format.WithAccessLog, so
+// a .wmz reader records the trace of what it reads. `wmzip decode
+// --access-log FILE` appends to such a trace, and `wmzip encode --access
+// FILE --budget B` stores the states it names by access rank (accesses to
+// states the file does not have are counted and ignored; states never
+// accessed count 0).
 //
 // A counts file holds one non-negative integer per line, with the same
 // blank-line and comment rules; zeros are dropped and their number reported
@@ -63,5 +70,7 @@
 //
 // Allocate and Plan split an integer budget over items by rank, b(r; τ) ∝
 // r^-τ, exactly (largest remainder), with a per-item floor and a reported
-// core/tail split; see Plan.
+// core/tail split; see Plan. Ranks turns access counts into ranks. `wmzip
+// encode --access` uses them to give each state of a .wmz file a bit budget,
+// then the highest retention level (format.WithLevels) that fits it.
 package ctmc

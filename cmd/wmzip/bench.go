@@ -28,19 +28,22 @@ import (
 )
 
 func init() {
-	register("bench", "benchmarks: 'bench rd in.npz' compares retention policies at matched distortion", runBench)
+	register("bench", "benchmarks: 'bench rd in.npz' retention policies at matched distortion; 'bench alloc' storage by access rank", runBench)
 }
 
 func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "lossless" {
 		return runBenchLossless(args[1:])
 	}
+	if len(args) > 0 && args[0] == "alloc" {
+		return runBenchAlloc(args[1:])
+	}
 	if len(args) == 0 || args[0] != "rd" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(os.Stderr, "usage: wmzip bench rd|lossless [flags] ...")
+			fmt.Fprintln(os.Stderr, "usage: wmzip bench rd|lossless|alloc [flags] ...  (wmzip bench alloc -h: storage allocated by access, the Table 6 analogue)")
 			return runBenchRD([]string{"-h"})
 		}
-		return errors.New("want a benchmark name: wmzip bench rd|lossless [flags] ...")
+		return errors.New("want a benchmark name: wmzip bench rd|lossless|alloc [flags] ...")
 	}
 	return runBenchRD(args[1:])
 }
@@ -258,6 +261,20 @@ func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxSt
 	if err != nil {
 		return nil, err
 	}
+	var trainTr *npz.Trajectory
+	if trainPath != "" && modelPath == "" {
+		if trainTr, err = npz.ReadTrajectory(trainPath); err != nil {
+			return nil, err
+		}
+	}
+	return prepareRDFrom(input, tr, modelPath, trainPath, trainTr, codesOnly, om, ok, maxStates, logf)
+}
+
+// prepareRDFrom is prepareRD on trajectories already read: tr is the input
+// (named input), trainTr the training trajectories (named trainPath), or
+// nil to split the input.
+func prepareRDFrom(input string, tr *npz.Trajectory, modelPath, trainPath string, trainTr *npz.Trajectory, codesOnly bool, om, ok, maxStates int, logf func(string, ...any)) (*rdSetup, error) {
+	var err error
 	s := &rdSetup{info: rdInfo{Input: input}}
 	useObs := tr.Obs != nil && !codesOnly
 	if !useObs && tr.Codes == nil {
@@ -284,12 +301,8 @@ func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxSt
 		s.test = episodes(tr)
 	} else {
 		var fit, cal []wm.Episode
-		var trainTr *npz.Trajectory
-		if trainPath != "" {
-			if trainTr, err = npz.ReadTrajectory(trainPath); err != nil {
-				return nil, err
-			}
-		} else {
+		split := trainTr == nil
+		if split {
 			trainTr = tr
 		}
 		if useObs {
@@ -312,7 +325,7 @@ func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxSt
 			}
 		}
 		all := episodes(trainTr)
-		if trainPath != "" {
+		if !split {
 			hold := gate.HoldoutEpisodes(len(all))
 			fit, cal = all[:len(all)-hold], all[len(all)-hold:]
 			s.test = episodes(tr)
@@ -380,7 +393,7 @@ func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxSt
 			return nil, err
 		}
 		s.info.Space = "embedding space of the quantizer: distortion relative to the mean squared norm of the lossless reconstruction"
-		if tr.Obs != nil && tr.ObsD == s.dim && modelPath == "" && trainPath != "" {
+		if tr.Obs != nil && tr.ObsD == s.dim && modelPath == "" && trainTr != nil && trainTr != tr {
 			s.info.QuantizerRMSE = relMSE(tr.Obs[:min(len(tr.Obs), len(s.truthVec))], s.truthVec)
 		}
 	}

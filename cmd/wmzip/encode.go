@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,13 +21,16 @@ func init() {
 }
 
 func runEncode(args []string) error {
-	fs := newFlags("encode", "-m model.wmm [flags] -o out.wmz in.npz")
+	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T]] [flags] -o out.wmz in.npz")
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
 	lambdaF := fs.Float64("lambda", -1, "retention trade-off λ ≥ 0: keep a coordinate iff λ·ê·V ≥ H (needs a model trained with a gate)")
 	distortion := fs.Float64("distortion", -1, "find the least-storage λ whose encoding of this file has mean relative distortion ≤ D")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval G: most states per independently decodable chunk")
+	access := fs.String("access", "", "access trace (header \"episode<TAB>step\", one line per access; package ctmc): split --budget over states by access rank, b(r) ∝ r^-τ, and store each state at the highest of 16 retention levels (15 λ fitted to the file, and lossless) whose measured cost fits its share; needs a model with a gate")
+	budget := fs.Float64("budget", 0, "with --access: average bits/state of the file, model excluded")
+	tau := fs.Float64("tau", 1, "with --access: exponent τ ≥ 0 of the rank allocation b(r) ∝ r^-τ (0: uniform)")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)
@@ -45,6 +49,25 @@ func runEncode(args []string) error {
 	if *lossless && (*lambdaF >= 0 || *distortion >= 0) || *lambdaF >= 0 && *distortion >= 0 {
 		return errors.New("--lossless, --lambda and --distortion exclude each other")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *access != "" || set["budget"] || set["tau"] {
+		if *access == "" {
+			return errors.New("--budget and --tau need --access trace.tsv")
+		}
+		if *lossless || *lambdaF >= 0 || *distortion >= 0 {
+			return errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
+		}
+		if !set["budget"] {
+			return errors.New("--access needs --budget B (average bits/state of the file)")
+		}
+		if !(*budget > 0) || math.IsInf(*budget, 0) {
+			return fmt.Errorf("--budget %v: want a positive number of bits/state", *budget)
+		}
+		if !(*tau >= 0) || math.IsInf(*tau, 0) {
+			return fmt.Errorf("--tau %v: want a finite τ ≥ 0", *tau)
+		}
+	}
 	lambda := uint32(format.LambdaLossless)
 	if *lambdaF >= 0 {
 		if lambda, err = gate.LambdaFixed(*lambdaF); err != nil {
@@ -58,6 +81,9 @@ func runEncode(args []string) error {
 	tr, err := loadStates(pos[0], m)
 	if err != nil {
 		return err
+	}
+	if *access != "" {
+		return encodeByAccess(m, tr, *access, *out, *budget, *tau, *keyframe, *embed, *quiet)
 	}
 	var acct format.Account
 	if *distortion >= 0 {
@@ -100,27 +126,8 @@ func runEncode(args []string) error {
 
 // encodeTo writes every episode of tr to w and returns the writer's account.
 func encodeTo(w io.Writer, m *wm.Model, tr *npz.Trajectory, prog func(int, int), opts ...format.Option) (format.Account, error) {
-	fw, err := format.NewWriter(w, m, opts...)
-	if err != nil {
-		return format.Account{}, err
-	}
-	n := m.Geom.N()
-	eps := tr.Episodes()
-	for i, e := range eps {
-		if err := fw.WriteEpisode(nil); err != nil {
-			return format.Account{}, err
-		}
-		for t := e[0]; t < e[1]; t++ {
-			if err := fw.WriteState(tr.Actions[t], tr.Codes[t*n:(t+1)*n]); err != nil {
-				return format.Account{}, err
-			}
-		}
-		prog(i+1, len(eps))
-	}
-	if err := fw.Close(); err != nil {
-		return format.Account{}, err
-	}
-	return fw.Account(), nil
+	a, _, err := encodeWith(w, m, tr, prog, nil, nil, opts...)
+	return a, err
 }
 
 // countWriter counts and discards.

@@ -35,6 +35,7 @@ type infoJSON struct {
 	RetainedFraction    float64 `json:"retained_fraction"`
 	Lossless            bool    `json:"lossless"`
 	Lambda              any     `json:"lambda"`
+	Levels              []any   `json:"levels,omitempty"`
 	Distortion          any     `json:"distortion"`
 	ModelID             string  `json:"model_id"`
 	ModelEmbedded       bool    `json:"model_embedded"`
@@ -82,8 +83,17 @@ func runInfo(args []string) error {
 	if h.Lossless() {
 		j.Lambda = "inf"
 		j.Distortion = 0.0
+	} else if h.Lambda == format.LambdaLossless {
+		j.Lambda = "inf" // the last level of a level table
 	} else {
 		j.Lambda = float64(h.Lambda) / 65536
+	}
+	for _, l := range in.Levels {
+		if l == format.LambdaLossless {
+			j.Levels = append(j.Levels, "inf")
+		} else {
+			j.Levels = append(j.Levels, float64(l)/65536)
+		}
 	}
 	if *ref != "" && !h.Lossless() {
 		want, err := loadStates(*ref, f.Model())
@@ -112,6 +122,9 @@ func runInfo(args []string) error {
 	fmt.Printf("size         %d bytes (header %d, model %d, index %d)\n", j.FileBytes, j.HeaderBytes, j.ModelBytes, j.IndexBytes)
 	fmt.Printf("rate         %.1f bits/state (payload %.1f, ideal %.1f, raw %.0f)\n", j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.RawBitsPerState)
 	fmt.Printf("mode         lossless=%v lambda=%v retained=%.4f", j.Lossless, j.Lambda, j.RetainedFraction)
+	if len(j.Levels) > 0 {
+		fmt.Printf(" levels=%v", j.Levels)
+	}
 	if j.Distortion != nil {
 		fmt.Printf(" distortion=%.6g", j.Distortion)
 	}
