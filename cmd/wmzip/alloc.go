@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/wmzip/wmzip/ctmc"
@@ -37,10 +39,35 @@ import (
 //     that level; each state's cost (Writer.LastAccount().Cost) and
 //     distortion are recorded, and the file's framing (bytes beyond the sum
 //     of the state costs) is noted.
-//  2. Allocate: per-state bit budgets b_i = ctmc.Allocate(ranks, B·T, τ).
-//  3. Map: with a scale s, state i takes the highest level whose measured
-//     cost is ≤ s·b_i (the lowest level if none is). s is found by
-//     bisection so that the predicted file (costs plus framing) fits B·T.
+//  2. Weigh: w_i = r_i^-τ from the access ranks, through ctmc.Allocate
+//     (its integer split of B·T bits in bits space, of 2^40 units in lambda
+//     space, where only the ratios matter).
+//  3. Map, in one of two spaces (--alloc-space), with a global scale s
+//     found by bisection so that the predicted file (measured costs plus
+//     framing) fits B·T:
+//     - lambda (the default): state i gets λ_i = s·w_i/mean(w) and takes
+//       the highest level whose λ is ≤ λ_i (level 0 when none is; lossless
+//       counts as one geometric ladder step above the top finite λ). The
+//       gate keeps a coordinate iff λ·(distortion it saves) ≥ (bits it
+//       costs), so λ is the price of distortion in bits, and minimising
+//       Σ c_i·d_i subject to Σ R_i ≤ B gives λ_i ∝ c_i (Lagrangian); r^-τ
+//       stands for c_i. τ = 0 is one λ for every state. States of equal
+//       weight cross a ladder λ together, so at the largest fitting scale
+//       the group the next scale would raise is raised in part (by measured
+//       distortion saved per bit, then file order) while the prediction
+//       fits — else a flat allocation could only take 16 file sizes.
+//     - bits: state i's bit budget is b_i ∝ w_i and it takes the highest
+//       level whose measured cost is ≤ s·b_i (level 0 when none is).
+//     Why lambda is the default: on `wmzip bench alloc`'s five graphworld
+//     families at 40% of the lossless rate (docs/results-ctmc.md), lambda
+//     has the lower access-weighted distortion at τ = 1 on 3 of 5 families
+//     and on average (0.137 against 0.149), and at τ = 0 on all five
+//     (14–37% lower: one λ for all beats equal bits for all); the best of
+//     all eight allocations is a lambda one on 4 of 5 families. Against it:
+//     at τ = 1 its tail is heavier than bits' on 4 of 5 families, and
+//     neither space meets the bar there (CTMC lowest of its four on every
+//     family, tail ≤ 1.5× uniform's): r^-τ at τ = 1 spreads λ 370–381×
+//     over 400 states, where these traces' counts are far flatter.
 //  4. Encode for real, closed loop, with Writer.SetLevel per state. A
 //     state's cost depends on the levels of the states before it, so the
 //     file differs from the prediction: the prediction's target is scaled
@@ -48,7 +75,7 @@ import (
 //     retried (at most allocTries encodings, until within allocTol below
 //     the budget); the largest file within the budget is kept.
 //
-// The planning uses float64 (Allocate's r^-τ, the scale): it is
+// The planning uses float64 (Allocate's r^-τ, the scale, the λ): it is
 // deterministic for the same inputs on one platform, and none of it is on
 // the decode path — the file records each state's level, and decoding is
 // integer arithmetic as always.
@@ -213,17 +240,89 @@ func lambdaString(l uint32) string {
 	return fmt.Sprintf("%.4g", float64(l)/65536)
 }
 
-// pick sets levels[i] to the highest level whose cost fits s·budgets[i]
-// (level 0 when none does) and returns the predicted bits of the states.
-func (l *ladder) pick(budgets []int64, s float64, levels []int) float64 {
+// allocSpace says what the rank weights w_i = r_i^-τ scale: the states'
+// bit budgets or their retention trade-offs λ (see the comment at the top
+// of this file).
+type allocSpace string
+
+const (
+	spaceBits   allocSpace = "bits"
+	spaceLambda allocSpace = "lambda"
+	// defaultAllocSpace is encode --access's mapping; the evidence for it is
+	// in the comment at the top of this file and docs/results-ctmc.md.
+	defaultAllocSpace = spaceLambda
+)
+
+func parseAllocSpace(v string) (allocSpace, error) {
+	switch s := allocSpace(v); s {
+	case spaceBits, spaceLambda:
+		return s, nil
+	}
+	return "", fmt.Errorf("--alloc-space %q: want bits or lambda", v)
+}
+
+// plan maps per-state weights to levels at a scale s (see the top of this
+// file): in bits space a weight is a bit budget, in lambda space a
+// relative λ.
+type plan struct {
+	l     *ladder
+	space allocSpace
+	w     []float64 // bits: the budget of state i (bits); lambda: w_i / mean(w)
+	lam   []float64 // lambda space: the ladder's λ per level, lossless one geometric step above the top finite λ
+}
+
+func newPlan(l *ladder, space allocSpace, w []int64) *plan {
+	p := &plan{l: l, space: space, w: make([]float64, len(w))}
+	var sum float64
+	for _, v := range w {
+		sum += float64(v)
+	}
+	mean := sum / float64(max(len(w), 1))
+	for i, v := range w {
+		if space == spaceLambda && mean > 0 {
+			p.w[i] = float64(v) / mean
+		} else {
+			p.w[i] = float64(v)
+		}
+	}
+	if space == spaceLambda {
+		q := len(l.lambdas)
+		p.lam = make([]float64, q)
+		for k, v := range l.lambdas {
+			p.lam[k] = float64(v) / 65536
+		}
+		if q >= 3 && l.lambdas[q-1] == format.LambdaLossless {
+			p.lam[q-1] = p.lam[q-2] * p.lam[q-2] / p.lam[q-3]
+		} else if q >= 2 && l.lambdas[q-1] == format.LambdaLossless {
+			p.lam[q-1] = 2 * p.lam[q-2]
+		}
+	}
+	return p
+}
+
+// pick sets levels at scale s and returns the predicted bits of the
+// states. Bits: the highest level whose measured cost is ≤ s·b_i. Lambda:
+// the highest level whose λ is ≤ s·w_i/mean(w). Level 0 when none is.
+func (p *plan) pick(s float64, levels []int) float64 {
+	l := p.l
 	var sum uint64
-	for i, b := range budgets {
-		lim := s * float64(b) * 65536
+	for i, w := range p.w {
 		lv := 0
-		for k := len(l.lambdas) - 1; k > 0; k-- {
-			if float64(l.cost[k][i]) <= lim {
-				lv = k
-				break
+		if p.space == spaceLambda {
+			lim := s * w
+			for k := len(p.lam) - 1; k > 0; k-- {
+				if p.lam[k] <= lim {
+					lv = k
+					break
+				}
+			}
+		} else {
+			lim := s * w * 65536
+			for k := len(l.lambdas) - 1; k > 0; k-- {
+				if float64(l.cost[k][i]) <= lim {
+					lv = k
+					break
+				}
 			}
 		}
 		levels[i] = lv
@@ -235,24 +334,62 @@ func (l *ladder) pick(budgets []int64, s float64, levels []int) float64 {
 // fit returns the levels of the largest scale whose predicted file (state
 // costs plus framing) is at most target bits, and the prediction. ok is
 // false when even the lowest level of every state exceeds target.
-func (l *ladder) fit(budgets []int64, target float64) (levels []int, pred float64, ok bool) {
-	levels = make([]int, len(budgets))
+//
+// In lambda space states of equal weight cross a ladder λ at the same
+// scale, so the prediction moves in steps as large as a whole group (with
+// τ = 0, every state: 16 possible files). At the largest fitting scale the
+// group that the next scale would raise is raised in part — states in
+// order of the measured distortion saved per bit of the raise, then file
+// order — as long as the prediction fits: the discrete form of the
+// Lagrangian's time sharing between two levels at the critical λ.
+func (p *plan) fit(target float64) (levels []int, pred float64, ok bool) {
+	l := p.l
+	levels = make([]int, len(p.w))
 	lo, hi := -64.0, 64.0 // log2 of the scale
-	if p := l.pick(budgets, math.Exp2(hi), levels) + l.framing; p <= target {
-		return levels, p, true
+	if pr := p.pick(math.Exp2(hi), levels) + l.framing; pr <= target {
+		return levels, pr, true
 	}
-	if p := l.pick(budgets, math.Exp2(lo), levels) + l.framing; p > target {
-		return levels, p, false
+	if pr := p.pick(math.Exp2(lo), levels) + l.framing; pr > target {
+		return levels, pr, false
 	}
 	for range 80 {
 		mid := (lo + hi) / 2
-		if l.pick(budgets, math.Exp2(mid), levels)+l.framing <= target {
+		if p.pick(math.Exp2(mid), levels)+l.framing <= target {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return levels, l.pick(budgets, math.Exp2(lo), levels) + l.framing, true
+	pred = p.pick(math.Exp2(lo), levels) + l.framing
+	if p.space != spaceLambda {
+		return levels, pred, true
+	}
+	up := make([]int, len(levels))
+	p.pick(math.Exp2(hi), up)
+	var group []int
+	for i := range levels {
+		if up[i] != levels[i] {
+			group = append(group, i)
+		}
+	}
+	gain := func(i int) float64 {
+		dc := float64(l.cost[up[i]][i]) - float64(l.cost[levels[i]][i])
+		dd := float64(l.dist[levels[i]][i]) - float64(l.dist[up[i]][i])
+		if dc <= 0 {
+			return math.Inf(1)
+		}
+		return dd / dc
+	}
+	slices.SortStableFunc(group, func(a, b int) int { return cmp.Compare(gain(b), gain(a)) })
+	for _, i := range group {
+		d := (float64(l.cost[up[i]][i]) - float64(l.cost[levels[i]][i])) / 65536
+		if pred+d > target {
+			continue
+		}
+		levels[i] = up[i]
+		pred += d
+	}
+	return levels, pred, true
 }
 
 // allocResult is one closed-loop encoding with per-state levels.
@@ -271,18 +408,26 @@ type allocResult struct {
 var errBudget = errors.New("budget below the lowest level's rate")
 
 // allocEncode plans and encodes tr within budget bits/state (model
-// excluded) with per-state budgets from ranks and tau (see the comment at
-// the top of this file). opts are extra writer options (embedding).
-func allocEncode(m *wm.Model, tr *npz.Trajectory, keyframe int, l *ladder, ranks []int, budget, tau float64, tries int, logf func(string, ...any), opts ...format.Option) (*allocResult, error) {
+// excluded) with per-state weights from ranks and tau, scaling bits or λ as
+// space says (see the comment at the top of this file). opts are extra
+// writer options (embedding).
+func allocEncode(m *wm.Model, tr *npz.Trajectory, keyframe int, l *ladder, ranks []int, budget, tau float64, space allocSpace, tries int, logf func(string, ...any), opts ...format.Option) (*allocResult, error) {
 	total := budget * float64(tr.T)
 	if tr.T == 0 {
 		return nil, errors.New("no states to encode")
 	}
-	budgets, err := ctmc.Allocate(ranks, int64(math.Round(total)), tau, ctmc.Floor(0))
+	// The weights r^-τ: in bits space the budgets themselves (B·T bits); in
+	// lambda space only their ratios matter, so they are split finely.
+	units := int64(math.Round(total))
+	if space == spaceLambda {
+		units = 1 << 40
+	}
+	weights, err := ctmc.Allocate(ranks, units, tau, ctmc.Floor(0))
 	if err != nil {
 		return nil, err
 	}
-	low := l.pick(budgets, 0, make([]int, tr.T)) + l.framing
+	p := newPlan(l, space, weights)
+	low := p.pick(0, make([]int, tr.T)) + l.framing
 	if low > total {
 		return nil, fmt.Errorf("%w: %.1f bits/state at the lowest level (λ = %s) > budget %.6g", errBudget, low/float64(tr.T), lambdaString(l.lambdas[0]), budget)
 	}
@@ -293,9 +438,9 @@ func allocEncode(m *wm.Model, tr *npz.Trajectory, keyframe int, l *ladder, ranks
 	target := total
 	encodes := 0
 	for iter := 0; iter < 64 && encodes < tries; iter++ {
-		levels, pred, ok := l.fit(budgets, target)
+		levels, pred, ok := p.fit(target)
 		if !ok {
-			levels, pred, _ = l.fit(budgets, low)
+			levels, pred, _ = p.fit(low)
 		}
 		key := levelKey(levels)
 		r := seen[key]
@@ -340,7 +485,7 @@ func allocEncode(m *wm.Model, tr *npz.Trajectory, keyframe int, l *ladder, ranks
 		if k == tries+1 {
 			target = low
 		}
-		levels, pred, _ := l.fit(budgets, max(target, low))
+		levels, pred, _ := p.fit(max(target, low))
 		if seen[levelKey(levels)] != nil {
 			continue
 		}
@@ -424,7 +569,7 @@ func traceCounts(path string, tr *npz.Trajectory) (counts []int64, used, outside
 }
 
 // encodeByAccess is `wmzip encode --access`.
-func encodeByAccess(m *wm.Model, tr *npz.Trajectory, tracePath, out string, budget, tau float64, keyframe int, embed, quiet bool) error {
+func encodeByAccess(m *wm.Model, tr *npz.Trajectory, tracePath, out string, budget, tau float64, space allocSpace, keyframe int, embed, quiet bool) error {
 	logf := func(format string, a ...any) {
 		if !quiet {
 			fmt.Fprintf(os.Stderr, format+"\n", a...)
@@ -455,7 +600,7 @@ func encodeByAccess(m *wm.Model, tr *npz.Trajectory, tracePath, out string, budg
 	if embed {
 		opts = append(opts, format.WithEmbeddedModel(true))
 	}
-	r, err := allocEncode(m, tr, keyframe, l, ctmc.Ranks(counts), budget, tau, allocTries, logf, opts...)
+	r, err := allocEncode(m, tr, keyframe, l, ctmc.Ranks(counts), budget, tau, space, allocTries, logf, opts...)
 	if err != nil {
 		return err
 	}
@@ -470,8 +615,8 @@ func encodeByAccess(m *wm.Model, tr *npz.Trajectory, tracePath, out string, budg
 			wdist += float64(counts[i]) * p.RelDistortion(a.DistSum, 1)
 		}
 		dist = p.RelDistortion(sumDist, int64(tr.T))
-		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g, %d encodings), distortion %.6g",
-			out, tr.T, len(r.file), r.bits/float64(tr.T), budget, tau, r.attempts, dist)
+		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g in %s space, %d encodings), distortion %.6g",
+			out, tr.T, len(r.file), r.bits/float64(tr.T), budget, tau, space, r.attempts, dist)
 		if used > 0 {
 			fmt.Printf(", access-weighted %.6g", wdist/float64(used))
 		}

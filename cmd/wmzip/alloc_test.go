@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/npz"
 )
 
@@ -68,6 +69,11 @@ func TestEncodeAccess(t *testing.T) {
 	got, nl := rate(p("a.wmz"))
 	if got > budget || got < 0.8*budget {
 		t.Errorf("allocated file: %.1f bits/state, budget %.1f", got, budget)
+	}
+	// The bit-space mapping meets the budget too.
+	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "--access", p("trace.tsv"), "--budget", fmt.Sprint(budget), "--alloc-space", "bits", "-o", p("b.wmz"), p("test.npz"))
+	if got, _ := rate(p("b.wmz")); got > budget || got < 0.8*budget {
+		t.Errorf("allocated file, bits space: %.1f bits/state, budget %.1f", got, budget)
 	}
 	if nl != 16 {
 		t.Errorf("allocated file has %d levels, want 16", nl)
@@ -160,6 +166,8 @@ func TestEncodeAccess(t *testing.T) {
 	bad("needs --budget", "--access", p("trace.tsv"))
 	bad("need --access", "--budget", "100")
 	bad("need --access", "--tau", "2")
+	bad("need --access", "--alloc-space", "bits")
+	bad("--alloc-space", "--access", p("trace.tsv"), "--budget", "100", "--alloc-space", "rate")
 	bad("excludes", "--access", p("trace.tsv"), "--budget", "100", "--lambda", "4")
 	bad("excludes", "--access", p("trace.tsv"), "--budget", "100", "--lossless")
 	bad("excludes", "--access", p("trace.tsv"), "--budget", "100", "--distortion", "0.1")
@@ -190,15 +198,63 @@ func TestBenchAlloc(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(rep.Families) != 1 || len(rep.Rows) != 4 {
+	if len(rep.Families) != 1 || len(rep.Rows) != 8 || len(rep.Families[0].Bars) != 2 {
 		t.Fatalf("%d families, %d rows", len(rep.Families), len(rep.Rows))
 	}
 	f := rep.Families[0]
 	for _, r := range rep.Rows {
 		if r.BitsPerState > f.Budget || !r.DecodeEqual {
-			t.Errorf("%s: %.1f bits/state (budget %.1f), decoder equals writer %v", r.Allocation, r.BitsPerState, f.Budget, r.DecodeEqual)
+			t.Errorf("%s, %s space: %.1f bits/state (budget %.1f), decoder equals writer %v", r.Allocation, r.Space, r.BitsPerState, f.Budget, r.DecodeEqual)
 		}
 	}
 	mustFail(t, "", "--pick", "bench", "alloc", "--pick", "first")
 	mustFail(t, "", "--budget-frac", "bench", "alloc", "--budget-frac", "2")
+	mustFail(t, "", "--alloc-space", "bench", "alloc", "--alloc-space", "bits,rate")
+}
+
+// TestAllocLambdaPlan: in lambda space the levels follow λ_i ∝ w_i (higher
+// weight, level at least as high), τ = 0 puts every state at one level or
+// the next, and the plan fills the target.
+func TestAllocLambdaPlan(t *testing.T) {
+	const T, q = 40, 16
+	l := &ladder{lambdas: append(geometricLambdas(0.5, 512, q-1), format.LambdaLossless), states: T}
+	for lv := range q {
+		c, d := make([]uint64, T), make([]uint64, T)
+		for i := range T {
+			c[i] = uint64((100 + 20*lv + i%3) * 65536) // rate grows with the level
+			d[i] = uint64(1000 >> lv)
+		}
+		l.cost, l.dist = append(l.cost, c), append(l.dist, d)
+	}
+	ranks := make([]int, T)
+	for i := range ranks {
+		ranks[i] = i + 1
+	}
+	for _, tau := range []float64{0, 1} {
+		w, err := ctmc.Allocate(ranks, 1<<40, tau, ctmc.Floor(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newPlan(l, spaceLambda, w)
+		target := 240.5 * T
+		levels, pred, ok := p.fit(target)
+		if !ok || pred > target || pred < target-40 {
+			t.Errorf("τ %v: predicted %.1f, target %.1f, ok %v", tau, pred, target, ok)
+		}
+		lo, hi := slices.Min(levels), slices.Max(levels)
+		if tau == 0 && hi-lo > 1 {
+			t.Errorf("τ 0: levels %v span more than two", levels)
+		}
+		if tau == 1 {
+			if hi-lo < 3 {
+				t.Errorf("τ 1: levels %v barely spread", levels)
+			}
+			for i := 1; i < T; i++ {
+				if levels[i] > levels[i-1] { // rank i+1 has the lower weight
+					t.Errorf("τ 1: levels %v not falling with rank", levels)
+					break
+				}
+			}
+		}
+	}
 }

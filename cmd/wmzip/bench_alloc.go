@@ -23,13 +23,14 @@ import (
 // allocRow is one allocation of one family in `wmzip bench alloc`.
 type allocRow struct {
 	Family       string  `json:"family"`
+	Space        string  `json:"alloc_space"` // what the rank weights scale: bits or lambda
 	Allocation   string  `json:"allocation"`
 	Tau          float64 `json:"tau"`
 	BitsPerState float64 `json:"bits_per_state"`
 	Distortion   float64 `json:"distortion"`      // mean d_i over all states
 	Weighted     float64 `json:"access_weighted"` // Σ c_i d_i / Σ c_i
 	Tail         float64 `json:"tail"`            // mean d_i, bottom 50% by access count
-	TailRatio    float64 `json:"tail_vs_uniform"` // Tail ÷ the uniform allocation's Tail
+	TailRatio    float64 `json:"tail_vs_uniform"` // Tail ÷ the uniform allocation's Tail (same space)
 	EmbWeighted  float64 `json:"access_weighted_embedding,omitempty"`
 	EmbTail      float64 `json:"tail_embedding,omitempty"`
 	Levels       []int   `json:"states_per_level"`
@@ -39,20 +40,28 @@ type allocRow struct {
 
 // allocFamily is the setup of one family.
 type allocFamily struct {
-	Family         string  `json:"family"`
-	States         int     `json:"stored_states"`
-	TrainStates    int     `json:"train_states"`
-	Accesses       int64   `json:"accesses"`
-	Missed         int64   `json:"accesses_without_stored_state"`
-	Accessed       int     `json:"states_accessed"`
-	Gini           float64 `json:"access_gini"`
-	Top10          float64 `json:"access_top10_share"`
-	LosslessBits   float64 `json:"lossless_bits_per_state"`
-	LowestBits     float64 `json:"lowest_level_bits_per_state"`
-	Budget         float64 `json:"budget_bits_per_state"`
-	BarWeighted    bool    `json:"ctmc_lowest_access_weighted"`
-	BarTail        bool    `json:"ctmc_tail_within_1_5x_uniform"`
-	SecondsPerFile float64 `json:"seconds_per_encoding"`
+	Family         string     `json:"family"`
+	States         int        `json:"stored_states"`
+	TrainStates    int        `json:"train_states"`
+	Accesses       int64      `json:"accesses"`
+	Missed         int64      `json:"accesses_without_stored_state"`
+	Accessed       int        `json:"states_accessed"`
+	Gini           float64    `json:"access_gini"`
+	Top10          float64    `json:"access_top10_share"`
+	LosslessBits   float64    `json:"lossless_bits_per_state"`
+	LowestBits     float64    `json:"lowest_level_bits_per_state"`
+	Budget         float64    `json:"budget_bits_per_state"`
+	Bars           []allocBar `json:"bars"`
+	SecondsPerFile float64    `json:"seconds_per_encoding"`
+}
+
+// allocBar is the issue's bar for one allocation space: CTMC has the
+// lowest access-weighted distortion of the four, and its tail distortion is
+// within 1.5x the uniform allocation's.
+type allocBar struct {
+	Space    string `json:"alloc_space"`
+	Weighted bool   `json:"ctmc_lowest_access_weighted"`
+	Tail     bool   `json:"ctmc_tail_within_1_5x_uniform"`
 }
 
 type allocReport struct {
@@ -64,7 +73,7 @@ type allocReport struct {
 }
 
 func runBenchAlloc(args []string) error {
-	fs := newFlags("bench alloc", "[flags]\n\nTable 6 analogue: storage allocated by access rank at matched storage. For each graphworld\nfamily: a world, a training walk (model, quantizer and gate), a stored walk (the file), and a\nseparate access walk on the same world whose every step at node u reads one stored state at u.\nThe stored walk is encoded at one budget (bits/state) under four allocations of\n`encode --access`: CTMC (ranks by access count, τ), uniform (τ = 0), shuffled ranks and\nreversed ranks (τ). d_i is a state's gate distortion (LastAccount().DistSum / (S·slot norm),\nas bench rd's gate_distortion); reported: bits/state of the file, access-weighted distortion\nΣ c_i·d_i / Σ c_i, and tail distortion (mean d_i over the 50% least-accessed states).\nAll five families at the defaults take about 9 minutes on 2 cores (docs/results-ctmc.md).")
+	fs := newFlags("bench alloc", "[flags]\n\nTable 6 analogue: storage allocated by access rank at matched storage. For each graphworld\nfamily: a world, a training walk (model, quantizer and gate), a stored walk (the file), and a\nseparate access walk on the same world whose every step at node u reads one stored state at u.\nThe stored walk is encoded at one budget (bits/state) under four allocations of\n`encode --access`: CTMC (ranks by access count, τ), uniform (τ = 0), shuffled ranks and\nreversed ranks (τ), in each allocation space of --alloc-space (the rank weights r^-τ scale\nthe states' λ or their bits; encode --access's --alloc-space). d_i is a state's gate distortion (LastAccount().DistSum / (S·slot norm),\nas bench rd's gate_distortion); reported: bits/state of the file, access-weighted distortion\nΣ c_i·d_i / Σ c_i, and tail distortion (mean d_i over the 50% least-accessed states).\nAll five families at the defaults take about 13 minutes on 2 cores (docs/results-ctmc.md).")
 	families := fs.String("families", strings.Join(graphworld.Families, ","), "comma-separated graph families")
 	nodes := fs.Int("nodes", 500, "nodes of each world")
 	gseed := fs.Uint64("graph-seed", 5, "seed of the worlds")
@@ -78,6 +87,7 @@ func runBenchAlloc(args []string) error {
 	frac := fs.Float64("budget-frac", 0.4, "budget as a fraction of the lossless rate (of each family's stored walk)")
 	budgetAbs := fs.Float64("budget", 0, "budget in bits/state for every family (overrides --budget-frac)")
 	tau := fs.Float64("tau", 1, "τ of the CTMC, shuffled and reversed allocations")
+	spacesF := fs.String("alloc-space", "lambda,bits", "comma-separated allocation spaces (lambda, bits): what the rank weights scale (encode --access --alloc-space)")
 	seed := fs.Uint64("seed", 1, "seed of the walks (train: seed, stored: seed+1, access: seed+2), of the access picks and of the shuffle")
 	codes := fs.Bool("codes", false, "code space: the generator's codes, uniform distances (default: float obs through a trained OPQ quantizer)")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval")
@@ -110,6 +120,16 @@ func runBenchAlloc(args []string) error {
 	if *trainEps < 2 || *storedEps < 1 || *accEps < 1 || *trainSteps < 2 || *storedSteps < 2 || *accSteps < 1 {
 		return errors.New("walks need ≥ 2 training episodes, ≥ 1 stored and access episode, ≥ 2 steps")
 	}
+	var spaces []allocSpace
+	for _, v := range strings.Split(*spacesF, ",") {
+		sp, err := parseAllocSpace(v)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(spaces, sp) {
+			spaces = append(spaces, sp)
+		}
+	}
 	logf := func(format string, a ...any) {
 		if !*quiet {
 			fmt.Fprintf(os.Stderr, format+"\n", a...)
@@ -118,7 +138,7 @@ func runBenchAlloc(args []string) error {
 	rep := &allocReport{Command: "wmzip bench alloc " + strings.Join(args, " "), Config: map[string]any{
 		"nodes": *nodes, "graph_seed": *gseed, "train": fmt.Sprintf("%dx%d", *trainEps, *trainSteps),
 		"stored": fmt.Sprintf("%dx%d", *storedEps, *storedSteps), "access": fmt.Sprintf("%dx%d", *accEps, *accSteps),
-		"pick": *pick, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
+		"pick": *pick, "alloc_space": *spacesF, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
 	}}
 	for _, fam := range strings.Split(*families, ",") {
 		gen := func(eps, steps int, s uint64, obs bool) (*graphworld.Result, error) {
@@ -231,53 +251,57 @@ func runBenchAlloc(args []string) error {
 		tail := order[:stored.T/2]
 		encodings := 0
 		var rows []allocRow
-		for _, pl := range plans {
-			r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, *tries, logf)
-			if err != nil {
-				return fmt.Errorf("%s, %s: %w", fam, pl.name, err)
+		for _, sp := range spaces {
+			var srows []allocRow
+			for _, pl := range plans {
+				r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, *tries, logf)
+				if err != nil {
+					return fmt.Errorf("%s, %s, %s space: %w", fam, pl.name, sp, err)
+				}
+				encodings += r.attempts
+				row := allocRow{Family: fam, Space: string(sp), Allocation: pl.name, Tau: pl.tau, BitsPerState: r.bits / float64(stored.T), Levels: r.counts, Encodings: r.attempts}
+				d := make([]float64, stored.T)
+				var sum, wsum float64
+				for i, a := range r.acct {
+					d[i] = s.p.RelDistortion(a.DistSum, 1)
+					sum += d[i]
+					wsum += float64(counts[i]) * d[i]
+				}
+				row.Distortion = sum / float64(stored.T)
+				row.Weighted = wsum / float64(max(fr.Accesses, 1))
+				for _, i := range tail {
+					row.Tail += d[i]
+				}
+				row.Tail /= float64(max(len(tail), 1))
+				recon, equal, err := decodeCheck(r, s)
+				if err != nil {
+					return fmt.Errorf("%s, %s, %s space: decoding: %w", fam, pl.name, sp, err)
+				}
+				row.DecodeEqual = equal
+				if s.q != nil {
+					row.EmbWeighted, row.EmbTail = s.embeddingDistortion(recon, counts, tail)
+				}
+				logf("%s %-6s %-22s %7.1f bits/state  mean %.5f  access-weighted %.5f  tail %.5f  levels %v", fam, sp, pl.name, row.BitsPerState, row.Distortion, row.Weighted, row.Tail, row.Levels)
+				srows = append(srows, row)
 			}
-			encodings += r.attempts
-			row := allocRow{Family: fam, Allocation: pl.name, Tau: pl.tau, BitsPerState: r.bits / float64(stored.T), Levels: r.counts, Encodings: r.attempts}
-			d := make([]float64, stored.T)
-			var sum, wsum float64
-			for i, a := range r.acct {
-				d[i] = s.p.RelDistortion(a.DistSum, 1)
-				sum += d[i]
-				wsum += float64(counts[i]) * d[i]
+			for i := range srows {
+				if srows[1].Tail > 0 {
+					srows[i].TailRatio = srows[i].Tail / srows[1].Tail
+				} else if srows[i].Tail == 0 {
+					srows[i].TailRatio = 1
+				} else {
+					srows[i].TailRatio = math.Inf(1)
+				}
 			}
-			row.Distortion = sum / float64(stored.T)
-			row.Weighted = wsum / float64(max(fr.Accesses, 1))
-			for _, i := range tail {
-				row.Tail += d[i]
+			bar := allocBar{Space: string(sp), Weighted: true, Tail: srows[0].TailRatio <= 1.5}
+			for _, r := range srows[1:] {
+				if r.Weighted <= srows[0].Weighted {
+					bar.Weighted = false
+				}
 			}
-			row.Tail /= float64(max(len(tail), 1))
-			recon, equal, err := decodeCheck(r, s)
-			if err != nil {
-				return fmt.Errorf("%s, %s: decoding: %w", fam, pl.name, err)
-			}
-			row.DecodeEqual = equal
-			if s.q != nil {
-				row.EmbWeighted, row.EmbTail = s.embeddingDistortion(recon, counts, tail)
-			}
-			logf("%s %-22s %7.1f bits/state  mean %.5f  access-weighted %.5f  tail %.5f  levels %v", fam, pl.name, row.BitsPerState, row.Distortion, row.Weighted, row.Tail, row.Levels)
-			rows = append(rows, row)
+			fr.Bars = append(fr.Bars, bar)
+			rows = append(rows, srows...)
 		}
-		for i := range rows {
-			if rows[1].Tail > 0 {
-				rows[i].TailRatio = rows[i].Tail / rows[1].Tail
-			} else if rows[i].Tail == 0 {
-				rows[i].TailRatio = 1
-			} else {
-				rows[i].TailRatio = math.Inf(1)
-			}
-		}
-		fr.BarWeighted = true
-		for _, r := range rows[1:] {
-			if r.Weighted <= rows[0].Weighted {
-				fr.BarWeighted = false
-			}
-		}
-		fr.BarTail = rows[0].TailRatio <= 1.5
 		fr.SecondsPerFile = time.Since(t1).Seconds() / float64(nLevels+encodings)
 		rep.Families = append(rep.Families, fr)
 		rep.Rows = append(rep.Rows, rows...)
@@ -387,7 +411,7 @@ func (s *rdSetup) embeddingDistortion(recon []uint16, counts []int64, tail []int
 
 func printAlloc(w io.Writer, rep *allocReport) {
 	fmt.Fprintf(w, "%s\ndistortion d_i: the gate's (LastAccount().DistSum over S·slot norm); %s\n\n", rep.Command, rep.Space)
-	fmt.Fprintf(w, "%-12s %-22s %9s %9s %11s %9s %8s %11s %9s\n", "family", "allocation", "bits/st", "mean d", "access-wtd", "tail d", "tail/uni", "emb acc-wtd", "emb tail")
+	fmt.Fprintf(w, "%-12s %-6s %-22s %9s %9s %11s %9s %8s %11s %9s\n", "family", "space", "allocation", "bits/st", "mean d", "access-wtd", "tail d", "tail/uni", "emb acc-wtd", "emb tail")
 	for _, f := range rep.Families {
 		fmt.Fprintf(w, "%s: %d stored states, %d accesses (%d without a stored state), %d states accessed, Gini %.3f, top-10%% %.1f%%; lossless %.1f, lowest level %.1f, budget %.1f bits/state\n",
 			f.Family, f.States, f.Accesses, f.Missed, f.Accessed, f.Gini, 100*f.Top10, f.LosslessBits, f.LowestBits, f.Budget)
@@ -399,8 +423,10 @@ func printAlloc(w io.Writer, rep *allocReport) {
 			if r.EmbWeighted != 0 || r.EmbTail != 0 {
 				emb = fmt.Sprintf("%11.5f %9.5f", r.EmbWeighted, r.EmbTail)
 			}
-			fmt.Fprintf(w, "%-12s %-22s %9.1f %9.5f %11.5f %9.5f %8.3f %s\n", r.Family, r.Allocation, r.BitsPerState, r.Distortion, r.Weighted, r.Tail, r.TailRatio, emb)
+			fmt.Fprintf(w, "%-12s %-6s %-22s %9.1f %9.5f %11.5f %9.5f %8.3f %s\n", r.Family, r.Space, r.Allocation, r.BitsPerState, r.Distortion, r.Weighted, r.Tail, r.TailRatio, emb)
 		}
-		fmt.Fprintf(w, "  bar: CTMC lowest access-weighted distortion: %v; CTMC tail within 1.5x uniform's: %v\n", f.BarWeighted, f.BarTail)
+		for _, b := range f.Bars {
+			fmt.Fprintf(w, "  bar, %s space: CTMC lowest access-weighted distortion: %v; CTMC tail within 1.5x uniform's: %v\n", b.Space, b.Weighted, b.Tail)
+		}
 	}
 }

@@ -21,16 +21,17 @@ func init() {
 }
 
 func runEncode(args []string) error {
-	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T]] [flags] -o out.wmz in.npz")
+	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T] [--alloc-space lambda|bits]] [flags] -o out.wmz in.npz")
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
 	lambdaF := fs.Float64("lambda", -1, "retention trade-off λ ≥ 0: keep a coordinate iff λ·ê·V ≥ H (needs a model trained with a gate)")
 	distortion := fs.Float64("distortion", -1, "find the least-storage λ whose encoding of this file has mean relative distortion ≤ D")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval G: most states per independently decodable chunk")
-	access := fs.String("access", "", "access trace (header \"episode<TAB>step\", one line per access; package ctmc): split --budget over states by access rank, b(r) ∝ r^-τ, and store each state at the highest of 16 retention levels (15 λ fitted to the file, and lossless) whose measured cost fits its share; needs a model with a gate")
+	access := fs.String("access", "", "access trace (header \"episode<TAB>step\", one line per access; package ctmc): store each state at one of 16 retention levels (15 λ fitted to the file, and lossless) by its access rank r, weight r^-τ scaling its λ (or its bits, --alloc-space), the file within --budget; needs a model with a gate")
 	budget := fs.Float64("budget", 0, "with --access: average bits/state of the file, model excluded")
-	tau := fs.Float64("tau", 1, "with --access: exponent τ ≥ 0 of the rank allocation b(r) ∝ r^-τ (0: uniform)")
+	tau := fs.Float64("tau", 1, "with --access: exponent τ ≥ 0 of the rank weights w(r) = r^-τ (0: uniform)")
+	space := fs.String("alloc-space", string(defaultAllocSpace), "with --access: what the rank weights scale: lambda (state i's retention λ_i ∝ w_i, the Lagrangian of minimising access-weighted distortion under the budget; a state takes the highest ladder λ at or below λ_i) or bits (state i's bit budget b_i ∝ w_i; it takes the highest level whose measured cost fits). lambda is the default: in bench alloc (docs/results-ctmc.md) it has the lower access-weighted distortion (τ = 1: on 3 of 5 families and on average; τ = 0: on all five), though at τ = 1 the heavier tail on 4 of 5")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)
@@ -51,9 +52,9 @@ func runEncode(args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *access != "" || set["budget"] || set["tau"] {
+	if *access != "" || set["budget"] || set["tau"] || set["alloc-space"] {
 		if *access == "" {
-			return errors.New("--budget and --tau need --access trace.tsv")
+			return errors.New("--budget, --tau and --alloc-space need --access trace.tsv")
 		}
 		if *lossless || *lambdaF >= 0 || *distortion >= 0 {
 			return errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
@@ -67,6 +68,10 @@ func runEncode(args []string) error {
 		if !(*tau >= 0) || math.IsInf(*tau, 0) {
 			return fmt.Errorf("--tau %v: want a finite τ ≥ 0", *tau)
 		}
+	}
+	aspace, err := parseAllocSpace(*space)
+	if err != nil {
+		return err
 	}
 	lambda := uint32(format.LambdaLossless)
 	if *lambdaF >= 0 {
@@ -83,7 +88,7 @@ func runEncode(args []string) error {
 		return err
 	}
 	if *access != "" {
-		return encodeByAccess(m, tr, *access, *out, *budget, *tau, *keyframe, *embed, *quiet)
+		return encodeByAccess(m, tr, *access, *out, *budget, *tau, aspace, *keyframe, *embed, *quiet)
 	}
 	var acct format.Account
 	if *distortion >= 0 {
