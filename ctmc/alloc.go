@@ -22,6 +22,7 @@ type allocConfig struct {
 	coreSize int     // > 0: explicit rank cut
 	coreMass float64 // used when coreSize == 0
 	floor    int64
+	flatTail bool
 }
 
 // AllocOption configures Allocate and Plan.
@@ -46,6 +47,20 @@ func CoreMass(q float64) AllocOption {
 			return fmt.Errorf("ctmc: core mass %v not in (0, 1]", q)
 		}
 		c.coreMass, c.coreSize = q, 0
+		return nil
+	}
+}
+
+// FlatTail gives every tail item the core boundary's weight: with the rank
+// cut k of the core/tail split (CoreSize, or CoreMass on the weights
+// r^-τ), item weights become w = min(r, k)^-τ. The core stays ranked by
+// r^-τ; the tail is one flat group, not differentiated by ranks that, among
+// rarely accessed items, are noise (counts of 1, 2, 3 are statistically
+// indistinguishable). Pair it with CoreSize(CoreRankByCounts(counts, q))
+// to cut the core by its share of the accesses.
+func FlatTail() AllocOption {
+	return func(c *allocConfig) error {
+		c.flatTail = true
 		return nil
 	}
 }
@@ -90,7 +105,9 @@ func Allocate(ranks []int, budget int64, tau float64, opts ...AllocOption) ([]in
 
 // Plan computes an allocation:
 //
-//  1. Each item has weight w = r^-τ; τ = 0 is uniform.
+//  1. Each item has weight w = r^-τ; τ = 0 is uniform. With FlatTail the
+//     weight is min(r, k)^-τ, k the core's rank cut (step 4, found on the
+//     weights r^-τ when CoreMass sets it).
 //  2. Floor: items whose proportional share falls below the floor are held
 //     at the floor, and the rest of the budget is shared in proportion to
 //     weight among the others (water-filling from the lowest weight up;
@@ -101,9 +118,9 @@ func Allocate(ranks []int, budget int64, tau float64, opts ...AllocOption) ([]in
 //     sum exactly to budget.
 //  4. Core/tail split: the core is the items of rank ≤ k, with k set by
 //     CoreSize, or else the smallest k whose items carry CoreMass (default
-//     DefaultCoreMass) of the total weight. The split is reported; the
-//     budgets do not depend on it: it marks where a consumer stores items
-//     in full (core) or summarised (tail).
+//     DefaultCoreMass) of the total weight r^-τ. The split is reported;
+//     unless FlatTail is set the budgets do not depend on it: it marks
+//     where a consumer stores items in full (core) or summarised (tail).
 //
 // Weights use float64 pow: results are reproducible on one platform but
 // are not part of any bit-exact contract.
@@ -146,6 +163,31 @@ func Plan(ranks []int, budget int64, tau float64, opts ...AllocOption) (*AllocPl
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return ranks[a] - ranks[b] })
+
+	// Core/tail split by rank cut, on the weights r^-τ.
+	cut := cfg.coreSize
+	if cut == 0 {
+		var total, acc float64
+		for _, i := range order {
+			total += w[i]
+		}
+		for k := 0; k < n; {
+			r := ranks[order[k]]
+			for k < n && ranks[order[k]] == r {
+				acc += w[order[k]]
+				k++
+			}
+			cut = r
+			if acc >= cfg.coreMass*total*(1-1e-12) {
+				break
+			}
+		}
+	}
+	if cfg.flatTail {
+		for i, r := range ranks {
+			w[i] = math.Pow(float64(min(r, cut)), -tau)
+		}
+	}
 
 	// Water-filling from the lowest weight.
 	var wsum float64
@@ -204,25 +246,6 @@ func Plan(ranks []int, budget int64, tau float64, opts ...AllocOption) (*AllocPl
 		}
 	}
 
-	// Core/tail split by rank cut.
-	cut := cfg.coreSize
-	if cut == 0 {
-		var total, acc float64
-		for _, i := range order {
-			total += w[i]
-		}
-		for k := 0; k < n; {
-			r := ranks[order[k]]
-			for k < n && ranks[order[k]] == r {
-				acc += w[order[k]]
-				k++
-			}
-			cut = r
-			if acc >= cfg.coreMass*total*(1-1e-12) {
-				break
-			}
-		}
-	}
 	p.CoreRank = cut
 	for i, r := range ranks {
 		if r <= cut {
@@ -234,6 +257,43 @@ func Plan(ranks []int, budget int64, tau float64, opts ...AllocOption) (*AllocPl
 		}
 	}
 	return p, nil
+}
+
+// CoreRankByCounts returns the rank cut of the core by access mass: the
+// smallest k such that the items of rank ≤ k (ranks as Ranks(counts))
+// carry at least q of Σ counts (0 < q ≤ 1). Items of equal count share a
+// rank, so they join the core together. With no accesses every item ranks
+// 1 and k = 1. Use it as CoreSize(k), e.g. with FlatTail.
+func CoreRankByCounts(counts []int64, q float64) (int, error) {
+	if !(q > 0 && q <= 1) {
+		return 0, fmt.Errorf("ctmc: core mass %v not in (0, 1]", q)
+	}
+	var total int64
+	for i, c := range counts {
+		if c < 0 {
+			return 0, fmt.Errorf("ctmc: counts[%d] = %d < 0", i, c)
+		}
+		total += c
+	}
+	if len(counts) == 0 {
+		return 0, errors.New("ctmc: no counts")
+	}
+	sorted := slices.Clone(counts)
+	slices.SortFunc(sorted, func(a, b int64) int { return sign(b - a) })
+	var acc int64
+	cut := 1
+	for k := 0; k < len(sorted); {
+		c := sorted[k]
+		cut = k + 1
+		for k < len(sorted) && sorted[k] == c {
+			acc += c
+			k++
+		}
+		if float64(acc) >= q*float64(total)*(1-1e-12) {
+			break
+		}
+	}
+	return cut, nil
 }
 
 // Ranks returns the 1-based rank of each count, most accessed first; equal

@@ -93,6 +93,92 @@ func TestPlanCore(t *testing.T) {
 	}
 }
 
+func TestFlatTail(t *testing.T) {
+	ranks := []int{1, 2, 3, 4, 5}
+	// k = 2: weights 1, 1/2, 1/2, 1/2, 1/2 (sum 3).
+	p, err := Plan(ranks, 30, 1, CoreSize(2), FlatTail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{10, 5, 5, 5, 5}; !reflect.DeepEqual(p.Budgets, want) {
+		t.Errorf("CoreSize(2): budgets %v, want %v", p.Budgets, want)
+	}
+	if p.CoreRank != 2 || p.CoreItems != 2 || p.CoreUnits != 15 || p.TailUnits != 15 {
+		t.Errorf("CoreSize(2): %+v", p)
+	}
+	// Without FlatTail the same cut leaves the weights r^-τ.
+	if got, _ := Allocate(ranks, 137, 1, CoreSize(2)); !reflect.DeepEqual(got, mustAllocate(t, ranks, 137, 1)) {
+		t.Errorf("the core split changed the budgets without FlatTail: %v", got)
+	}
+	// Default CoreMass on r^-1 over 10 ranks cuts at 6 (TestPlanCore): the
+	// weights become 1, 1/2, …, 1/6 and 1/6 for ranks 7–10.
+	ten := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	flat := []int{1, 2, 3, 4, 5, 6, 6, 6, 6, 6}
+	if got, want := mustAllocate(t, ten, 1000, 1, FlatTail()), mustAllocate(t, flat, 1000, 1); !reflect.DeepEqual(got, want) {
+		t.Errorf("default core: got %v, want %v", got, want)
+	}
+	// τ = 0 is uniform either way.
+	if got, want := mustAllocate(t, ten, 1000, 0, CoreSize(3), FlatTail()), mustAllocate(t, ten, 1000, 0); !reflect.DeepEqual(got, want) {
+		t.Errorf("τ=0: got %v, want %v", got, want)
+	}
+	// Permuted ranks get the permuted budgets (no ties on remainders here).
+	perm := []int{4, 1, 5, 2, 3}
+	got := mustAllocate(t, perm, 30, 1, CoreSize(2), FlatTail())
+	if want := []int64{5, 10, 5, 5, 5}; !reflect.DeepEqual(got, want) {
+		t.Errorf("permuted: got %v, want %v", got, want)
+	}
+}
+
+func mustAllocate(t *testing.T, ranks []int, budget int64, tau float64, opts ...AllocOption) []int64 {
+	t.Helper()
+	b, err := Allocate(ranks, budget, tau, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCoreRankByCounts(t *testing.T) {
+	counts := []int64{1, 10, 0, 3, 5, 1} // ranks 4, 1, 6, 3, 2, 4; total 20
+	for _, c := range []struct {
+		q    float64
+		want int
+	}{
+		{0.5, 1},  // 10 = 50%
+		{0.8, 3},  // 10+5 = 75%, +3 = 90%
+		{0.9, 3},  // exactly 90%
+		{0.95, 4}, // the two 1s join together: 100%
+		{1, 4},    // the never-accessed item is not needed
+	} {
+		got, err := CoreRankByCounts(counts, c.q)
+		if err != nil || got != c.want {
+			t.Errorf("q %v: got %d, %v; want %d", c.q, got, err, c.want)
+		}
+	}
+	// The cut is a rank of Ranks(counts): the core is the items of rank ≤ k.
+	k, _ := CoreRankByCounts(counts, 0.95)
+	var core int64
+	for i, r := range Ranks(counts) {
+		if r <= k {
+			core += counts[i]
+		}
+	}
+	if core != 20 {
+		t.Errorf("core of rank ≤ %d carries %d of 20", k, core)
+	}
+	if k, err := CoreRankByCounts([]int64{0, 0, 0}, 0.8); k != 1 || err != nil {
+		t.Errorf("no accesses: %d, %v", k, err)
+	}
+	for _, bad := range []struct {
+		counts []int64
+		q      float64
+	}{{[]int64{1}, 0}, {[]int64{1}, 1.5}, {[]int64{1, -1}, 0.8}, {nil, 0.8}} {
+		if _, err := CoreRankByCounts(bad.counts, bad.q); err == nil {
+			t.Errorf("%v, q %v accepted", bad.counts, bad.q)
+		}
+	}
+}
+
 func TestAllocateErrors(t *testing.T) {
 	if _, err := Allocate([]int{1, 2, 3}, 2, 1); !errors.Is(err, ErrBudget) {
 		t.Errorf("budget below floors: %v", err)

@@ -75,6 +75,14 @@ func TestEncodeAccess(t *testing.T) {
 	if got, _ := rate(p("b.wmz")); got > budget || got < 0.8*budget {
 		t.Errorf("allocated file, bits space: %.1f bits/state, budget %.1f", got, budget)
 	}
+	// So does the flat tail.
+	out, errs, ok = wmzip(t, "encode", "-m", p("m.wmm"), "--access", p("trace.tsv"), "--budget", fmt.Sprint(budget), "--tail", "flat", "-o", p("f.wmz"), p("test.npz"))
+	if !ok || !strings.Contains(out, "flat tail") || !strings.Contains(errs, "the core is the states of access rank ≤") {
+		t.Errorf("encode --tail flat: %s\n%s", out, errs)
+	}
+	if got, _ := rate(p("f.wmz")); got > budget || got < 0.8*budget {
+		t.Errorf("allocated file, flat tail: %.1f bits/state, budget %.1f", got, budget)
+	}
 	if nl != 16 {
 		t.Errorf("allocated file has %d levels, want 16", nl)
 	}
@@ -167,6 +175,8 @@ func TestEncodeAccess(t *testing.T) {
 	bad("need --access", "--budget", "100")
 	bad("need --access", "--tau", "2")
 	bad("need --access", "--alloc-space", "bits")
+	bad("need --access", "--tail", "flat")
+	bad("--tail", "--access", p("trace.tsv"), "--budget", "100", "--tail", "noisy")
 	bad("--alloc-space", "--access", p("trace.tsv"), "--budget", "100", "--alloc-space", "rate")
 	bad("excludes", "--access", p("trace.tsv"), "--budget", "100", "--lambda", "4")
 	bad("excludes", "--access", p("trace.tsv"), "--budget", "100", "--lossless")
@@ -193,23 +203,38 @@ func TestEncodeAccess(t *testing.T) {
 // TestBenchAlloc runs the Table 6 analogue on a tiny world.
 func TestBenchAlloc(t *testing.T) {
 	out := mustRun(t, "bench", "alloc", "-q", "--codes", "--families", "modular", "--nodes", "30", "--train-episodes", "8",
-		"--train-steps", "25", "--stored-episodes", "2", "--stored-steps", "20", "--access-episodes", "2", "--access-steps", "60", "--tries", "3", "--json")
+		"--train-steps", "25", "--stored-episodes", "2", "--stored-steps", "20", "--access-episodes", "2", "--access-steps", "60", "--tries", "3",
+		"--tail", "ranked,flat", "--json")
 	var rep allocReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(rep.Families) != 1 || len(rep.Rows) != 8 || len(rep.Families[0].Bars) != 2 {
+	if len(rep.Families) != 1 || len(rep.Rows) != 16 || len(rep.Families[0].Bars) != 4 {
 		t.Fatalf("%d families, %d rows", len(rep.Families), len(rep.Rows))
 	}
 	f := rep.Families[0]
+	if f.CoreRank < 1 || f.CoreShare < accessCoreMass || f.CoreShare > 1 {
+		t.Errorf("flat tail's core: rank ≤ %d, %.3f of the accesses", f.CoreRank, f.CoreShare)
+	}
+	core := map[string]int{}
 	for _, r := range rep.Rows {
 		if r.BitsPerState > f.Budget || !r.DecodeEqual {
-			t.Errorf("%s, %s space: %.1f bits/state (budget %.1f), decoder equals writer %v", r.Allocation, r.Space, r.BitsPerState, f.Budget, r.DecodeEqual)
+			t.Errorf("%s, %s space, %s tail: %.1f bits/state (budget %.1f), decoder equals writer %v", r.Allocation, r.Space, r.TailWeights, r.BitsPerState, f.Budget, r.DecodeEqual)
 		}
+		if (r.TailWeights == "flat" && r.Tau > 0) != (r.CoreItems > 0) {
+			t.Errorf("%s, %s tail: %d core items", r.Allocation, r.TailWeights, r.CoreItems)
+		}
+		if r.TailWeights == "flat" {
+			core[strings.Fields(r.Allocation)[0]] = r.CoreItems
+		}
+	}
+	if core["CTMC"] != core["Shuffled"] || core["CTMC"] == 0 {
+		t.Errorf("core items: %v", core)
 	}
 	mustFail(t, "", "--pick", "bench", "alloc", "--pick", "first")
 	mustFail(t, "", "--budget-frac", "bench", "alloc", "--budget-frac", "2")
 	mustFail(t, "", "--alloc-space", "bench", "alloc", "--alloc-space", "bits,rate")
+	mustFail(t, "", "--tail", "bench", "alloc", "--tail", "flat,noisy")
 }
 
 // TestAllocLambdaPlan: in lambda space the levels follow λ_i ∝ w_i (higher
@@ -255,6 +280,61 @@ func TestAllocLambdaPlan(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// TestAllocFlatTail: with the flat tail the states outside the access core
+// share one weight, so in lambda space they sit at one level or the next,
+// while the core keeps falling with rank; the core is cut at 80% of the
+// accesses.
+func TestAllocFlatTail(t *testing.T) {
+	const T, q = 40, 16
+	counts := make([]int64, T)
+	for i := range counts {
+		counts[i] = int64(T - i) // ranks 1..40
+	}
+	if k, err := tailCore(tailRanked, counts); k != 0 || err != nil {
+		t.Errorf("ranked tail: core %d, %v", k, err)
+	}
+	// Σ = 820; the top k carry k(81-k)/2 ≥ 656 first at k = 23 (667; k = 22: 649).
+	k, err := tailCore(tailFlat, counts)
+	if err != nil || k != 23 {
+		t.Fatalf("flat tail: core %d, %v; want 23", k, err)
+	}
+	l := &ladder{lambdas: append(geometricLambdas(0.5, 512, q-1), format.LambdaLossless), states: T}
+	for lv := range q {
+		c, d := make([]uint64, T), make([]uint64, T)
+		for i := range T {
+			c[i] = uint64((100 + 20*lv + i%3) * 65536)
+			d[i] = uint64(1000 >> lv)
+		}
+		l.cost, l.dist = append(l.cost, c), append(l.dist, d)
+	}
+	w, err := ctmc.Allocate(ctmc.Ranks(counts), 1<<40, 1, ctmc.Floor(0), ctmc.CoreSize(k), ctmc.FlatTail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := k; i < T; i++ {
+		if w[i] != w[k-1] {
+			t.Fatalf("weights %v: the tail is not flat at rank %d's", w, k)
+		}
+	}
+	levels, pred, ok := newPlan(l, spaceLambda, w).fit(240.5 * T)
+	if !ok || pred > 240.5*T {
+		t.Fatalf("predicted %.1f, ok %v", pred, ok)
+	}
+	tail := levels[k-1:]
+	if lo, hi := slices.Min(tail), slices.Max(tail); hi-lo > 1 {
+		t.Errorf("flat tail levels %v span more than two", tail)
+	}
+	if levels[0] <= levels[k-1] {
+		t.Errorf("levels %v: the core's top is not above its boundary", levels)
+	}
+	for i := 1; i < k; i++ {
+		if levels[i] > levels[i-1] {
+			t.Errorf("levels %v not falling with rank in the core", levels)
+			break
 		}
 	}
 }

@@ -23,7 +23,9 @@ import (
 // allocRow is one allocation of one family in `wmzip bench alloc`.
 type allocRow struct {
 	Family       string  `json:"family"`
-	Space        string  `json:"alloc_space"` // what the rank weights scale: bits or lambda
+	Space        string  `json:"alloc_space"`          // what the rank weights scale: bits or lambda
+	TailWeights  string  `json:"tail_weights"`         // ranked (r^-τ) or flat (min(r, k)^-τ)
+	CoreItems    int     `json:"core_items,omitempty"` // flat tail: states of this row's rank ≤ k
 	Allocation   string  `json:"allocation"`
 	Tau          float64 `json:"tau"`
 	BitsPerState float64 `json:"bits_per_state"`
@@ -51,6 +53,8 @@ type allocFamily struct {
 	LosslessBits   float64    `json:"lossless_bits_per_state"`
 	LowestBits     float64    `json:"lowest_level_bits_per_state"`
 	Budget         float64    `json:"budget_bits_per_state"`
+	CoreRank       int        `json:"flat_tail_core_rank,omitempty"`         // k: the access core's rank cut
+	CoreShare      float64    `json:"flat_tail_core_access_share,omitempty"` // accesses to the states of rank ≤ k
 	Bars           []allocBar `json:"bars"`
 	SecondsPerFile float64    `json:"seconds_per_encoding"`
 }
@@ -60,6 +64,7 @@ type allocFamily struct {
 // within 1.5x the uniform allocation's.
 type allocBar struct {
 	Space    string `json:"alloc_space"`
+	TailW    string `json:"tail_weights"`
 	Weighted bool   `json:"ctmc_lowest_access_weighted"`
 	Tail     bool   `json:"ctmc_tail_within_1_5x_uniform"`
 }
@@ -73,7 +78,7 @@ type allocReport struct {
 }
 
 func runBenchAlloc(args []string) error {
-	fs := newFlags("bench alloc", "[flags]\n\nTable 6 analogue: storage allocated by access rank at matched storage. For each graphworld\nfamily: a world, a training walk (model, quantizer and gate), a stored walk (the file), and a\nseparate access walk on the same world whose every step at node u reads one stored state at u.\nThe stored walk is encoded at one budget (bits/state) under four allocations of\n`encode --access`: CTMC (ranks by access count, τ), uniform (τ = 0), shuffled ranks and\nreversed ranks (τ), in each allocation space of --alloc-space (the rank weights r^-τ scale\nthe states' λ or their bits; encode --access's --alloc-space). d_i is a state's gate distortion (LastAccount().DistSum / (S·slot norm),\nas bench rd's gate_distortion); reported: bits/state of the file, access-weighted distortion\nΣ c_i·d_i / Σ c_i, and tail distortion (mean d_i over the 50% least-accessed states).\nAll five families at the defaults take about 13 minutes on 2 cores (docs/results-ctmc.md).")
+	fs := newFlags("bench alloc", "[flags]\n\nTable 6 analogue: storage allocated by access rank at matched storage. For each graphworld\nfamily: a world, a training walk (model, quantizer and gate), a stored walk (the file), and a\nseparate access walk on the same world whose every step at node u reads one stored state at u.\nThe stored walk is encoded at one budget (bits/state) under four allocations of\n`encode --access`: CTMC (ranks by access count, τ), uniform (τ = 0), shuffled ranks and\nreversed ranks (τ), in each allocation space of --alloc-space (the rank weights r^-τ scale\nthe states' λ or their bits; encode --access's --alloc-space) and each tail of --tail\n(encode --access's --tail: flat weighs every state min(r, k)^-τ, k the rank cut of the\nsmallest set of top-ranked states carrying 80% of the accesses; the same k for the CTMC,\nshuffled and reversed rows, each on its own ranks). d_i is a state's gate distortion (LastAccount().DistSum / (S·slot norm),\nas bench rd's gate_distortion); reported: bits/state of the file, access-weighted distortion\nΣ c_i·d_i / Σ c_i, and tail distortion (mean d_i over the 50% least-accessed states).\nAll five families at the defaults take about 13 minutes on 2 cores (docs/results-ctmc.md).")
 	families := fs.String("families", strings.Join(graphworld.Families, ","), "comma-separated graph families")
 	nodes := fs.Int("nodes", 500, "nodes of each world")
 	gseed := fs.Uint64("graph-seed", 5, "seed of the worlds")
@@ -88,6 +93,7 @@ func runBenchAlloc(args []string) error {
 	budgetAbs := fs.Float64("budget", 0, "budget in bits/state for every family (overrides --budget-frac)")
 	tau := fs.Float64("tau", 1, "τ of the CTMC, shuffled and reversed allocations")
 	spacesF := fs.String("alloc-space", "lambda,bits", "comma-separated allocation spaces (lambda, bits): what the rank weights scale (encode --access --alloc-space)")
+	tailsF := fs.String("tail", string(defaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
 	seed := fs.Uint64("seed", 1, "seed of the walks (train: seed, stored: seed+1, access: seed+2), of the access picks and of the shuffle")
 	codes := fs.Bool("codes", false, "code space: the generator's codes, uniform distances (default: float obs through a trained OPQ quantizer)")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval")
@@ -130,6 +136,16 @@ func runBenchAlloc(args []string) error {
 			spaces = append(spaces, sp)
 		}
 	}
+	var tails []tailMode
+	for _, v := range strings.Split(*tailsF, ",") {
+		tm, err := parseTailMode(v)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(tails, tm) {
+			tails = append(tails, tm)
+		}
+	}
 	logf := func(format string, a ...any) {
 		if !*quiet {
 			fmt.Fprintf(os.Stderr, format+"\n", a...)
@@ -138,7 +154,7 @@ func runBenchAlloc(args []string) error {
 	rep := &allocReport{Command: "wmzip bench alloc " + strings.Join(args, " "), Config: map[string]any{
 		"nodes": *nodes, "graph_seed": *gseed, "train": fmt.Sprintf("%dx%d", *trainEps, *trainSteps),
 		"stored": fmt.Sprintf("%dx%d", *storedEps, *storedSteps), "access": fmt.Sprintf("%dx%d", *accEps, *accSteps),
-		"pick": *pick, "alloc_space": *spacesF, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
+		"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "flat_tail_core_mass": accessCoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
 	}}
 	for _, fam := range strings.Split(*families, ",") {
 		gen := func(eps, steps int, s uint64, obs bool) (*graphworld.Result, error) {
@@ -225,7 +241,24 @@ func runBenchAlloc(args []string) error {
 		logf("%s: %d stored states, %d accesses (%d missed), %d states accessed; lossless %.1f, lowest level %.1f, budget %.1f bits/state",
 			fam, stored.T, fr.Accesses, fr.Missed, fr.Accessed, fr.LosslessBits, fr.LowestBits, fr.Budget)
 
+		// The flat tail's core: the rank cut k of the top-ranked states
+		// carrying accessCoreMass of the accesses. The same k serves every
+		// τ > 0 row: CTMC's core is the most-read states, shuffled's a
+		// random set of as many (its ranks are a permutation of CTMC's),
+		// reversed's the least-read states of reversed rank ≤ k (as many
+		// up to the tie groups straddling k).
+		core, err := tailCore(tailFlat, counts)
+		if err != nil {
+			return err
+		}
+		fr.CoreRank = core
 		base := ctmc.Ranks(counts)
+		for i, r := range base {
+			if r <= core {
+				fr.CoreShare += float64(counts[i])
+			}
+		}
+		fr.CoreShare /= float64(max(fr.Accesses, 1))
 		shuffled := slices.Clone(base)
 		rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
 		neg := make([]int64, len(counts))
@@ -252,55 +285,66 @@ func runBenchAlloc(args []string) error {
 		encodings := 0
 		var rows []allocRow
 		for _, sp := range spaces {
-			var srows []allocRow
-			for _, pl := range plans {
-				r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, *tries, logf)
-				if err != nil {
-					return fmt.Errorf("%s, %s, %s space: %w", fam, pl.name, sp, err)
+			for _, tm := range tails {
+				var srows []allocRow
+				for _, pl := range plans {
+					k := 0
+					if tm == tailFlat && pl.tau > 0 {
+						k = core
+					}
+					r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, k, *tries, logf)
+					if err != nil {
+						return fmt.Errorf("%s, %s, %s space, %s tail: %w", fam, pl.name, sp, tm, err)
+					}
+					encodings += r.attempts
+					row := allocRow{Family: fam, Space: string(sp), TailWeights: string(tm), Allocation: pl.name, Tau: pl.tau, BitsPerState: r.bits / float64(stored.T), Levels: r.counts, Encodings: r.attempts}
+					for _, rk := range pl.ranks {
+						if k > 0 && rk <= k {
+							row.CoreItems++
+						}
+					}
+					d := make([]float64, stored.T)
+					var sum, wsum float64
+					for i, a := range r.acct {
+						d[i] = s.p.RelDistortion(a.DistSum, 1)
+						sum += d[i]
+						wsum += float64(counts[i]) * d[i]
+					}
+					row.Distortion = sum / float64(stored.T)
+					row.Weighted = wsum / float64(max(fr.Accesses, 1))
+					for _, i := range tail {
+						row.Tail += d[i]
+					}
+					row.Tail /= float64(max(len(tail), 1))
+					recon, equal, err := decodeCheck(r, s)
+					if err != nil {
+						return fmt.Errorf("%s, %s, %s space: decoding: %w", fam, pl.name, sp, err)
+					}
+					row.DecodeEqual = equal
+					if s.q != nil {
+						row.EmbWeighted, row.EmbTail = s.embeddingDistortion(recon, counts, tail)
+					}
+					logf("%s %-6s %-6s %-22s %7.1f bits/state  mean %.5f  access-weighted %.5f  tail %.5f  levels %v", fam, sp, tm, pl.name, row.BitsPerState, row.Distortion, row.Weighted, row.Tail, row.Levels)
+					srows = append(srows, row)
 				}
-				encodings += r.attempts
-				row := allocRow{Family: fam, Space: string(sp), Allocation: pl.name, Tau: pl.tau, BitsPerState: r.bits / float64(stored.T), Levels: r.counts, Encodings: r.attempts}
-				d := make([]float64, stored.T)
-				var sum, wsum float64
-				for i, a := range r.acct {
-					d[i] = s.p.RelDistortion(a.DistSum, 1)
-					sum += d[i]
-					wsum += float64(counts[i]) * d[i]
+				for i := range srows {
+					if srows[1].Tail > 0 {
+						srows[i].TailRatio = srows[i].Tail / srows[1].Tail
+					} else if srows[i].Tail == 0 {
+						srows[i].TailRatio = 1
+					} else {
+						srows[i].TailRatio = math.Inf(1)
+					}
 				}
-				row.Distortion = sum / float64(stored.T)
-				row.Weighted = wsum / float64(max(fr.Accesses, 1))
-				for _, i := range tail {
-					row.Tail += d[i]
+				bar := allocBar{Space: string(sp), TailW: string(tm), Weighted: true, Tail: srows[0].TailRatio <= 1.5}
+				for _, r := range srows[1:] {
+					if r.Weighted <= srows[0].Weighted {
+						bar.Weighted = false
+					}
 				}
-				row.Tail /= float64(max(len(tail), 1))
-				recon, equal, err := decodeCheck(r, s)
-				if err != nil {
-					return fmt.Errorf("%s, %s, %s space: decoding: %w", fam, pl.name, sp, err)
-				}
-				row.DecodeEqual = equal
-				if s.q != nil {
-					row.EmbWeighted, row.EmbTail = s.embeddingDistortion(recon, counts, tail)
-				}
-				logf("%s %-6s %-22s %7.1f bits/state  mean %.5f  access-weighted %.5f  tail %.5f  levels %v", fam, sp, pl.name, row.BitsPerState, row.Distortion, row.Weighted, row.Tail, row.Levels)
-				srows = append(srows, row)
+				fr.Bars = append(fr.Bars, bar)
+				rows = append(rows, srows...)
 			}
-			for i := range srows {
-				if srows[1].Tail > 0 {
-					srows[i].TailRatio = srows[i].Tail / srows[1].Tail
-				} else if srows[i].Tail == 0 {
-					srows[i].TailRatio = 1
-				} else {
-					srows[i].TailRatio = math.Inf(1)
-				}
-			}
-			bar := allocBar{Space: string(sp), Weighted: true, Tail: srows[0].TailRatio <= 1.5}
-			for _, r := range srows[1:] {
-				if r.Weighted <= srows[0].Weighted {
-					bar.Weighted = false
-				}
-			}
-			fr.Bars = append(fr.Bars, bar)
-			rows = append(rows, srows...)
 		}
 		fr.SecondsPerFile = time.Since(t1).Seconds() / float64(nLevels+encodings)
 		rep.Families = append(rep.Families, fr)
@@ -411,10 +455,10 @@ func (s *rdSetup) embeddingDistortion(recon []uint16, counts []int64, tail []int
 
 func printAlloc(w io.Writer, rep *allocReport) {
 	fmt.Fprintf(w, "%s\ndistortion d_i: the gate's (LastAccount().DistSum over S·slot norm); %s\n\n", rep.Command, rep.Space)
-	fmt.Fprintf(w, "%-12s %-6s %-22s %9s %9s %11s %9s %8s %11s %9s\n", "family", "space", "allocation", "bits/st", "mean d", "access-wtd", "tail d", "tail/uni", "emb acc-wtd", "emb tail")
+	fmt.Fprintf(w, "%-12s %-6s %-6s %-22s %9s %9s %11s %9s %8s %11s %9s\n", "family", "space", "tail", "allocation", "bits/st", "mean d", "access-wtd", "tail d", "tail/uni", "emb acc-wtd", "emb tail")
 	for _, f := range rep.Families {
-		fmt.Fprintf(w, "%s: %d stored states, %d accesses (%d without a stored state), %d states accessed, Gini %.3f, top-10%% %.1f%%; lossless %.1f, lowest level %.1f, budget %.1f bits/state\n",
-			f.Family, f.States, f.Accesses, f.Missed, f.Accessed, f.Gini, 100*f.Top10, f.LosslessBits, f.LowestBits, f.Budget)
+		fmt.Fprintf(w, "%s: %d stored states, %d accesses (%d without a stored state), %d states accessed, Gini %.3f, top-10%% %.1f%%; lossless %.1f, lowest level %.1f, budget %.1f bits/state; flat tail's core: rank ≤ %d, %.1f%% of the accesses\n",
+			f.Family, f.States, f.Accesses, f.Missed, f.Accessed, f.Gini, 100*f.Top10, f.LosslessBits, f.LowestBits, f.Budget, f.CoreRank, 100*f.CoreShare)
 		for _, r := range rep.Rows {
 			if r.Family != f.Family {
 				continue
@@ -423,10 +467,14 @@ func printAlloc(w io.Writer, rep *allocReport) {
 			if r.EmbWeighted != 0 || r.EmbTail != 0 {
 				emb = fmt.Sprintf("%11.5f %9.5f", r.EmbWeighted, r.EmbTail)
 			}
-			fmt.Fprintf(w, "%-12s %-6s %-22s %9.1f %9.5f %11.5f %9.5f %8.3f %s\n", r.Family, r.Space, r.Allocation, r.BitsPerState, r.Distortion, r.Weighted, r.Tail, r.TailRatio, emb)
+			alloc := r.Allocation
+			if r.CoreItems > 0 {
+				alloc += fmt.Sprintf(" [core %d]", r.CoreItems)
+			}
+			fmt.Fprintf(w, "%-12s %-6s %-6s %-22s %9.1f %9.5f %11.5f %9.5f %8.3f %s\n", r.Family, r.Space, r.TailWeights, alloc, r.BitsPerState, r.Distortion, r.Weighted, r.Tail, r.TailRatio, emb)
 		}
 		for _, b := range f.Bars {
-			fmt.Fprintf(w, "  bar, %s space: CTMC lowest access-weighted distortion: %v; CTMC tail within 1.5x uniform's: %v\n", b.Space, b.Weighted, b.Tail)
+			fmt.Fprintf(w, "  bar, %s space, %s tail: CTMC lowest access-weighted distortion: %v; CTMC tail within 1.5x uniform's: %v\n", b.Space, b.TailW, b.Weighted, b.Tail)
 		}
 	}
 }
