@@ -28,17 +28,24 @@ var ErrModelVersion = errors.New("wm: unsupported model file version")
 // Model file constants.
 const (
 	modelMagic   = "WMZM"
-	ModelVersion = 1
+	ModelVersion = 2
 	// MaxRefStates bounds the reference store a model may hold.
 	MaxRefStates = 1 << 20
 	// dictCap bounds how many dictionary tiles one two-code prefix expands to.
 	dictCap = 1024
-	// occCap bounds the occurrences kept per dictionary tile.
-	occCap = 16
-	// anchorCap bounds the reference states a state's successors come from.
-	anchorCap = 16
+	// occCap bounds the occurrences kept per dictionary tile, and
+	// anchorCap the reference states a state's successors come from (model
+	// version 2; version 1 has 16 of each: occCapV1).
+	occCap    = 32
+	anchorCap = 32
+	occCapV1  = 16
+	// succCap bounds the successor states, those after the anchors and then
+	// those before them (version 2; version 1 has no predecessors).
+	succCap = 64
 	// histCap bounds how many episode tiles one first code expands to.
 	histCap = 256
+	// maxContNext bounds the continuations listed for one slot.
+	maxContNext = 8
 )
 
 // Classes of hypotheses the predictor mixes (SPEC.md, "World model").
@@ -87,8 +94,23 @@ type Model struct {
 	fallExp  [2]uint16
 	clsHits  [nBuckets][nClasses]uint32
 	clsSlot  []uint32 // [S][nClasses] hits by slot
-	clsMis   [nClasses]uint32
-	clsN     [nClasses]uint32
+	// clsCtx, when not nil, counts hits by slot and by the class of the
+	// previous slot: [S][nClasses+1][nClasses].
+	clsCtx []uint32
+	clsMis [nClasses]uint32
+	clsN   [nClasses]uint32
+	// occCap, anchorCap and succCap are the model version's bounds.
+	occCap, anchorCap, succCap int
+	// subMix is the weight (Q8) of the fallback row against the uniform law
+	// in the law of a substituted code.
+	subMix uint16
+	// contNext[x] lists the slots y that continue a match at slot x, each
+	// with a probability (Q15).
+	contNext [][]contEntry
+	// offPrior[b][b'][δ], when not nil, is the law (frequencies summing to
+	// 65536) of the offset δ = x − s mod S at which the tile of slot s of a
+	// state of bucket b shows in a successor state of bucket b'.
+	offPrior []uint16
 
 	// Derived at load time.
 	refT      int
@@ -160,6 +182,31 @@ func (m *Model) encode() {
 	b = binary.LittleEndian.AppendUint16(b, m.fallExp[1])
 	for _, f := range m.fall2 {
 		b = binary.LittleEndian.AppendUint16(b, f-1)
+	}
+	// substitution law, continuations, offset law
+	b = binary.LittleEndian.AppendUint16(b, m.subMix)
+	for _, l := range m.contNext {
+		b = append(b, byte(len(l)))
+		for _, e := range l {
+			b = binary.LittleEndian.AppendUint16(b, e.y)
+			b = binary.LittleEndian.AppendUint16(b, e.p)
+		}
+	}
+	if m.offPrior == nil {
+		b = binary.LittleEndian.AppendUint32(b, 0)
+	} else {
+		b = binary.LittleEndian.AppendUint32(b, nBuckets*nBuckets)
+		for _, f := range m.offPrior {
+			b = binary.LittleEndian.AppendUint16(b, f-1)
+		}
+	}
+	if m.clsCtx == nil {
+		b = binary.LittleEndian.AppendUint32(b, 0)
+	} else {
+		b = binary.LittleEndian.AppendUint32(b, nClasses+1)
+		for _, h := range m.clsCtx {
+			b = binary.LittleEndian.AppendUint32(b, h)
+		}
 	}
 	// reference store
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.refStart)))
@@ -273,8 +320,9 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: bad magic", ErrModelFormat)
 	}
 	r := &reader{b: b[4:]}
-	if v := r.u16(); v != ModelVersion {
-		return nil, fmt.Errorf("%w %d", ErrModelVersion, v)
+	version := r.u16()
+	if version != 1 && version != ModelVersion {
+		return nil, fmt.Errorf("%w %d", ErrModelVersion, version)
 	}
 	if f := r.u16(); f != 0 {
 		return nil, fmt.Errorf("%w: reserved flags %#x set", ErrModelFormat, f)
@@ -328,6 +376,16 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: fallback exponents %d, %d above 1024", ErrModelFormat, m.fallExp[0], m.fallExp[1])
 	}
 	if m.fall2, err = readRows(r, g, m.fall2Ctx); err != nil {
+		return nil, err
+	}
+	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
+	if version == 1 {
+		// Version 1 has none of these fields; its predictions are those of
+		// their defaults.
+		m.subMix = 128
+		m.contNext = defaultContNext(g.S)
+		m.occCap, m.anchorCap, m.succCap = occCapV1, occCapV1, 0
+	} else if err := m.readV2(r); err != nil {
 		return nil, err
 	}
 	ne := int64(r.u32())
@@ -417,6 +475,93 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	return m, nil
 }
 
+// readV2 reads the fields version 2 adds after the fallback tables: the
+// substitution mix, the continuation lists, the offset law and the class
+// context statistics.
+func (m *Model) readV2(r *reader) error {
+	S := m.Geom.S
+	if m.subMix = r.u16(); m.subMix > 256 {
+		return fmt.Errorf("%w: substitution mix %d above 256", ErrModelFormat, m.subMix)
+	}
+	if !r.need(int64(S)) {
+		return r.err
+	}
+	m.contNext = make([][]contEntry, S)
+	for x := range S {
+		if !r.need(1) {
+			return r.err
+		}
+		k := int(r.b[0])
+		r.b = r.b[1:]
+		if k < 1 || k > maxContNext {
+			return fmt.Errorf("%w: %d continuations of slot %d", ErrModelFormat, k, x)
+		}
+		if !r.need(4 * int64(k)) {
+			return r.err
+		}
+		l := make([]contEntry, k)
+		for i := range l {
+			l[i] = contEntry{r.u16(), r.u16()}
+			if int(l[i].y) >= S || l[i].p < 1 || l[i].p > 1<<15 {
+				return fmt.Errorf("%w: continuation (%d, %d) of slot %d", ErrModelFormat, l[i].y, l[i].p, x)
+			}
+			for _, e := range l[:i] {
+				if e.y == l[i].y {
+					return fmt.Errorf("%w: slot %d continues to %d twice", ErrModelFormat, x, e.y)
+				}
+			}
+		}
+		m.contNext[x] = l
+	}
+	switch rows := r.u32(); {
+	case r.err != nil:
+		return r.err
+	case rows == nBuckets*nBuckets:
+		if S < 2 {
+			return fmt.Errorf("%w: offset law with one slot", ErrModelFormat)
+		}
+		n := int64(rows) * int64(S)
+		if !r.need(2 * n) {
+			return r.err
+		}
+		m.offPrior = make([]uint16, n)
+		for i := range m.offPrior {
+			f := uint32(r.u16()) + 1
+			if f >= 1<<16 {
+				return fmt.Errorf("%w: offset frequency 65536", ErrModelFormat)
+			}
+			m.offPrior[i] = uint16(f)
+		}
+		for row := int64(0); row < n; row += int64(S) {
+			var t uint32
+			for _, f := range m.offPrior[row : row+int64(S)] {
+				t += uint32(f)
+			}
+			if t != 1<<16 {
+				return fmt.Errorf("%w: offset row does not sum to 65536", ErrModelFormat)
+			}
+		}
+	case rows != 0:
+		return fmt.Errorf("%w: %d offset rows", ErrModelFormat, rows)
+	}
+	switch ctx := r.u32(); {
+	case r.err != nil:
+		return r.err
+	case ctx == nClasses+1:
+		n := int64(S) * (nClasses + 1) * nClasses
+		if !r.need(4 * n) {
+			return r.err
+		}
+		m.clsCtx = make([]uint32, n)
+		for i := range m.clsCtx {
+			m.clsCtx[i] = r.u32()
+		}
+	case ctx != 0:
+		return fmt.Errorf("%w: %d class contexts", ErrModelFormat, ctx)
+	}
+	return nil
+}
+
 // readRows reads M·ctx rows of K frequencies stored minus one, each row
 // summing to 65536.
 func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
@@ -501,7 +646,7 @@ func (m *Model) derive() {
 			if found >= 0 {
 				m.tileOf[rep] = found
 				m.tileCount[found]++
-				if len(m.tileOcc[found]) < occCap {
+				if len(m.tileOcc[found]) < m.occCap {
 					m.tileOcc[found] = append(m.tileOcc[found], rep)
 				}
 				continue
@@ -555,6 +700,23 @@ func (m *Model) derive() {
 			i = j
 		}
 	}
+}
+
+// contEntry is one continuation of a match: slot y with probability p (Q15).
+type contEntry struct {
+	y uint16
+	p uint16
+}
+
+// defaultContNext continues a match at slot x with slot x+1 mod S only.
+func defaultContNext(S int) [][]contEntry {
+	out := make([][]contEntry, S)
+	all := make([]contEntry, S)
+	for x := range S {
+		all[x] = contEntry{uint16((x + 1) % S), 1 << 15}
+		out[x] = all[x : x+1 : x+1]
+	}
+	return out
 }
 
 // pairEntry describes the dictionary tiles sharing their first two codes:

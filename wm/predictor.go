@@ -39,10 +39,15 @@ type Predictor struct {
 	// adaptive class statistics
 	hits  [nBuckets][nClasses]uint32
 	hitsS []uint32 // [S][nClasses]
-	slot  int      // slot being predicted
-	prior [nClasses]int32
-	mis   [nClasses]uint32
-	cn    [nClasses]uint32
+	// hitsP counts classes by slot and by the class of the slot before in
+	// the same state (nClasses for slot 0): [S][nClasses+1][nClasses]; nil
+	// when the model has no such statistics.
+	hitsP   []uint32
+	prevCls int // class counted for the previous slot of the state
+	slot    int // slot being predicted
+	prior   [nClasses]int32
+	mis     [nClasses]uint32
+	cn      [nClasses]uint32
 
 	// per-slot hypotheses
 	cands   []cand
@@ -118,6 +123,10 @@ const pruneBits = 24
 // frequencies against the slot's own.
 const slotBackoff = 64
 
+// ctxBackoff is the weight, in observations, of the slot's class
+// frequencies against those after the previous slot's class.
+const ctxBackoff = 4
+
 // succActBoost multiplies the weight of a successor state led into by an
 // action of the current state's bucket.
 const succActBoost = 8
@@ -169,6 +178,9 @@ func (p *Predictor) Reset() {
 	p.epTotal = 0
 	p.hits = p.m.clsHits
 	p.hitsS = append(p.hitsS[:0], p.m.clsSlot...)
+	if p.m.clsCtx != nil {
+		p.hitsP = append(p.hitsP[:0], p.m.clsCtx...)
+	}
 	p.mis = p.m.clsMis
 	p.cn = p.m.clsN
 	p.anchors = p.anchors[:0]
@@ -238,10 +250,28 @@ func (p *Predictor) computePriors() {
 	for _, x := range hs {
 		ts += uint64(x)
 	}
+	// And, when the model has them, the statistics of the slot after a slot
+	// of the class the previous slot had, backed off to those.
+	var hp []uint32
+	var tp uint64
+	if p.hitsP != nil {
+		pc := nClasses
+		if p.slot > 0 {
+			pc = p.prevCls
+		}
+		o := (p.slot*(nClasses+1) + pc) * nClasses
+		hp = p.hitsP[o : o+nClasses]
+		for _, x := range hp {
+			tp += uint64(x)
+		}
+	}
 	for c := range nClasses {
 		g16 := (gsum[c] + 1) << 16 / (gtot + nClasses)
 		qb := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
 		q := (uint64(hs[c])<<16 + slotBackoff*qb) / (ts + slotBackoff)
+		if hp != nil {
+			q = (uint64(hp[c])<<16 + ctxBackoff*q) / (tp + ctxBackoff)
+		}
 		p.prior[c] = lg(max(q, 1)) - 16*256
 	}
 }
@@ -345,12 +375,13 @@ func (p *Predictor) Table(j int) []uint16 {
 		e := uint64(p.eps[c.class])
 		wSub += wc * e >> 16
 	}
-	// A substituted code follows the fallback mixed half and half with the
-	// uniform law: q(v) = (f(v) + 65536/K) / 2.
-	u := uint64(1<<16) / uint64(g.K)
+	// A substituted code follows the fallback mixed with the uniform law:
+	// q(v) = (A·f(v) + (256−A)·65536/K) / 256.
+	a := uint64(p.m.subMix)
+	u := uint64(1<<16) / uint64(g.K) * (256 - a)
 	for v := range w {
 		f := uint64(p.f[v])
-		w[v] = wNew*f + wSub*((f+u)>>1)
+		w[v] = wNew*f + wSub*((f*a+u)>>8)
 	}
 	for i := range p.cands {
 		c := &p.cands[i]
@@ -416,7 +447,8 @@ func (p *Predictor) Commit(j int, v uint16) {
 	p.hist[p.t*p.n+j] = v
 	fv := uint64(p.f[v])
 	p.lNew += lg(fv) - 16*256
-	qv := (fv + uint64(1<<16)/uint64(g.K)) >> 1
+	a := uint64(p.m.subMix)
+	qv := (fv*a + uint64(1<<16)/uint64(g.K)*(256-a)) >> 8
 	for i := range p.cands {
 		c := &p.cands[i]
 		e := uint64(p.eps[c.class])
@@ -508,8 +540,10 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		}
 	}
 	b := &p.hits[p.bucket]
+	counted := clsNew
 	if best >= 0 && int(p.cands[best].mis)*4 <= g.M && p.lNew < maxL {
 		c := &p.cands[best]
+		counted = int(c.class)
 		b[c.class]++
 		p.hitsS[s*nClasses+int(c.class)]++
 		p.mis[c.class] += uint32(c.mis)
@@ -527,9 +561,17 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		b[clsNew]++
 		p.hitsS[s*nClasses+clsNew]++
 	}
+	if p.hitsP != nil {
+		pc := nClasses
+		if s > 0 {
+			pc = p.prevCls
+		}
+		p.hitsP[(s*(nClasses+1)+pc)*nClasses+counted]++
+	}
+	p.prevCls = counted
 	// The next slot continues every plausible match of this one: the
-	// candidates within contBits of the best, at most contCap, in list
-	// order, distinct.
+	// candidates within contBits of the best, in list order, each at the
+	// slots the model lists for its slot, at most contCap, distinct.
 	p.conts = p.conts[:0]
 	p.contW = p.contW[:0]
 	p.contTot = 0
@@ -538,14 +580,20 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		if maxL-c.l > contBits*256 || int(c.mis)*4 > g.M || c.l <= p.lNew-contBits*256 {
 			continue
 		}
-		r := ref{c.r.store, c.r.state, (c.r.slot + 1) % int32(g.S)}
-		if k := slices.Index(p.conts, r); k >= 0 {
-			continue
-		}
 		wc := expWeight(maxL - c.l)
-		p.conts = append(p.conts, r)
-		p.contW = append(p.contW, wc)
-		p.contTot += wc
+		for _, ce := range p.m.contNext[c.r.slot] {
+			r := ref{c.r.store, c.r.state, int32(ce.y)}
+			if k := slices.Index(p.conts, r); k >= 0 {
+				continue
+			}
+			w := max(wc*uint64(ce.p)>>15, 1)
+			p.conts = append(p.conts, r)
+			p.contW = append(p.contW, w)
+			p.contTot += w
+			if len(p.conts) == contCap {
+				break
+			}
+		}
 		if len(p.conts) == contCap {
 			break
 		}
@@ -585,7 +633,9 @@ func (p *Predictor) addAnchor(r ref) {
 // nextSuccessors turns the anchors of the state just completed into the
 // successor states of the next one: the anchors most slots matched first
 // (ties: history before reference store, then lower state), at most
-// anchorCap of them, each replaced by the state that followed it.
+// the model's anchorCap of them, each replaced by the state that followed
+// it; then, up to the model's succCap states in all, the states that
+// preceded the anchors, in the same order.
 func (p *Predictor) nextSuccessors() {
 	slices.SortFunc(p.anchors, func(a, b anchor) int {
 		if a.n != b.n {
@@ -603,7 +653,7 @@ func (p *Predictor) nextSuccessors() {
 	p.succN = p.succN[:0]
 	p.succTot = 0
 	for _, a := range p.anchors {
-		if len(p.succ) == anchorCap {
+		if len(p.succ) == p.m.anchorCap {
 			break
 		}
 		switch a.r.store {
@@ -618,6 +668,27 @@ func (p *Predictor) nextSuccessors() {
 		case storeRef:
 			if nx := p.m.refNext[a.r.state]; nx >= 0 {
 				p.succ = append(p.succ, ref{storeRef, nx, 0})
+				p.succN = append(p.succN, a.n)
+				p.succTot += uint64(a.n)
+			}
+		}
+	}
+	// Then the states before them: on a walk that can go back, they are
+	// where it may go next too (model version 2).
+	for _, a := range p.anchors {
+		if len(p.succ) >= p.m.succCap {
+			break
+		}
+		switch a.r.store {
+		case storeHist:
+			if a.r.state >= 1 {
+				p.succ = append(p.succ, ref{storeHist, a.r.state - 1, 0})
+				p.succN = append(p.succN, a.n)
+				p.succTot += uint64(a.n)
+			}
+		case storeRef:
+			if pv := a.r.state - 1; pv >= 0 && p.m.refNext[pv] == a.r.state {
+				p.succ = append(p.succ, ref{storeRef, pv, 0})
 				p.succN = append(p.succN, a.n)
 				p.succTot += uint64(a.n)
 			}
@@ -645,10 +716,21 @@ func (p *Predictor) succWeight(i int) uint64 {
 
 // anyWeights adds to p.w the first-code distribution of the succany
 // hypothesis: a tile drawn from successor state i with probability
-// succWeight(i)/succW, then uniformly among its slots.
+// succWeight(i)/succW, then uniformly among its slots; or, when the model
+// has an offset law, from successor state i with probability
+// succN[i]/succTot, then at slot x with the probability the law gives the
+// offset x − slot for the two states' buckets.
 func (p *Predictor) anyWeights(w uint64) {
 	g := p.g
 	for i, r := range p.succ {
+		if op := p.offsetRow(i); op != nil {
+			base := (w << 16) * uint64(p.succN[i]) / p.succTot
+			for x := range g.S {
+				v := p.tileOf(ref{r.store, r.state, int32(x)})[0]
+				p.w[v] += base * uint64(op[(x-p.slot+g.S)%g.S]) >> 16
+			}
+			continue
+		}
 		share := (w << 16) * p.succWeight(i) / (p.succW * uint64(g.S))
 		for x := range g.S {
 			v := p.tileOf(ref{r.store, r.state, int32(x)})[0]
@@ -657,17 +739,44 @@ func (p *Predictor) anyWeights(w uint64) {
 	}
 }
 
+// offsetRow returns the model's law of the slot offset from the current
+// state to successor state i, by their action buckets, or nil.
+func (p *Predictor) offsetRow(i int) []uint16 {
+	if p.m.offPrior == nil {
+		return nil
+	}
+	r := p.succ[i]
+	var bk uint8
+	if r.store == storeHist {
+		bk = p.histB[r.state]
+	} else {
+		bk = p.m.refBkt[r.state]
+	}
+	S := p.g.S
+	o := (p.bucket*nBuckets + int(bk)) * S
+	return p.m.offPrior[o : o+S]
+}
+
 // anyExpand replaces the succany hypothesis, after its first code v, by
 // candidates for the tiles starting with v.
 func (p *Predictor) anyExpand(l int32, v uint16) {
 	g := p.g
-	base := l - lg(p.succW*uint64(g.S))
 	for i, r := range p.succ {
-		li := base + lg(p.succWeight(i))
+		op := p.offsetRow(i)
+		var li int32
+		if op != nil {
+			li = l - lg(p.succTot) + lg(uint64(p.succN[i]))
+		} else {
+			li = l - lg(p.succW*uint64(g.S)) + lg(p.succWeight(i))
+		}
 		for x := range g.S {
 			rr := ref{r.store, r.state, int32(x)}
 			if tl := p.tileOf(rr); tl[0] == v {
-				p.cands = append(p.cands, cand{r: rr, tile: tl, class: clsSuccAny, l: li, id: -1})
+				lx := li
+				if op != nil {
+					lx += lg(uint64(op[(x-p.slot+g.S)%g.S])) - 16*256
+				}
+				p.cands = append(p.cands, cand{r: rr, tile: tl, class: clsSuccAny, l: lx, id: -1})
 			}
 		}
 	}

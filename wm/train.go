@@ -74,15 +74,119 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 		nCal = max(1, len(eps)/5)
 	}
 	fit := eps[:len(eps)-nCal]
-	m0 := build(g, opt, fit, defaultStats(g))
+	fitSrc := newFallSource(g, fit)
+	m0 := build(g, opt, fit, fitSrc, defaultStats(g))
 	st := defaultStats(g)
+	src := fitSrc
 	if nCal > 0 {
-		st = calibrate(m0, eps[len(eps)-nCal:], opt.Progress)
+		held := eps[len(eps)-nCal:]
+		// The continuations and the offset law are measured against the
+		// reference store of m0 and used by the calibration run.
+		cont, offs := learnContNext(m0, held), learnOffsets(m0, held)
+		m0.contNext, m0.offPrior = cont, offs
+		var newTiles, subs fallSamples
+		st, newTiles, subs = calibrate(m0, held, opt.Progress)
+		st.contNext, st.offPrior = cont, offs
 		if g.K <= 256 {
-			st.fallExp = chooseExponents(g, fit, eps[len(eps)-nCal:])
+			st.fallBeta, st.fallExp = chooseFallback(g, fitSrc, newTiles)
+			st.subMix = chooseSubMix(g, fitSrc, st.fallBeta, st.fallExp, subs)
+		}
+		src = newFallSource(g, eps)
+	}
+	return build(g, opt, eps, src, st), nil
+}
+
+// learnContNext estimates, for every slot x, which slots y continue a match
+// at x: for consecutive slots (s-1, s) of the held-out states whose tiles
+// both occur in m's reference store, every reference state holding the first
+// at slot x and the second at slot y counts (x, y). The counts are smoothed
+// toward y = x+1; the most probable slot and the next of probability at
+// least 1/32 are kept, at most 4.
+func learnContNext(m *Model, held []Episode) [][]contEntry {
+	g := m.Geom
+	S, M, n := g.S, g.M, g.N()
+	idx := make(map[string]int32, len(m.tileRep))
+	for id, rep := range m.tileRep {
+		st, sl := int(rep)/S, int(rep)%S
+		idx[string(u16bytes(m.refCodes[st*n+sl*M:st*n+sl*M+M]))] = int32(id)
+	}
+	cnt := make([]float64, S*S)
+	for _, e := range held {
+		for t := range e.Actions {
+			st := e.Codes[t*n : (t+1)*n]
+			prev := int32(-1)
+			for s := range S {
+				id, ok := idx[string(u16bytes(st[s*M:(s+1)*M]))]
+				if !ok {
+					id = -1
+				}
+				if prev >= 0 && id >= 0 && prev != id {
+					occ := m.tileOcc[prev]
+					for _, o := range occ {
+						r, x := int(o)/S, int(o)%S
+						y, ny, nx := 0, 0, 0
+						for z := range S {
+							switch m.tileOf[r*S+z] {
+							case id:
+								y, ny = z, ny+1
+							case prev:
+								nx++
+							}
+						}
+						// Only pairs each tile of which is alone in its state
+						// say where one continues the other.
+						if ny == 1 && nx == 1 {
+							cnt[x*S+y] += 1 / float64(len(occ))
+						}
+					}
+				}
+				prev = id
+			}
 		}
 	}
-	return build(g, opt, eps, st), nil
+	const alpha = 4.0
+	out := make([][]contEntry, S)
+	for x := range S {
+		row := cnt[x*S : (x+1)*S]
+		var tot float64
+		for _, c := range row {
+			tot += c
+		}
+		type yp struct {
+			y int
+			p float64
+		}
+		var l []yp
+		for y := range S {
+			c := row[y]
+			if y == (x+1)%S {
+				c += alpha
+			}
+			if c > 0 {
+				l = append(l, yp{y, c / (tot + alpha)})
+			}
+		}
+		slices.SortStableFunc(l, func(a, b yp) int {
+			if a.p != b.p {
+				if a.p > b.p {
+					return -1
+				}
+				return 1
+			}
+			return a.y - b.y
+		})
+		// The most probable slot, and the next ones of probability at
+		// least 1/32, at most 4 in all.
+		k := 1
+		for k < len(l) && k < 4 && l[k].p >= 1.0/32 {
+			k++
+		}
+		l = l[:k]
+		for _, e := range l {
+			out[x] = append(out[x], contEntry{uint16(e.y), uint16(min(max(1, math.Round(e.p*(1<<15))), 1<<15))})
+		}
+	}
+	return out
 }
 
 type classStats struct {
@@ -91,6 +195,13 @@ type classStats struct {
 	mis     [nClasses]uint32
 	cn      [nClasses]uint32
 	fallExp [2]uint16
+	// fallBeta is the smoothing of the two fallback tables toward the
+	// subspace marginal, in observations (0: the default).
+	fallBeta [2]float64
+	subMix   uint16
+	contNext [][]contEntry // nil: the default
+	offPrior []uint16
+	ctx      []uint32 // class counts after the previous slot's class, or nil
 }
 
 func defaultStats(g Geometry) classStats {
@@ -105,25 +216,68 @@ func defaultStats(g Geometry) classStats {
 		s.mis[c] = 1
 		s.cn[c] = 64
 	}
+	s.subMix = defaultSubMix
 	return s
 }
 
+// defaultSubMix is the substitution mix of a model without calibration: a
+// substituted code follows the fallback and the uniform law half and half.
+const defaultSubMix = 128
+
 // calibrate runs m over held-out episodes and returns its class statistics,
-// scaled down so that a stream adapts to its own content quickly.
-func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
+// scaled down so that a stream adapts to its own content quickly, the codes
+// of the held-out tiles it coded as new content, and the codes its best
+// matches got wrong (substitutions).
+func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fallSamples, fallSamples) {
 	p := m.NewPredictor()
-	n, S := m.Geom.N(), m.Geom.S
+	g := m.Geom
+	n, S, M := g.N(), g.S, g.M
+	var newTiles, subs fallSamples
 	// Accumulate what each episode adds to the statistics it starts from.
 	var hits [nBuckets][nClasses]uint64
 	slot := make([]uint64, S*nClasses)
 	var mis, cn [nClasses]uint64
+	events := make([][]slotEvent, len(eps))
 	for i, e := range eps {
 		p.Reset()
 		for t := range e.Actions {
 			p.Begin(e.Actions[t])
+			st := e.Codes[t*n : (t+1)*n]
+			var before [nClasses]uint32
 			for j := range n {
+				s := j / M
+				if j%M == 0 {
+					copy(before[:], p.hitsS[s*nClasses:])
+				}
 				p.Table(j)
-				p.Commit(j, e.Codes[t*n+j])
+				p.Commit(j, st[j])
+				if j%M != M-1 {
+					continue
+				}
+				for c := range nClasses {
+					if p.hitsS[s*nClasses+c] != before[c] {
+						events[i] = append(events[i], slotEvent{uint8(p.bucket), uint8(c), uint16(s)})
+					}
+				}
+				if p.hitsS[s*nClasses+clsNew] != before[clsNew] {
+					newTiles.add(g, st, s, -1)
+					continue
+				}
+				// The slot's best match, as the predictor chose it.
+				maxL, best := p.lNew, -1
+				for i := range p.cands {
+					if p.cands[i].l > maxL {
+						maxL, best = p.cands[i].l, i
+					}
+				}
+				if best >= 0 {
+					tl := p.cands[best].tile
+					for mm := range M {
+						if tl[mm] != st[s*M+mm] {
+							subs.add(g, st, s, mm)
+						}
+					}
+				}
 			}
 		}
 		for b := range nBuckets {
@@ -144,23 +298,51 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
 	}
 	st := classStats{slot: make([]uint32, S*nClasses)}
 	// Rescale so that a chunk adapts to its own content quickly.
-	scale := func(h []uint64, out []uint32) {
+	scale := func(h []uint64, out []uint32, to uint64) {
 		var tot uint64
 		for _, x := range h {
 			tot += x
 		}
 		for c, x := range h {
-			if tot > 64 {
-				x = x * 64 / tot
+			if tot > to {
+				x = x * to / tot
 			}
 			out[c] = uint32(x) + 1
 		}
 	}
+	bs, ss := chooseScales(S, events, scale)
 	for b := range nBuckets {
-		scale(hits[b][:], st.hits[b][:])
+		scale(hits[b][:], st.hits[b][:], bs)
+	}
+	// Class counts by slot and previous slot's class, scaled to at most
+	// ctxScale per row (no smoothing: an empty row defers to the rest).
+	ctx := make([]uint64, S*(nClasses+1)*nClasses)
+	for _, ev := range events {
+		pc := nClasses
+		for _, e := range ev {
+			if e.s == 0 {
+				pc = nClasses
+			}
+			ctx[(int(e.s)*(nClasses+1)+pc)*nClasses+int(e.c)]++
+			pc = int(e.c)
+		}
+	}
+	st.ctx = make([]uint32, len(ctx))
+	for k := 0; k < len(ctx); k += nClasses {
+		row := ctx[k : k+nClasses]
+		var tot uint64
+		for _, x := range row {
+			tot += x
+		}
+		for c, x := range row {
+			if tot > ctxScale {
+				x = x * ctxScale / tot
+			}
+			st.ctx[k+c] = uint32(x)
+		}
 	}
 	for s := range S {
-		scale(slot[s*nClasses:(s+1)*nClasses], st.slot[s*nClasses:(s+1)*nClasses])
+		scale(slot[s*nClasses:(s+1)*nClasses], st.slot[s*nClasses:(s+1)*nClasses], ss)
 	}
 	for c := range nClasses {
 		st.mis[c], st.cn[c] = uint32(min(mis[c]+1, 1<<31)), uint32(min(cn[c]+64, 1<<31))
@@ -172,13 +354,106 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) classStats {
 		}
 		st.mis[c], st.cn[c] = uint32(mis), uint32(max(cn, 64))
 	}
-	return st
+	return st, newTiles, subs
 }
 
-func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
+// slotEvent is the class that explained one slot of a calibration run.
+type slotEvent struct {
+	b, c uint8
+	s    uint16
+}
+
+// Grids of the totals the class statistics are scaled to (chooseScales).
+var (
+	bucketScales = []uint64{16, 64, 256}
+	slotScales   = []uint64{32, 64, 128, 256, 512, 1024, 4096}
+)
+
+// ctxScale is the total the class counts after each previous slot's class
+// are scaled to.
+const ctxScale = 64
+
+// defaultScale is the total both kinds of class statistics are scaled to
+// without a choice.
+const defaultScale = 64
+
+// chooseScales picks the totals the bucket and the slot class statistics
+// are scaled to: how much a chunk starts out trusting them against its own
+// counts. Each held-out episode's classes are replayed through the
+// predictor's class prior from the statistics of the other episodes, scaled
+// (leave one out); the pair of totals giving the classes the shortest code
+// wins. With fewer than two episodes the default is kept.
+func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, uint64)) (uint64, uint64) {
+	if len(events) < 2 {
+		return defaultScale, defaultScale
+	}
+	var hits [][nBuckets][nClasses]uint64
+	var slot [][]uint64
+	for _, ev := range events {
+		var h [nBuckets][nClasses]uint64
+		sl := make([]uint64, S*nClasses)
+		for _, e := range ev {
+			h[e.b][e.c]++
+			sl[int(e.s)*nClasses+int(e.c)]++
+		}
+		hits = append(hits, h)
+		slot = append(slot, sl)
+	}
+	p := &Predictor{g: Geometry{S: S}}
+	oh := make([]uint64, nClasses)
+	sl0 := make([]uint64, S*nClasses)
+	best, bestCost := [2]uint64{defaultScale, defaultScale}, int64(-1)
+	for _, bs := range bucketScales {
+		for _, ss := range slotScales {
+			var cost int64
+			for i, ev := range events {
+				for b := range nBuckets {
+					clear(oh)
+					for j := range events {
+						if j != i {
+							for c := range nClasses {
+								oh[c] += hits[j][b][c]
+							}
+						}
+					}
+					scale(oh, p.hits[b][:], bs)
+				}
+				clear(sl0)
+				for j := range events {
+					if j != i {
+						for k, x := range slot[j] {
+							sl0[k] += x
+						}
+					}
+				}
+				p.hitsS = slices.Grow(p.hitsS[:0], S*nClasses)[:S*nClasses]
+				for s := range S {
+					scale(sl0[s*nClasses:(s+1)*nClasses], p.hitsS[s*nClasses:(s+1)*nClasses], ss)
+				}
+				for _, e := range ev {
+					p.bucket, p.slot = int(e.b), int(e.s)
+					p.computePriors()
+					cost -= int64(p.prior[e.c])
+					p.hits[e.b][e.c]++
+					p.hitsS[int(e.s)*nClasses+int(e.c)]++
+				}
+			}
+			if bestCost < 0 || cost < bestCost {
+				best, bestCost = [2]uint64{bs, ss}, cost
+			}
+		}
+	}
+	return best[0], best[1]
+}
+
+func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st classStats) *Model {
 	n := g.N()
 	m := &Model{Geom: g, Precision: opt.Precision}
 	m.clsHits, m.clsMis, m.clsN, m.clsSlot = st.hits, st.mis, st.cn, st.slot
+	m.subMix, m.contNext, m.offPrior, m.clsCtx = st.subMix, st.contNext, st.offPrior, st.ctx
+	if m.contNext == nil {
+		m.contNext = defaultContNext(g.S)
+	}
 	// Reference store: the most recent MaxRefStates states, whole episodes
 	// where possible.
 	var states int
@@ -205,13 +480,19 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats) *Model {
 		denoise(g, m.refCodes)
 	}
 	_ = n
-	m.fallback, m.fallCtx = fitFallback(g, eps, ctxLeft)
+	beta := st.fallBeta
+	for i := range beta {
+		if beta[i] == 0 {
+			beta[i] = defaultBeta
+		}
+	}
+	m.fallback, m.fallCtx = fitFallback(g, src, ctxLeft, beta[0])
 	m.fallExp = [2]uint16{256, 0}
 	if st.fallExp != [2]uint16{} {
 		m.fallExp = st.fallExp
 	}
 	if g.K <= 256 && m.fallExp[1] > 0 {
-		m.fall2, m.fall2Ctx = fitFallback(g, eps, ctxPrev)
+		m.fall2, m.fall2Ctx = fitFallback(g, src, ctxPrev, beta[1])
 	}
 	m.encode()
 	mm, err := UnmarshalModel(m.raw)
@@ -227,11 +508,50 @@ const (
 	ctxPrev        // the previous subspace of the same slot
 )
 
-// fitFallback estimates the new-content model: per subspace m and code of
-// the same subspace in the previous slot, the distribution of a code in
-// tiles at their first appearance in an episode, smoothed toward the
-// subspace's marginal.
-func fitFallback(g Geometry, eps []Episode, kind int) ([]uint16, int) {
+// defaultBeta is the smoothing of a fallback row toward its subspace's
+// marginal, in observations, when it is not chosen on held-out data.
+const defaultBeta = 8.0
+
+// fallSource is what the fallback tables learn from: the training codes with
+// near-duplicate tiles replaced by their centre (as denoise does for the
+// reference store), and the slots (state·S+slot over the concatenated
+// episodes) whose tile appears there for the first time in the whole
+// training input. New content at coding time is content the model has not
+// stored, so a tile repeated, exactly or up to a few codes of noise, is
+// counted once: repetitions would teach the context tables chance
+// co-occurrences of the same few tiles.
+type fallSource struct {
+	codes []uint16
+	novel []int32
+}
+
+func newFallSource(g Geometry, eps []Episode) *fallSource {
+	n, M, S := g.N(), g.M, g.S
+	src := &fallSource{}
+	for _, e := range eps {
+		src.codes = append(src.codes, e.Codes...)
+	}
+	denoise(g, src.codes)
+	seen := make(map[string]struct{})
+	for o := 0; o+n <= len(src.codes); o += n {
+		for s := range S {
+			key := string(u16bytes(src.codes[o+s*M : o+(s+1)*M]))
+			if _, ok := seen[key]; ok {
+				continue
+			}
+			seen[key] = struct{}{}
+			src.novel = append(src.novel, int32(o/n*S+s))
+		}
+	}
+	return src
+}
+
+// fitFallback estimates the new-content model: per subspace m and context
+// (kind ctxLeft: the code of the same subspace in the previous slot; ctxPrev:
+// the previous code of the same tile), the distribution of a code in the
+// novel tiles of src, smoothed toward the subspace's marginal with beta
+// observations.
+func fitFallback(g Geometry, src *fallSource, kind int, beta float64) ([]uint16, int) {
 	K, M, S := g.K, g.M, g.S
 	nctx := K + 1
 	if K > 256 {
@@ -240,34 +560,24 @@ func fitFallback(g Geometry, eps []Episode, kind int) ([]uint16, int) {
 	cnt := make([]float64, M*nctx*K)
 	o0 := make([]float64, M*K)
 	n := g.N()
-	for _, e := range eps {
-		seen := make(map[string]bool)
-		for t := range e.Actions {
-			st := e.Codes[t*n : (t+1)*n]
-			for s := range S {
-				tl := st[s*M : (s+1)*M]
-				key := string(u16bytes(tl))
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				for mm, v := range tl {
-					ctx := 0
-					if nctx > 1 {
-						ctx = K
-						if kind == ctxLeft && s > 0 {
-							ctx = int(st[(s-1)*M+mm])
-						} else if kind == ctxPrev && mm > 0 {
-							ctx = int(tl[mm-1])
-						}
-					}
-					cnt[(mm*nctx+ctx)*K+int(v)]++
-					o0[mm*K+int(v)]++
+	for _, r := range src.novel {
+		t, s := int(r)/S, int(r)%S
+		st := src.codes[t*n : (t+1)*n]
+		tl := st[s*M : (s+1)*M]
+		for mm, v := range tl {
+			ctx := 0
+			if nctx > 1 {
+				ctx = K
+				if kind == ctxLeft && s > 0 {
+					ctx = int(st[(s-1)*M+mm])
+				} else if kind == ctxPrev && mm > 0 {
+					ctx = int(tl[mm-1])
 				}
 			}
+			cnt[(mm*nctx+ctx)*K+int(v)]++
+			o0[mm*K+int(v)]++
 		}
 	}
-	const beta = 8.0
 	out := make([]uint16, M*nctx*K)
 	w := make([]uint32, K)
 	cum := make([]uint16, K)
@@ -304,6 +614,170 @@ func fitFallback(g Geometry, eps []Episode, kind int) ([]uint16, int) {
 		}
 	}
 	return out, nctx
+}
+
+// fallSamples counts held-out codes by fallback contexts: subspace, code of
+// the same subspace in the previous slot (K for slot 0) and previous code of
+// the same tile (K for subspace 0), then value.
+type fallSamples struct {
+	idx  map[[3]int]int
+	keys [][3]int
+	vals []map[uint16]float64
+}
+
+// add counts the codes of slot s of state st, or only that of subspace
+// only when only >= 0.
+func (fs *fallSamples) add(g Geometry, st []uint16, s, only int) {
+	if fs.idx == nil {
+		fs.idx = map[[3]int]int{}
+	}
+	M, K := g.M, g.K
+	tl := st[s*M : (s+1)*M]
+	for mm, v := range tl {
+		if only >= 0 && mm != only {
+			continue
+		}
+		k := [3]int{mm, K, K}
+		if s > 0 {
+			k[1] = int(st[(s-1)*M+mm])
+		}
+		if mm > 0 {
+			k[2] = int(tl[mm-1])
+		}
+		i, ok := fs.idx[k]
+		if !ok {
+			i = len(fs.keys)
+			fs.idx[k] = i
+			fs.keys = append(fs.keys, k)
+			fs.vals = append(fs.vals, map[uint16]float64{})
+		}
+		fs.vals[i][v]++
+	}
+}
+
+// Grids searched by chooseFallback.
+var (
+	betaGrid = []float64{2, 8, 32, 128, 512, 2048, 8192}
+	expGrid  = []uint16{0, 51, 102, 154, 205, 256}
+)
+
+// chooseFallback picks the smoothing of the two fallback tables fitted on
+// src and the exponents that combine them, to give the held-out tiles the
+// model coded as new content (samples) the shortest code. The code length is
+// that of the geometric combination before the predictor's quantization,
+// computed in floating point; the search is coordinate-wise (exponents,
+// first smoothing, second smoothing, exponents again) from the defaults.
+func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float64, [2]uint16) {
+	beta, exps := [2]float64{defaultBeta, defaultBeta}, [2]uint16{256, 0}
+	if len(samples.keys) == 0 {
+		return beta, exps
+	}
+	K := g.K
+	// Fixed summation order: keys in order of first sample, values ascending.
+	type vc struct {
+		v int
+		c float64
+	}
+	sorted := make([][]vc, len(samples.keys))
+	for i := range samples.keys {
+		for v, c := range samples.vals[i] {
+			sorted[i] = append(sorted[i], vc{int(v), c})
+		}
+		slices.SortFunc(sorted[i], func(a, b vc) int { return a.v - b.v })
+	}
+	// lg of the rows the samples use, per table and smoothing.
+	logRows := func(kind int, b float64) [][]int32 {
+		f, nctx := fitFallback(g, src, kind, b)
+		out := make([][]int32, len(samples.keys))
+		for i, k := range samples.keys {
+			ctx := 0
+			if nctx > 1 {
+				ctx = k[1+kind]
+			}
+			row := f[(k[0]*nctx+ctx)*K : (k[0]*nctx+ctx+1)*K]
+			l := make([]int32, K)
+			for v, x := range row {
+				l[v] = lg(uint64(x))
+			}
+			out[i] = l
+		}
+		return out
+	}
+	cache := [2]map[float64][][]int32{{}, {}}
+	rows := func(kind int, b float64) [][]int32 {
+		if r, ok := cache[kind][b]; ok {
+			return r
+		}
+		r := logRows(kind, b)
+		cache[kind][b] = r
+		return r
+	}
+	// The cost follows the predictor's combination (mixFallback) up to its
+	// final quantization.
+	lw := make([]int32, K)
+	cost := func(b [2]float64, e [2]uint16) float64 {
+		r1, r2 := rows(ctxLeft, b[0]), rows(ctxPrev, b[1])
+		e1, e2 := int64(e[0]), int64(e[1])
+		var bits float64
+		for i := range sorted {
+			a1, a2 := r1[i], r2[i]
+			var mx int32 = -1 << 30
+			for v := range K {
+				l := int32((e1*int64(a1[v]) + e2*int64(a2[v])) >> 8)
+				lw[v] = l
+				mx = max(mx, l)
+			}
+			var z uint64
+			for v := range K {
+				z += expWeight(mx - lw[v])
+			}
+			lz := math.Log2(float64(z))
+			for _, x := range sorted[i] {
+				bits += x.c * (lz - math.Log2(float64(max(expWeight(mx-lw[x.v]), 1))))
+			}
+		}
+		return bits
+	}
+	best := cost(beta, exps)
+	// The code length is convex in the exponents (a log-sum-exp of linear
+	// functions, minus a linear one), so coordinate descent on the grid
+	// finds its minimum there, nearly.
+	pickExps := func() {
+		for range 4 {
+			moved := false
+			for i := range 2 {
+				for _, x := range expGrid {
+					e := exps
+					e[i] = x
+					if e == exps || e == [2]uint16{} {
+						continue
+					}
+					if c := cost(beta, e); c < best {
+						best, exps, moved = c, e, true
+					}
+				}
+			}
+			if !moved {
+				return
+			}
+		}
+	}
+	pickBeta := func(i int) {
+		for _, b := range betaGrid {
+			bb := beta
+			bb[i] = b
+			if c := cost(bb, exps); c < best {
+				best, beta = c, bb
+			}
+		}
+	}
+	pickExps()
+	pickBeta(0)
+	if exps[1] > 0 {
+		pickBeta(1)
+	}
+	pickExps()
+	return beta, exps
 }
 
 // denoise replaces, in place, every tile of codes that lies within
@@ -408,79 +882,133 @@ func sortStable(a []int, less func(a, b int) bool) {
 	})
 }
 
-// chooseExponents picks the exponents of the two fallback tables that give
-// the held-out episodes' new tiles the shortest code under the integer
-// combination the predictor uses.
-func chooseExponents(g Geometry, fit, held []Episode) [2]uint16 {
-	f1, c1 := fitFallback(g, fit, ctxLeft)
-	f2, c2 := fitFallback(g, fit, ctxPrev)
-	m := &Model{Geom: g, fallback: f1, fallCtx: c1, fall2: f2, fall2Ctx: c2}
-	K, M, S, n := g.K, g.M, g.S, g.N()
-	// Count the held-out samples by (m, ctx1, ctx2) and value, so that each
-	// combined row is computed once per exponent pair.
-	type key struct{ m, c1, c2 int }
-	samples := map[key]map[uint16]float64{}
-	var keys []key
+// maxOffsetSlots bounds the slots of a model given an offset law (its size
+// is 512·S bytes).
+const maxOffsetSlots = 256
+
+// learnOffsets estimates the law of the slot offset between a state and a
+// reference state of the same content, by the action buckets of both: every
+// tile of a held-out state (bucket b) at slot s that occurs once in a
+// reference state (bucket b') at slot x counts (b, b', x − s mod S), with
+// weight 1/(occurrences considered).
+func learnOffsets(m *Model, held []Episode) []uint16 {
+	g := m.Geom
+	S, M, n := g.S, g.M, g.N()
+	if S < 2 || S > maxOffsetSlots {
+		return nil
+	}
+	idx := make(map[string]int32, len(m.tileRep))
+	for id, rep := range m.tileRep {
+		st, sl := int(rep)/S, int(rep)%S
+		idx[string(u16bytes(m.refCodes[st*n+sl*M:st*n+sl*M+M]))] = int32(id)
+	}
+	cnt := make([]float64, nBuckets*nBuckets*S)
 	for _, e := range held {
-		seen := make(map[string]bool)
 		for t := range e.Actions {
+			a := e.Actions[t]
+			if t == 0 {
+				a = NoAction
+			}
+			b := bucketOf(a)
 			st := e.Codes[t*n : (t+1)*n]
 			for s := range S {
-				tl := st[s*M : (s+1)*M]
-				k := string(u16bytes(tl))
-				if seen[k] {
+				id, ok := idx[string(u16bytes(st[s*M:(s+1)*M]))]
+				if !ok {
 					continue
 				}
-				seen[k] = true
-				for mm, v := range tl {
-					kk := key{mm, K, K}
-					if s > 0 {
-						kk.c1 = int(st[(s-1)*M+mm])
+				occ := m.tileOcc[id]
+				for _, o := range occ {
+					r, x := int(o)/S, int(o)%S
+					nx := 0
+					for z := range S {
+						if m.tileOf[r*S+z] == id {
+							nx++
+						}
 					}
-					if mm > 0 {
-						kk.c2 = int(tl[mm-1])
+					if nx == 1 {
+						cnt[(b*nBuckets+int(m.refBkt[r]))*S+(x-s+S)%S] += 1 / float64(len(occ))
 					}
-					if samples[kk] == nil {
-						samples[kk] = map[uint16]float64{}
-						keys = append(keys, kk)
-					}
-					samples[kk][v]++
 				}
 			}
 		}
 	}
-	// Fixed summation order: values ascending within each key.
-	type vc struct {
-		v uint16
-		c float64
-	}
-	sorted := make([][]vc, len(keys))
-	for i, kk := range keys {
-		for v, c := range samples[kk] {
-			sorted[i] = append(sorted[i], vc{v, c})
+	const beta = 4.0
+	out := make([]uint16, nBuckets*nBuckets*S)
+	w := make([]uint32, S)
+	cum := make([]uint16, S)
+	for k := range nBuckets * nBuckets {
+		row := cnt[k*S : (k+1)*S]
+		var tot float64
+		for _, c := range row {
+			tot += c
 		}
-		slices.SortFunc(sorted[i], func(a, b vc) int { return int(a.v) - int(b.v) })
+		for d := range S {
+			w[d] = uint32(math.Round((row[d] + beta/float64(S)) / (tot + beta) * (1 << 24)))
+		}
+		if err := rans.Quantize(w, 16, cum); err != nil {
+			panic(err)
+		}
+		for d := range S {
+			next := uint32(1 << 16)
+			if d+1 < S {
+				next = uint32(cum[d+1])
+			}
+			out[k*S+d] = uint16(next - uint32(cum[d]))
+		}
 	}
-	out := make([]uint16, K)
+	return out
+}
+
+// chooseSubMix picks the substitution mix (Q8) that gives the held-out codes
+// the calibration run's best matches got wrong (subs) the shortest code,
+// with the fallback rows the chosen tables combine to.
+func chooseSubMix(g Geometry, src *fallSource, beta [2]float64, exps [2]uint16, subs fallSamples) uint16 {
+	if len(subs.keys) == 0 {
+		return defaultSubMix
+	}
+	K := g.K
+	f1, c1 := fitFallback(g, src, ctxLeft, beta[0])
+	m := &Model{Geom: g, fallback: f1, fallCtx: c1, fallExp: exps}
+	if exps[1] > 0 {
+		m.fall2, m.fall2Ctx = fitFallback(g, src, ctxPrev, beta[1])
+	}
+	row := make([]uint16, K)
 	w := make([]uint32, K)
 	cum := make([]uint16, K)
-	best, bestBits := [2]uint16{256, 0}, math.Inf(1)
-	for _, e1 := range []uint16{102, 154, 205, 256} {
-		for _, e2 := range []uint16{0, 51, 102, 154, 205, 256} {
-			m.fallExp = [2]uint16{e1, e2}
-			var bits float64
-			for i, kk := range keys {
-				r1 := (kk.m*c1 + kk.c1) * K
-				r2 := (kk.m*c2 + kk.c2) * K
-				m.mixFallback(f1[r1:r1+K], f2[r2:r2+K], out, w, cum)
-				for _, x := range sorted[i] {
-					bits -= x.c * math.Log2(float64(out[x.v])/65536)
-				}
-			}
-			if bits < bestBits {
-				best, bestBits = m.fallExp, bits
+	// Fixed summation order: keys in order of first sample, values ascending.
+	grid := []uint16{0, 32, 64, 96, 128, 160, 192, 224, 256}
+	cost := make([]float64, len(grid))
+	vals := make([]uint16, 0, K)
+	for i, k := range subs.keys {
+		ctx := 0
+		if c1 > 1 {
+			ctx = k[1]
+		}
+		f := f1[(k[0]*c1+ctx)*K : (k[0]*c1+ctx+1)*K]
+		if m.fall2Ctx > 0 {
+			r2 := (k[0]*m.fall2Ctx + k[2]) * K
+			m.mixFallback(f, m.fall2[r2:r2+K], row, w, cum)
+			f = row
+		}
+		vals = vals[:0]
+		for v := range subs.vals[i] {
+			vals = append(vals, v)
+		}
+		slices.Sort(vals)
+		u := uint64(1<<16) / uint64(K)
+		for _, v := range vals {
+			c := subs.vals[i][v]
+			for gi, a := range grid {
+				q := (uint64(f[v])*uint64(a) + u*(256-uint64(a))) >> 8
+				cost[gi] += c * -math.Log2(float64(max(q, 1))/65536)
 			}
 		}
 	}
-	return best
+	best := 0
+	for gi := range grid {
+		if cost[gi] < cost[best] {
+			best = gi
+		}
+	}
+	return grid[best]
 }
