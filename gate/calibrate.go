@@ -21,8 +21,12 @@ type CalibOptions struct {
 	// Weights are optional per-coordinate impact weights (N values ≥ 0),
 	// normalized to mean 1 and stored in Q8.
 	Weights []float64
-	// BinShift sets the entropy bin width to 2^BinShift/256 bit (default 5:
-	// 1/8 bit).
+	// EntropyBins bins ê on the tables' entropy (GATE version 1, MemoWM's
+	// binning) instead of on their modal probability (AxisModal, the
+	// default; see Calibrate).
+	EntropyBins bool
+	// BinShift sets the bin width to 2^BinShift/256 bit (default 5: 1/8 bit
+	// of entropy, or 1/8 octave of the table's own error probability).
 	BinShift uint
 	// PlainError stores the plain error frequency of each bin and
 	// coordinate. By default the frequency is weighted by the damage each
@@ -40,8 +44,8 @@ type CalibOptions struct {
 
 // Calibrate fits the gate's Params to held-out episodes, which it runs
 // through the model's predictor with the true history (lossless coding):
-// per entropy bin and per coordinate it measures how often the modal value
-// is wrong, weighted by how much damage the error would do:
+// per bin and per coordinate it measures how often the modal value is
+// wrong, weighted by how much damage the error would do:
 //
 //	ê = Σ D(v̂, v)·L / Σ V_j   over the samples of the bin (or coordinate)
 //
@@ -57,6 +61,13 @@ type CalibOptions struct {
 // errors that occur; a persistent error costs more than a transient one).
 // PlainError gives the plain frequency. Floating point is used only here;
 // the result is integer.
+//
+// By default the bins are taken on the probability 1 − F/2^P the table
+// itself gives to its modal value being wrong, in eighths of an octave
+// (AxisModal): a reliability diagram of the model's own confidence. Tables
+// of one entropy differ in how their remaining mass is spread, and with it
+// in how often their modal value is wrong; binning on the entropy
+// (EntropyBins, AxisEntropy) pools them.
 func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error) {
 	g, n := m.Geom, m.Geom.N()
 	if opt.BinShift == 0 {
@@ -71,8 +82,11 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 	if opt.BinShift > 16 || opt.MinSamples < 1 {
 		return nil, errors.New("gate: BinShift or MinSamples out of range")
 	}
-	p := &Params{Geom: g, Precision: m.Precision, BinShift: opt.BinShift}
-	// Entropy never exceeds 256·prec (1/256 bit).
+	p := &Params{Geom: g, Precision: m.Precision, BinShift: opt.BinShift, Axis: AxisModal}
+	if opt.EntropyBins {
+		p.Axis = AxisEntropy
+	}
+	// Neither the entropy nor lg(2^prec − F) exceeds 256·prec (1/256 bit).
 	nb := int(256*m.Precision)>>opt.BinShift + 1
 	if nb > MaxBins {
 		return nil, fmt.Errorf("gate: %d bins exceed %d", nb, MaxBins)
@@ -143,7 +157,7 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 			for j, v := range e.Codes[t*n : (t+1)*n] {
 				cum := pr.Table(j)
 				st := TableStats(cum, p.Precision)
-				b := min(int(st.H>>p.BinShift), nb-1)
+				b := min(int(p.binKey(st)>>p.BinShift), nb-1)
 				binN[b]++
 				crdN[j]++
 				iv := float64(p.impact(j, cum, st))

@@ -6,13 +6,14 @@
 //
 // The rule (SPEC.md, "Retention gate") keeps coordinate j of a state iff
 //
-//	λ · ê(H_j) · V_j · w_j  ≥  H_j
+//	λ · ê_j · V_j · w_j  ≥  H_j
 //
 // where H_j is the entropy of the predicted table (the cost of storing the
-// value), ê the calibrated rate at which the modal value is wrong given that
-// entropy (weighted by the damage errors did and how long they would last in
-// closed loop; see Calibrate), V_j the expected reconstruction damage given
-// such an error,
+// value), ê_j the calibrated rate at which the modal value is wrong given
+// the table's bin — of its modal probability (AxisModal, the default) or of
+// its entropy (AxisEntropy, MemoWM's bins) — weighted by the damage errors
+// did and how long they would last in closed loop (see Calibrate), V_j the
+// expected reconstruction damage given such an error,
 // computed from the table and the model's codebook distances, and w_j an
 // optional per-coordinate weight. Everything that decides a retention is
 // integer arithmetic on the table and on integer parameters stored in the

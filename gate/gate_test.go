@@ -278,3 +278,40 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("golden mismatch:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestEntropyAxisDecodes checks that a gate calibrated on entropy bins
+// (GATE version 1) is parsed back as such and that its files decode to the
+// writer's reconstruction, as the default modal bins do.
+func TestEntropyAxisDecodes(t *testing.T) {
+	f := world(t)
+	if f.p.Axis != gate.AxisModal {
+		t.Fatalf("default axis %d, want modal", f.p.Axis)
+	}
+	p, err := gate.Calibrate(f.noCal, f.test, gate.CalibOptions{MinSamples: 16, EntropyBins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := gate.Apply(f.noCal, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := gate.FromModel(m)
+	if err != nil || q.Axis != gate.AxisEntropy {
+		t.Fatalf("parsed back: %v", err)
+	}
+	if b := m.Section(gate.Tag); b[0] != 1 {
+		t.Fatalf("entropy-axis section written as version %d", b[0])
+	}
+	for _, l := range []uint32{1 << 14, 4 << 16, 64 << 16} {
+		b, rec, _ := write(t, m, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
+		got := readAll(t, b, m)
+		if len(got) != len(rec) {
+			t.Fatalf("λ %d: %d states decoded, %d written", l, len(got), len(rec))
+		}
+		for i := range rec {
+			if !slices.Equal(got[i], rec[i]) {
+				t.Fatalf("λ %d: state %d differs from the writer's", l, i)
+			}
+		}
+	}
+}

@@ -13,10 +13,26 @@ import (
 // Tag is the model-file section that holds a gate's Params.
 const Tag = "GATE"
 
-// Version is the version of the GATE section layout.
-const Version = 1
+// Version is the newest version of the GATE section layout. Version 2 adds
+// the bin axis (byte 18, reserved in version 1); a section whose axis is
+// AxisEntropy is written as version 1, so its bytes are those of a version-1
+// writer.
+const Version = 2
 
-// NoEstimate marks an entropy bin with too few calibration samples: the
+// Axis selects the quantity the error-rate bins of a GATE section are taken
+// on (SPEC.md, "Retention gate", step 4).
+type Axis uint8
+
+const (
+	// AxisEntropy bins ê on the table's entropy H (version 1; MemoWM's
+	// binning).
+	AxisEntropy Axis = 0
+	// AxisModal bins ê on lg(2^P − F): the logarithm of the probability the
+	// table itself gives to its modal value being wrong (version 2).
+	AxisModal Axis = 1
+)
+
+// NoEstimate marks a bin with too few calibration samples: the
 // coordinate's own marginal rate is used instead.
 const NoEstimate = 0xFFFFFFFF
 
@@ -44,10 +60,12 @@ type Params struct {
 	Geom      wm.Geometry
 	Precision uint // rANS precision of the model's tables
 
-	// BinShift and BinErr give ê: an entropy H (1/256 bit) falls in bin
-	// min(H >> BinShift, len(BinErr)−1); BinErr holds the pooled,
+	// Axis, BinShift and BinErr give ê: a table's key (its entropy H under
+	// AxisEntropy, lg(2^P − F) under AxisModal, both in 1/256 bit) falls in
+	// bin min(key >> BinShift, len(BinErr)−1); BinErr holds the pooled,
 	// damage-weighted error rate of the bin (see Calibrate), Q16, at most
 	// MaxErr, or NoEstimate.
+	Axis     Axis
 	BinShift uint
 	BinErr   []uint32
 	// CoordErr is each coordinate's marginal rate, Q16, at most MaxErr:
@@ -121,13 +139,17 @@ func (p *Params) MarshalBinary() ([]byte, error) {
 	if p.Weights != nil {
 		flags |= flagWeights
 	}
+	version := uint16(1)
+	if p.Axis != AxisEntropy {
+		version = 2
+	}
 	b := make([]byte, 0, headerLen)
-	b = le.AppendUint16(b, Version)
+	b = le.AppendUint16(b, version)
 	b = le.AppendUint16(b, flags)
 	b = le.AppendUint32(b, uint32(p.Geom.N()))
 	b = le.AppendUint32(b, uint32(p.Geom.M))
 	b = le.AppendUint32(b, uint32(p.Geom.K))
-	b = append(b, byte(p.BinShift), byte(p.Precision), 0, 0)
+	b = append(b, byte(p.BinShift), byte(p.Precision), byte(p.Axis), 0)
 	b = le.AppendUint32(b, uint32(len(p.BinErr)))
 	b = le.AppendUint64(b, p.SlotNorm)
 	b = le.AppendUint32(b, p.MeanV)
@@ -161,8 +183,10 @@ func (p *Params) validate() error {
 		return fmt.Errorf("%w: precision %d", ErrSection, p.Precision)
 	case p.BinShift > 16:
 		return fmt.Errorf("%w: bin shift %d", ErrSection, p.BinShift)
+	case p.Axis != AxisEntropy && p.Axis != AxisModal:
+		return fmt.Errorf("%w: bin axis %d", ErrSection, p.Axis)
 	case len(p.BinErr) < 1 || len(p.BinErr) > MaxBins:
-		return fmt.Errorf("%w: %d entropy bins", ErrSection, len(p.BinErr))
+		return fmt.Errorf("%w: %d error-rate bins", ErrSection, len(p.BinErr))
 	case len(p.CoordErr) != n:
 		return fmt.Errorf("%w: %d coordinate error rates for %d coordinates", ErrSection, len(p.CoordErr), n)
 	case p.Weights != nil && len(p.Weights) != n:
@@ -205,12 +229,17 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	if len(b) < headerLen {
 		return nil, fmt.Errorf("%w: %d bytes", ErrSection, len(b))
 	}
-	if v := le.Uint16(b); v != Version {
-		return nil, fmt.Errorf("%w: version %d", ErrSection, v)
+	version := le.Uint16(b)
+	if version != 1 && version != 2 {
+		return nil, fmt.Errorf("%w: version %d", ErrSection, version)
 	}
 	flags := le.Uint16(b[2:])
-	if flags&^(flagDist|flagWeights) != 0 || b[18] != 0 || b[19] != 0 {
+	if flags&^(flagDist|flagWeights) != 0 || b[19] != 0 || (version == 1 && b[18] != 0) {
 		return nil, fmt.Errorf("%w: reserved bits set", ErrSection)
+	}
+	// Version 2 exists for the axis: an entropy axis is written as version 1.
+	if version == 2 && Axis(b[18]) != AxisModal {
+		return nil, fmt.Errorf("%w: version 2 with bin axis %d", ErrSection, b[18])
 	}
 	n, m, k := le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[12:])
 	if uint64(n) != uint64(g.N()) || uint64(m) != uint64(g.M) || uint64(k) != uint64(g.K) {
@@ -219,7 +248,7 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	if uint(b[17]) != prec {
 		return nil, fmt.Errorf("%w: precision %d differs from the model's %d", ErrSection, b[17], prec)
 	}
-	p := &Params{Geom: g, Precision: prec, BinShift: uint(b[16])}
+	p := &Params{Geom: g, Precision: prec, BinShift: uint(b[16]), Axis: Axis(b[18])}
 	nb := uint64(le.Uint32(b[20:]))
 	p.SlotNorm = le.Uint64(b[24:])
 	p.MeanV = le.Uint32(b[32:])

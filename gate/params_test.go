@@ -128,3 +128,75 @@ func FuzzParse(f *testing.F) {
 		q.Rule(1<<16).Retain(5, uniformCum(4, 12))
 	})
 }
+
+func TestBinKey(t *testing.T) {
+	p := &Params{Precision: 16, Axis: AxisModal}
+	// The worked examples of SPEC.md: a uniform table over 4 (F = 16384)
+	// has key lg(49152) = 3990; frequencies (1, 1, 1, 65533) lg(3) = 406.
+	if k := p.binKey(TableStats(uniformCum(4, 16), 16)); k != 3990 {
+		t.Fatalf("uniform: key %d, want 3990", k)
+	}
+	if k := p.binKey(TableStats([]uint16{0, 1, 2, 3}, 16)); k != 406 {
+		t.Fatalf("peaked: key %d, want 406", k)
+	}
+	p.Axis = AxisEntropy
+	if k := p.binKey(TableStats(uniformCum(4, 16), 16)); k != 512 {
+		t.Fatalf("entropy axis: key %d, want H = 512", k)
+	}
+}
+
+func TestAxisSelectsBin(t *testing.T) {
+	p := testParams()
+	p.BinShift = 9
+	cum := uniformCum(4, 12) // H = 512: entropy bin 1; lg(3072) = 2966: modal bin 5 → 2
+	st := TableStats(cum, 12)
+	if e := p.errRate(4, st); e != p.CoordErr[4] {
+		t.Fatalf("entropy axis: ê = %d, want the fallback %d", e, p.CoordErr[4])
+	}
+	p.Axis = AxisModal
+	if e := p.errRate(4, st); e != 300000 {
+		t.Fatalf("modal axis: ê = %d, want 300000", e)
+	}
+}
+
+func TestParamsVersions(t *testing.T) {
+	p := testParams()
+	b1, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b1[0] != 1 || b1[18] != 0 {
+		t.Fatalf("entropy axis written as version %d, axis %d", b1[0], b1[18])
+	}
+	p.Axis = AxisModal
+	b2, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2[0] != 2 || b2[18] != 1 {
+		t.Fatalf("modal axis written as version %d, axis %d", b2[0], b2[18])
+	}
+	q, err := Parse(b2, p.Geom, p.Precision)
+	if err != nil || q.Axis != AxisModal {
+		t.Fatalf("version 2: %v, axis %v", err, q)
+	}
+	if c, _ := q.MarshalBinary(); string(c) != string(b2) {
+		t.Fatal("version 2 round trip changes bytes")
+	}
+	bad := func(name string, mut func(b []byte)) {
+		b := append([]byte(nil), b2...)
+		mut(b)
+		if _, err := Parse(b, p.Geom, p.Precision); !errors.Is(err, ErrSection) {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	bad("version 2 with axis 0", func(b []byte) { b[18] = 0 })
+	bad("axis 2", func(b []byte) { b[18] = 2 })
+	bad("version 1 with axis 1", func(b []byte) { b[0] = 1 })
+	bad("version 3", func(b []byte) { b[0] = 3 })
+	bad("byte 19", func(b []byte) { b[19] = 1 })
+	p.Axis = 2
+	if _, err := p.MarshalBinary(); !errors.Is(err, ErrSection) {
+		t.Fatal("axis 2 marshalled")
+	}
+}

@@ -10,7 +10,7 @@ type Policy string
 // The policies compared by `wmzip bench rd`. PolicyRule is the normative
 // rule; the others are the ablations of MemoWM §4.5.
 const (
-	PolicyRule        Policy = "rule"        // λ·ê(H)·V·w ≥ H
+	PolicyRule        Policy = "rule"        // λ·ê·V·w ≥ H
 	PolicyRandom      Policy = "random"      // omit a pseudo-random fraction knob/2^32
 	PolicyUncertainty Policy = "uncertainty" // omit when H < knob (1/256 bit)
 	PolicyStaticE     Policy = "static-e"    // ê = the coordinate's marginal error rate
@@ -40,7 +40,7 @@ func (p *Params) Baseline(pol Policy, knob uint32) func(j int, cum []uint16) boo
 	case PolicyUniformV:
 		return func(j int, cum []uint16) bool {
 			st := TableStats(cum, p.Precision)
-			return st.H == 0 || keep(knob, p.errRate(j, st.H), p.MeanV, p.weight(j), st.H)
+			return st.H == 0 || keep(knob, p.errRate(j, st), p.MeanV, p.weight(j), st.H)
 		}
 	}
 	return nil

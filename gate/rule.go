@@ -62,9 +62,19 @@ func (p *Params) impact(j int, cum []uint16, st Stats) uint32 {
 	return uint32(s / rest)
 }
 
-// errRate returns ê for coordinate j at entropy h, Q16.
-func (p *Params) errRate(j int, h uint32) uint32 {
-	b := uint64(h >> p.BinShift)
+// binKey returns the quantity the bins of p are taken on, in 1/256 bit: the
+// entropy H, or under AxisModal lg(2^P − F), the logarithm of the table's
+// own probability that its modal value is wrong (2^P − F ≥ 1 when H > 0).
+func (p *Params) binKey(st Stats) uint32 {
+	if p.Axis == AxisModal {
+		return lg(uint32(1)<<p.Precision - st.FMax)
+	}
+	return st.H
+}
+
+// errRate returns ê for coordinate j whose table has statistics st, Q16.
+func (p *Params) errRate(j int, st Stats) uint32 {
+	b := uint64(p.binKey(st) >> p.BinShift)
 	if last := uint64(len(p.BinErr) - 1); b > last {
 		b = last
 	}
@@ -108,7 +118,7 @@ func (r *Rule) Retain(j int, cum []uint16) bool {
 	if st.H == 0 {
 		return true // costs nothing to store
 	}
-	e := p.errRate(j, st.H)
+	e := p.errRate(j, st)
 	if e == 0 {
 		return false
 	}

@@ -51,8 +51,9 @@ func runBench(args []string) error {
 // withGate calibrates the retention gate of a freshly trained model for
 // `wmzip train`: a second model is trained without the last hold episodes
 // and run on them (hold < 0: gate.HoldoutEpisodes; 0: no gate). weights is
-// an optional .npy of N per-coordinate impact weights.
-func withGate(m *wm.Model, eps []wm.Episode, hold int, weights string, opt wm.TrainOptions) (*wm.Model, error) {
+// an optional .npy of N per-coordinate impact weights; gopt sets the
+// binning.
+func withGate(m *wm.Model, eps []wm.Episode, hold int, weights string, gopt gate.CalibOptions, opt wm.TrainOptions) (*wm.Model, error) {
 	if hold < 0 {
 		hold = gate.HoldoutEpisodes(len(eps))
 	}
@@ -62,10 +63,9 @@ func withGate(m *wm.Model, eps []wm.Episode, hold int, weights string, opt wm.Tr
 	if hold >= len(eps) {
 		return nil, fmt.Errorf("--gate-holdout %d leaves no training episode of %d", hold, len(eps))
 	}
-	var w []float64
 	if weights != "" {
 		var err error
-		if w, err = readWeights(weights, m.Geom.N()); err != nil {
+		if gopt.Weights, err = readWeights(weights, m.Geom.N()); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +78,7 @@ func withGate(m *wm.Model, eps []wm.Episode, hold int, weights string, opt wm.Tr
 			return nil, err
 		}
 	}
-	out, _, err := calibrateModel(calib, m, eps[len(eps)-hold:], w)
+	out, _, err := calibrateModel(calib, m, eps[len(eps)-hold:], gopt)
 	return out, err
 }
 
@@ -198,6 +198,7 @@ func runBenchRD(args []string) error {
 	plotPath := fs.String("plot", "", "write the rate–distortion plot (PNG)")
 	fromJSON := fs.String("from-json", "", "redraw the plot of a saved --json report instead of measuring")
 	quiet := fs.Bool("q", false, "no progress output")
+	gateBins := fs.String("gate-bins", "modal", gateBinsUsage+"; without -m")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -225,7 +226,11 @@ func runBenchRD(args []string) error {
 		}
 		return plotRD(*plotPath, &rep, pos[0])
 	}
-	s, err := prepareRD(pos[0], *modelPath, *trainPath, *codesOnly, *opqM, *opqK, *maxStates, logf)
+	gopt, err := gateBinsFlag(*gateBins)
+	if err != nil {
+		return err
+	}
+	s, err := prepareRD(pos[0], *modelPath, *trainPath, *codesOnly, *opqM, *opqK, *maxStates, gopt, logf)
 	if err != nil {
 		return err
 	}
@@ -256,7 +261,7 @@ func runBenchRD(args []string) error {
 
 // prepareRD loads or trains the model, quantizer and gate and picks the
 // test episodes.
-func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxStates int, logf func(string, ...any)) (*rdSetup, error) {
+func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxStates int, gopt gate.CalibOptions, logf func(string, ...any)) (*rdSetup, error) {
 	tr, err := npz.ReadTrajectory(input)
 	if err != nil {
 		return nil, err
@@ -267,13 +272,19 @@ func prepareRD(input, modelPath, trainPath string, codesOnly bool, om, ok, maxSt
 			return nil, err
 		}
 	}
-	return prepareRDFrom(input, tr, modelPath, trainPath, trainTr, codesOnly, om, ok, maxStates, logf)
+	return prepareRDCal(input, tr, modelPath, trainPath, trainTr, codesOnly, om, ok, maxStates, gopt, logf)
 }
 
 // prepareRDFrom is prepareRD on trajectories already read: tr is the input
 // (named input), trainTr the training trajectories (named trainPath), or
 // nil to split the input.
 func prepareRDFrom(input string, tr *npz.Trajectory, modelPath, trainPath string, trainTr *npz.Trajectory, codesOnly bool, om, ok, maxStates int, logf func(string, ...any)) (*rdSetup, error) {
+	return prepareRDCal(input, tr, modelPath, trainPath, trainTr, codesOnly, om, ok, maxStates, gate.CalibOptions{}, logf)
+}
+
+// prepareRDCal is prepareRDFrom with the gate calibrated with gopt's binning
+// when the model is trained here.
+func prepareRDCal(input string, tr *npz.Trajectory, modelPath, trainPath string, trainTr *npz.Trajectory, codesOnly bool, om, ok, maxStates int, gopt gate.CalibOptions, logf func(string, ...any)) (*rdSetup, error) {
 	var err error
 	s := &rdSetup{info: rdInfo{Input: input}}
 	useObs := tr.Obs != nil && !codesOnly
@@ -355,7 +366,7 @@ func prepareRDFrom(input string, tr *npz.Trajectory, modelPath, trainPath string
 				return nil, err
 			}
 		}
-		if s.m, s.p, err = calibrateModel(m, m, cal, nil); err != nil {
+		if s.m, s.p, err = calibrateModel(m, m, cal, gopt); err != nil {
 			return nil, err
 		}
 		s.info.TrainStates, s.info.CalStates = countStates(fit), countStates(cal)
@@ -718,19 +729,24 @@ func (s *rdSetup) sweep(quick bool, logf func(string, ...any)) (*rdReport, error
 			}
 		}
 		// Refine where the curve jumps: split the knob interval with the
-		// largest change of distortion or (relative) rate.
+		// largest change of distortion or (relative) rate. Neighbours are
+		// taken in knob order: the retained fraction is not monotone in the
+		// knob in closed loop, and neighbours by it can straddle a point
+		// already run, whose knob the split would then repeat.
 		budget := 12
 		if quick {
 			budget = 5
 		}
 		for range budget {
-			sort.Slice(pts, func(a, b int) bool { return pts[a].Retained > pts[b].Retained })
+			sort.Slice(pts, func(a, b int) bool { return pts[a].Knob < pts[b].Knob })
 			best, gap := -1, 0.0
 			for i := 0; i+1 < len(pts); i++ {
 				a, b := pts[i], pts[i+1]
 				g := max(math.Abs(a.Distortion-b.Distortion)/0.02, math.Abs(a.BitsPerState-b.BitsPerState)/(0.05*rep.LosslessBits))
 				// Refine only where distortion is still of interest.
-				if g > gap && min(a.Distortion, b.Distortion) < 0.3 && math.Abs(a.Knob-b.Knob) > 1e-4*math.Max(a.Knob, b.Knob) {
+				// The split must be a new integer knob, not a repeat.
+				ka, kb := knobValue(pol, a.Knob), knobValue(pol, b.Knob)
+				if g > gap && min(a.Distortion, b.Distortion) < 0.3 && max(ka, kb)-min(ka, kb) >= 2 {
 					best, gap = i, g
 				}
 			}

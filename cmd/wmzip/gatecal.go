@@ -12,13 +12,13 @@ import (
 // Predictions come from calib, a model of the same geometry trained without
 // those episodes (it may be final itself if final never saw them); the
 // distances come from the quantizer in final's section gate.QuantizerTag, if
-// any, else they are uniform. weights are optional per-coordinate impact
-// weights. It returns final with the GATE section set.
-func calibrateModel(calib, final *wm.Model, held []wm.Episode, weights []float64) (*wm.Model, *gate.Params, error) {
+// any, else they are uniform. opt may set the weights and the binning; its
+// distances are set here. It returns final with the GATE section set.
+func calibrateModel(calib, final *wm.Model, held []wm.Episode, opt gate.CalibOptions) (*wm.Model, *gate.Params, error) {
 	if calib.Geom != final.Geom || calib.Precision != final.Precision {
 		return nil, nil, fmt.Errorf("gate calibration: calibration model geometry or precision differs")
 	}
-	opt := gate.CalibOptions{Weights: weights}
+	opt.Dist, opt.SlotNorm = nil, 0
 	if raw := final.Section(gate.QuantizerTag); raw != nil {
 		q, err := opq.UnmarshalQuantizer(raw)
 		if err != nil {
@@ -56,3 +56,17 @@ func quantizerDistances(q *opq.Quantizer, g wm.Geometry, eps []wm.Episode) ([][]
 	})
 	return dist, norm, err
 }
+
+// gateBinsFlag parses --gate-bins: what the gate's error-rate bins are taken
+// on.
+func gateBinsFlag(v string) (gate.CalibOptions, error) {
+	switch v {
+	case "modal":
+		return gate.CalibOptions{}, nil
+	case "entropy":
+		return gate.CalibOptions{EntropyBins: true}, nil
+	}
+	return gate.CalibOptions{}, fmt.Errorf("--gate-bins %q: want modal or entropy", v)
+}
+
+const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the table's own modal error probability) or entropy (GATE version 1, MemoWM's binning)"

@@ -22,6 +22,7 @@ func runTrain(args []string) error {
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
 	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
+	gateBins := fs.String("gate-bins", "modal", gateBinsUsage)
 	subspaces := fs.Int("subspaces", 32, "quantizer: subspaces M per slot vector, when the input has float `obs`")
 	centroids := fs.Int("centroids", 64, "quantizer: centroids K per subspace")
 	seed := fs.Uint64("seed", 1, "quantizer: seed of its k-means++ initialization")
@@ -38,6 +39,10 @@ func runTrain(args []string) error {
 	}
 	if len(pos) == 0 {
 		return errors.New("no training trajectories given")
+	}
+	gopt, err := gateBinsFlag(*gateBins)
+	if err != nil {
+		return err
 	}
 	trs := make([]*npz.Trajectory, len(pos))
 	var withObs []*npz.Trajectory
@@ -99,7 +104,7 @@ func runTrain(args []string) error {
 			return err
 		}
 	}
-	if m, err = withGate(m, eps, *gateHold, *gateWeights, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}); err != nil {
+	if m, err = withGate(m, eps, *gateHold, *gateWeights, gopt, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}); err != nil {
 		return err
 	}
 	b, _ := m.MarshalBinary()
