@@ -56,27 +56,39 @@ func (m *actionModel) reset() {
 }
 
 // table fills and returns the cumulative table of the next action symbol.
-func (m *actionModel) table() []uint16 {
-	span := uint64(1)<<m.precision - actionSymbols
-	var acc uint64
-	for i, w := range m.w {
-		m.cum[i] = uint16(uint64(i) + acc*span/m.total)
-		acc += uint64(w)
-	}
-	return m.cum[:]
-}
+func (m *actionModel) table() []uint16 { return countTable(m.cum[:], m.w[:], m.total, m.precision) }
 
 func (m *actionModel) update(sym int, a int64) {
-	m.w[sym] += actionIncrement
-	m.total += actionIncrement
-	if m.total > actionLimit {
-		m.total = 0
-		for i, w := range m.w {
-			m.w[i] = (w + 1) >> 1
-			m.total += uint64(m.w[i])
+	m.total = countUpdate(m.w[:], m.total, sym)
+	m.prev = a
+}
+
+// countTable fills cum with the table of adaptive counts w of sum total:
+// cum[i] = i + ⌊(Σ_{k<i} w_k)·(2^P − n) / total⌋ for n = len(w) symbols.
+// Actions and levels share this law (SPEC.md 7.2, 7.4).
+func countTable(cum []uint16, w []uint32, total uint64, precision uint) []uint16 {
+	span := uint64(1)<<precision - uint64(len(w))
+	var acc uint64
+	for i, c := range w {
+		cum[i] = uint16(uint64(i) + acc*span/total)
+		acc += uint64(c)
+	}
+	return cum[:len(w)]
+}
+
+// countUpdate adds actionIncrement to w[sym] and returns the new sum of w,
+// halving every count (rounding up) when the sum exceeds actionLimit.
+func countUpdate(w []uint32, total uint64, sym int) uint64 {
+	w[sym] += actionIncrement
+	total += actionIncrement
+	if total > actionLimit {
+		total = 0
+		for i, c := range w {
+			w[i] = (c + 1) >> 1
+			total += uint64(w[i])
 		}
 	}
-	m.prev = a
+	return total
 }
 
 func zigzag(a int64) uint64   { return uint64(a<<1) ^ uint64(a>>63) }

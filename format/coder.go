@@ -149,14 +149,7 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 // encodeState codes one state at the given level into the chunk's encoder:
 // inputs were validated by the caller.
 func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
-	before := [4]uint64{c.idealCodes + c.idealActions, c.retained, c.wrong, c.distSum}
-	defer func() {
-		c.last = StateAccount{Level: level,
-			Cost:     c.idealCodes + c.idealActions - before[0],
-			Retained: c.retained - before[1],
-			Wrong:    c.wrong - before[2],
-			DistSum:  c.distSum - before[3]}
-	}()
+	before := StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum}
 	if c.lev != nil {
 		c.idealActions += c.put(0, c.lev.table(), level)
 		c.lev.update(level)
@@ -192,6 +185,8 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	}
 	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
 	c.states++
+	c.last = StateAccount{Level: level, Cost: c.idealCodes + c.idealActions - before.Cost,
+		Retained: c.retained - before.Retained, Wrong: c.wrong - before.Wrong, DistSum: c.distSum - before.DistSum}
 }
 
 // decodeState decodes the next state of the chunk into codes and returns

@@ -36,26 +36,10 @@ func (m *levelModel) reset() {
 
 // table fills and returns the cumulative table of the next level.
 func (m *levelModel) table() []uint16 {
-	span := uint64(1)<<m.precision - uint64(m.q)
-	row, tot := &m.w[m.prev], m.total[m.prev]
-	var acc uint64
-	for i := 0; i < m.q; i++ {
-		m.cum[i] = uint16(uint64(i) + acc*span/tot)
-		acc += uint64(row[i])
-	}
-	return m.cum[:m.q]
+	return countTable(m.cum[:m.q], m.w[m.prev][:m.q], m.total[m.prev], m.precision)
 }
 
 func (m *levelModel) update(l int) {
-	c := m.prev
-	m.w[c][l] += actionIncrement
-	m.total[c] += actionIncrement
-	if m.total[c] > actionLimit {
-		m.total[c] = 0
-		for i := 0; i < m.q; i++ {
-			m.w[c][i] = (m.w[c][i] + 1) >> 1
-			m.total[c] += uint64(m.w[c][i])
-		}
-	}
+	m.total[m.prev] = countUpdate(m.w[m.prev][:m.q], m.total[m.prev], l)
 	m.prev = l
 }
