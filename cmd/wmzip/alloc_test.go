@@ -85,6 +85,14 @@ func TestEncodeAccess(t *testing.T) {
 	if got, _ := rate(p("f.wmz")); got > budget || got < 0.8*budget {
 		t.Errorf("allocated file, flat tail: %.1f bits/state, budget %.1f", got, budget)
 	}
+	// And the rank law without the tail guard.
+	out = mustRun(t, "encode", "-m", p("m.wmm"), "--access", p("trace.tsv"), "--budget", fmt.Sprint(budget), "--tail-guard", "0", "-o", p("g.wmz"), p("test.npz"))
+	if !strings.Contains(out, "no tail guard") {
+		t.Errorf("encode --tail-guard 0: %s", out)
+	}
+	if got, _ := rate(p("g.wmz")); got > budget || got < 0.8*budget {
+		t.Errorf("allocated file, no tail guard: %.1f bits/state, budget %.1f", got, budget)
+	}
 	if nl != 16 {
 		t.Errorf("allocated file has %d levels, want 16", nl)
 	}
@@ -178,6 +186,9 @@ func TestEncodeAccess(t *testing.T) {
 	bad("need --access", "--tau", "2")
 	bad("need --access", "--alloc-space", "bits")
 	bad("need --access", "--tail", "flat")
+	bad("need --access", "--tail-guard", "2")
+	bad("--tail-guard", "--access", p("trace.tsv"), "--budget", "100", "--tail-guard", "0.5")
+	bad("--tail-guard", "--access", p("trace.tsv"), "--budget", "100", "--tail-guard", "NaN")
 	bad("--tail", "--access", p("trace.tsv"), "--budget", "100", "--tail", "noisy")
 	bad("--alloc-space", "--access", p("trace.tsv"), "--budget", "100", "--alloc-space", "rate")
 	bad("excludes", "--access", p("trace.tsv"), "--budget", "100", "--lambda", "4")
@@ -237,6 +248,23 @@ func TestBenchAlloc(t *testing.T) {
 	mustFail(t, "", "--budget-frac", "bench", "alloc", "--budget-frac", "2")
 	mustFail(t, "", "--alloc-space", "bench", "alloc", "--alloc-space", "bits,rate")
 	mustFail(t, "", "--tail", "bench", "alloc", "--tail", "flat,noisy")
+	mustFail(t, "", "--tail-guard", "bench", "alloc", "--tail-guard", "-1")
+}
+
+// synthLadder is a measured ladder of q levels over T states whose rate
+// grows with the level (100 + 20·level bits, +0–2 by state) and whose
+// distortion is dist(level) for every state.
+func synthLadder(T, q int, dist func(lv int) uint64) *ladder {
+	l := &ladder{lambdas: append(geometricLambdas(0.5, 512, q-1), format.LambdaLossless), states: T}
+	for lv := range q {
+		c, d := make([]uint64, T), make([]uint64, T)
+		for i := range T {
+			c[i] = uint64((100 + 20*lv + i%3) * 65536)
+			d[i] = dist(lv)
+		}
+		l.cost, l.dist = append(l.cost, c), append(l.dist, d)
+	}
+	return l
 }
 
 // TestAllocLambdaPlan: in lambda space the levels follow λ_i ∝ w_i (higher
@@ -244,15 +272,7 @@ func TestBenchAlloc(t *testing.T) {
 // the next, and the plan fills the target.
 func TestAllocLambdaPlan(t *testing.T) {
 	const T, q = 40, 16
-	l := &ladder{lambdas: append(geometricLambdas(0.5, 512, q-1), format.LambdaLossless), states: T}
-	for lv := range q {
-		c, d := make([]uint64, T), make([]uint64, T)
-		for i := range T {
-			c[i] = uint64((100 + 20*lv + i%3) * 65536) // rate grows with the level
-			d[i] = uint64(1000 >> lv)
-		}
-		l.cost, l.dist = append(l.cost, c), append(l.dist, d)
-	}
+	l := synthLadder(T, q, func(lv int) uint64 { return 1000 >> lv })
 	ranks := make([]int, T)
 	for i := range ranks {
 		ranks[i] = i + 1
@@ -304,15 +324,7 @@ func TestAllocFlatTail(t *testing.T) {
 	if err != nil || k != 23 {
 		t.Fatalf("flat tail: core %d, %v; want 23", k, err)
 	}
-	l := &ladder{lambdas: append(geometricLambdas(0.5, 512, q-1), format.LambdaLossless), states: T}
-	for lv := range q {
-		c, d := make([]uint64, T), make([]uint64, T)
-		for i := range T {
-			c[i] = uint64((100 + 20*lv + i%3) * 65536)
-			d[i] = uint64(1000 >> lv)
-		}
-		l.cost, l.dist = append(l.cost, c), append(l.dist, d)
-	}
+	l := synthLadder(T, q, func(lv int) uint64 { return 1000 >> lv })
 	w, err := ctmc.Allocate(ctmc.Ranks(counts), 1<<40, 1, ctmc.Floor(0), ctmc.CoreSize(k), ctmc.FlatTail())
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +349,70 @@ func TestAllocFlatTail(t *testing.T) {
 		if levels[i] > levels[i-1] {
 			t.Errorf("levels %v not falling with rank in the core", levels)
 			break
+		}
+	}
+}
+
+// TestAllocTailGuard: the guard floors the weights so that the least-read
+// half's predicted distortion stays within G times the access-blind plan's
+// at the same target, the plan still fits the target, the core stays above
+// the tail, and without the guard the same rank law takes the tail further
+// down.
+func TestAllocTailGuard(t *testing.T) {
+	const T, q = 40, 16
+	l := synthLadder(T, q, func(lv int) uint64 { return 4096 >> (lv / 2) }) // distortion halves every other level
+	ranks := make([]int, T)
+	for i := range ranks {
+		ranks[i] = i + 1
+	}
+	tail := guardTail(ranks)
+	if len(tail) != T/2 || tail[0] != T-1 || slices.Contains(tail, 0) {
+		t.Fatalf("guarded tail %v: want the %d states of the largest ranks", tail, T/2)
+	}
+	w, err := ctmc.Allocate(ranks, 1<<40, 1, ctmc.Floor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := make([]int64, T)
+	for i := range flat {
+		flat[i] = 1
+	}
+	for _, space := range []allocSpace{spaceLambda, spaceBits} {
+		target := 240.5 * T
+		uni := newPlan(l, space, flat)
+		ref, _, _ := uni.fit(target)
+		free := newPlan(l, space, w)
+		free.guard = &tailGuard{rho: 1, tail: tail, base: slices.Clone(free.w), uniform: uni}
+		refTail := free.tailDist(ref)
+		free.guard = nil
+		open, _, _ := free.fit(target)
+		for _, rho := range []float64{1, 1.25, 2} {
+			p := newPlan(l, space, w)
+			p.guard = &tailGuard{rho: rho, tail: tail, base: slices.Clone(p.w), uniform: uni}
+			levels, pred, ok := p.fit(target)
+			if !ok || pred > target {
+				t.Errorf("%s, G %v: predicted %.1f > target %.1f (ok %v)", space, rho, pred, target, ok)
+			}
+			if d := p.tailDist(levels); d > rho*refTail {
+				t.Errorf("%s, G %v: tail distortion %.0f > %.0f (uniform's %.0f)", space, rho, d, rho*refTail, refTail)
+			}
+			if !slices.Equal(p.w, p.guard.base) {
+				t.Errorf("%s: the plan's weights changed by fit", space)
+			}
+			for i := 1; i < T; i++ {
+				if levels[i] > levels[i-1] { // weights stay monotone in rank
+					t.Errorf("%s, G %v: levels %v not falling with rank", space, rho, levels)
+					break
+				}
+			}
+			if rho == 1.25 {
+				if levels[0] <= levels[T-1] {
+					t.Errorf("%s: guarded levels %v: the core is not above the tail", space, levels)
+				}
+				if p.tailDist(open) <= 1.25*refTail {
+					t.Errorf("%s: the unguarded plan's tail (%.0f) already meets the bound; the test does not exercise the guard", space, p.tailDist(open))
+				}
+			}
 		}
 	}
 }

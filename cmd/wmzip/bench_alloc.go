@@ -93,6 +93,7 @@ func runBenchAlloc(args []string) error {
 	budgetAbs := fs.Float64("budget", 0, "budget in bits/state for every family (overrides --budget-frac)")
 	tau := fs.Float64("tau", 1, "τ of the CTMC, shuffled and reversed allocations")
 	spacesF := fs.String("alloc-space", "lambda,bits", "comma-separated allocation spaces (lambda, bits): what the rank weights scale (encode --access --alloc-space)")
+	guard := fs.Float64("tail-guard", defaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows (each guards the least-read half by its own ranks); 0 is off")
 	tailsF := fs.String("tail", string(defaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
 	seed := fs.Uint64("seed", 1, "seed of the walks (train: seed, stored: seed+1, access: seed+2), of the access picks and of the shuffle")
 	codes := fs.Bool("codes", false, "code space: the generator's codes, uniform distances (default: float obs through a trained OPQ quantizer)")
@@ -126,6 +127,9 @@ func runBenchAlloc(args []string) error {
 	if *trainEps < 2 || *storedEps < 1 || *accEps < 1 || *trainSteps < 2 || *storedSteps < 2 || *accSteps < 1 {
 		return errors.New("walks need ≥ 2 training episodes, ≥ 1 stored and access episode, ≥ 2 steps")
 	}
+	if err := checkTailGuard(*guard); err != nil {
+		return err
+	}
 	var spaces []allocSpace
 	for _, v := range strings.Split(*spacesF, ",") {
 		sp, err := parseAllocSpace(v)
@@ -154,7 +158,7 @@ func runBenchAlloc(args []string) error {
 	rep := &allocReport{Command: "wmzip bench alloc " + strings.Join(args, " "), Config: map[string]any{
 		"nodes": *nodes, "graph_seed": *gseed, "train": fmt.Sprintf("%dx%d", *trainEps, *trainSteps),
 		"stored": fmt.Sprintf("%dx%d", *storedEps, *storedSteps), "access": fmt.Sprintf("%dx%d", *accEps, *accSteps),
-		"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "flat_tail_core_mass": accessCoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
+		"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "tail_guard": *guard, "flat_tail_core_mass": accessCoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
 	}}
 	for _, fam := range strings.Split(*families, ",") {
 		gen := func(eps, steps int, s uint64, obs bool) (*graphworld.Result, error) {
@@ -292,7 +296,7 @@ func runBenchAlloc(args []string) error {
 					if tm == tailFlat && pl.tau > 0 {
 						k = core
 					}
-					r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, k, *tries, logf)
+					r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, k, *guard, *tries, logf)
 					if err != nil {
 						return fmt.Errorf("%s, %s, %s space, %s tail: %w", fam, pl.name, sp, tm, err)
 					}

@@ -21,7 +21,7 @@ func init() {
 }
 
 func runEncode(args []string) error {
-	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T] [--alloc-space lambda|bits] [--tail ranked|flat]] [flags] -o out.wmz in.npz")
+	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T] [--alloc-space lambda|bits] [--tail ranked|flat] [--tail-guard G]] [flags] -o out.wmz in.npz")
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
@@ -32,6 +32,7 @@ func runEncode(args []string) error {
 	budget := fs.Float64("budget", 0, "with --access: average bits/state of the file, model excluded")
 	tau := fs.Float64("tau", 1, "with --access: exponent τ ≥ 0 of the rank weights w(r) = r^-τ (0: uniform)")
 	space := fs.String("alloc-space", string(defaultAllocSpace), "with --access: what the rank weights scale: lambda (state i's retention λ_i ∝ w_i, the Lagrangian of minimising access-weighted distortion under the budget; a state takes the highest ladder λ at or below λ_i) or bits (state i's bit budget b_i ∝ w_i; it takes the highest level whose measured cost fits). lambda is the default: in bench alloc (docs/results-ctmc.md) it has the lower access-weighted distortion (τ = 1: on 3 of 5 families and on average; τ = 0: on all five), though at τ = 1 the heavier tail on 4 of 5")
+	guard := fs.Float64("tail-guard", defaultTailGuard, "with --access: the tail guard G: the half of the states read least may lose at most G times the distortion one λ for every state (τ = 0, access-blind) would give them at the same budget (predicted from the measured ladder; every state is floored at the lowest level that keeps it); 0 turns the guard off")
 	tail := fs.String("tail", string(defaultTail), "with --access: ranked (every state weighs r^-τ) or flat (a ranked core, the smallest set of top-ranked states carrying 80% of the accesses, and a flat tail: w = min(r, k)^-τ, k the core's rank cut; ranks among rarely read states are noise). ranked is the default: flat did not meet bench alloc's bar either (docs/results-ctmc.md)")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
@@ -53,9 +54,9 @@ func runEncode(args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *access != "" || set["budget"] || set["tau"] || set["alloc-space"] || set["tail"] {
+	if *access != "" || set["budget"] || set["tau"] || set["alloc-space"] || set["tail"] || set["tail-guard"] {
 		if *access == "" {
-			return errors.New("--budget, --tau, --alloc-space and --tail need --access trace.tsv")
+			return errors.New("--budget, --tau, --alloc-space, --tail and --tail-guard need --access trace.tsv")
 		}
 		if *lossless || *lambdaF >= 0 || *distortion >= 0 {
 			return errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
@@ -68,6 +69,9 @@ func runEncode(args []string) error {
 		}
 		if !(*tau >= 0) || math.IsInf(*tau, 0) {
 			return fmt.Errorf("--tau %v: want a finite τ ≥ 0", *tau)
+		}
+		if err := checkTailGuard(*guard); err != nil {
+			return err
 		}
 	}
 	aspace, err := parseAllocSpace(*space)
@@ -93,7 +97,7 @@ func runEncode(args []string) error {
 		return err
 	}
 	if *access != "" {
-		return encodeByAccess(m, tr, *access, *out, *budget, *tau, aspace, tmode, *keyframe, *embed, *quiet)
+		return encodeByAccess(m, tr, *access, *out, *budget, *tau, aspace, tmode, *guard, *keyframe, *embed, *quiet)
 	}
 	var acct format.Account
 	if *distortion >= 0 {
