@@ -700,15 +700,8 @@ func (p *Predictor) nextSuccessors() {
 // the previous state that matched its predecessor, times succActBoost when
 // it was led into by an action of the current state's bucket.
 func (p *Predictor) succWeight(i int) uint64 {
-	r := p.succ[i]
-	var bk uint8
-	if r.store == storeHist {
-		bk = p.histB[r.state]
-	} else {
-		bk = p.m.refBkt[r.state]
-	}
 	w := uint64(p.succN[i])
-	if int(bk) == p.bucket {
+	if p.succBucket(i) == p.bucket {
 		w *= succActBoost
 	}
 	return w
@@ -745,16 +738,18 @@ func (p *Predictor) offsetRow(i int) []uint16 {
 	if p.m.offPrior == nil {
 		return nil
 	}
-	r := p.succ[i]
-	var bk uint8
-	if r.store == storeHist {
-		bk = p.histB[r.state]
-	} else {
-		bk = p.m.refBkt[r.state]
-	}
 	S := p.g.S
-	o := (p.bucket*nBuckets + int(bk)) * S
+	o := (p.bucket*nBuckets + p.succBucket(i)) * S
 	return p.m.offPrior[o : o+S]
+}
+
+// succBucket is the action bucket of successor state i.
+func (p *Predictor) succBucket(i int) int {
+	if r := p.succ[i]; r.store == storeHist {
+		return int(p.histB[r.state])
+	} else {
+		return int(p.m.refBkt[r.state])
+	}
 }
 
 // anyExpand replaces the succany hypothesis, after its first code v, by

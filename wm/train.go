@@ -298,18 +298,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 	}
 	st := classStats{slot: make([]uint32, S*nClasses)}
 	// Rescale so that a chunk adapts to its own content quickly.
-	scale := func(h []uint64, out []uint32, to uint64) {
-		var tot uint64
-		for _, x := range h {
-			tot += x
-		}
-		for c, x := range h {
-			if tot > to {
-				x = x * to / tot
-			}
-			out[c] = uint32(x) + 1
-		}
-	}
+	scale := func(h []uint64, out []uint32, to uint64) { scaleCounts(h, out, to, 1) }
 	bs, ss := chooseScales(S, events, scale)
 	for b := range nBuckets {
 		scale(hits[b][:], st.hits[b][:], bs)
@@ -329,17 +318,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 	}
 	st.ctx = make([]uint32, len(ctx))
 	for k := 0; k < len(ctx); k += nClasses {
-		row := ctx[k : k+nClasses]
-		var tot uint64
-		for _, x := range row {
-			tot += x
-		}
-		for c, x := range row {
-			if tot > ctxScale {
-				x = x * ctxScale / tot
-			}
-			st.ctx[k+c] = uint32(x)
-		}
+		scaleCounts(ctx[k:k+nClasses], st.ctx[k:k+nClasses], ctxScale, 0)
 	}
 	for s := range S {
 		scale(slot[s*nClasses:(s+1)*nClasses], st.slot[s*nClasses:(s+1)*nClasses], ss)
@@ -376,6 +355,21 @@ const ctxScale = 64
 // defaultScale is the total both kinds of class statistics are scaled to
 // without a choice.
 const defaultScale = 64
+
+// scaleCounts writes h to out, scaled down to a total of at most to when
+// it is larger (integer division per count), plus add for each count.
+func scaleCounts(h []uint64, out []uint32, to uint64, add uint32) {
+	var tot uint64
+	for _, x := range h {
+		tot += x
+	}
+	for c, x := range h {
+		if tot > to {
+			x = x * to / tot
+		}
+		out[c] = uint32(x) + add
+	}
+}
 
 // chooseScales picks the totals the bucket and the slot class statistics
 // are scaled to: how much a chunk starts out trusting them against its own

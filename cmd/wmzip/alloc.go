@@ -363,10 +363,10 @@ type tailGuard struct {
 	uniform *plan     // the access-blind plan of the same ladder and space
 }
 
-// guardTail returns the states a tail guard protects: the ⌊T/2⌋ of the
-// largest ranks (the least accessed), ties in file order — the tail the
-// Table 6 analogue reports.
-func guardTail(ranks []int) []int {
+// leastReadHalf returns the states a tail guard protects: the ⌊T/2⌋ of
+// the largest ranks (the least accessed), ties in file order — the tail
+// the Table 6 analogue reports.
+func leastReadHalf(ranks []int) []int {
 	order := make([]int, len(ranks))
 	for i := range order {
 		order[i] = i
@@ -606,7 +606,7 @@ func allocEncode(m *wm.Model, tr *npz.Trajectory, keyframe int, l *ladder, ranks
 		for i := range flat {
 			flat[i] = 1
 		}
-		p.guard = &tailGuard{rho: guard, tail: guardTail(ranks), base: slices.Clone(p.w), uniform: newPlan(l, space, flat)}
+		p.guard = &tailGuard{rho: guard, tail: leastReadHalf(ranks), base: slices.Clone(p.w), uniform: newPlan(l, space, flat)}
 	}
 	low := p.pick(0, make([]int, tr.T)) + l.framing
 	if low > total {

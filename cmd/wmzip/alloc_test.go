@@ -365,7 +365,7 @@ func TestAllocTailGuard(t *testing.T) {
 	for i := range ranks {
 		ranks[i] = i + 1
 	}
-	tail := guardTail(ranks)
+	tail := leastReadHalf(ranks)
 	if len(tail) != T/2 || tail[0] != T-1 || slices.Contains(tail, 0) {
 		t.Fatalf("guarded tail %v: want the %d states of the largest ranks", tail, T/2)
 	}

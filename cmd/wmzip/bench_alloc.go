@@ -102,12 +102,8 @@ func runBenchAlloc(args []string) error {
 	workers := fs.Int("j", min(2, runtime.GOMAXPROCS(0)), "level measurements run in parallel")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	quiet := fs.Bool("q", false, "no progress output")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	if *tries < 1 {
 		return fmt.Errorf("--tries %d: want ≥ 1", *tries)
@@ -130,25 +126,13 @@ func runBenchAlloc(args []string) error {
 	if err := checkTailGuard(*guard); err != nil {
 		return err
 	}
-	var spaces []allocSpace
-	for _, v := range strings.Split(*spacesF, ",") {
-		sp, err := parseAllocSpace(v)
-		if err != nil {
-			return err
-		}
-		if !slices.Contains(spaces, sp) {
-			spaces = append(spaces, sp)
-		}
+	spaces, err := parseList(*spacesF, parseAllocSpace)
+	if err != nil {
+		return err
 	}
-	var tails []tailMode
-	for _, v := range strings.Split(*tailsF, ",") {
-		tm, err := parseTailMode(v)
-		if err != nil {
-			return err
-		}
-		if !slices.Contains(tails, tm) {
-			tails = append(tails, tm)
-		}
+	tails, err := parseList(*tailsF, parseTailMode)
+	if err != nil {
+		return err
 	}
 	logf := func(format string, a ...any) {
 		if !*quiet {
@@ -279,13 +263,9 @@ func runBenchAlloc(args []string) error {
 			{fmt.Sprintf("Shuffled ranks (τ=%g)", *tau), shuffled, *tau},
 			{fmt.Sprintf("Reversed ranks (τ=%g)", *tau), ctmc.Ranks(neg), *tau},
 		}
-		// The tail: the 50% least-accessed states (ties by file order).
-		order := make([]int, stored.T)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return int(counts[a] - counts[b]) })
-		tail := order[:stored.T/2]
+		// The tail: the 50% least-accessed states (ties by file order), the
+		// half the tail guard protects.
+		tail := leastReadHalf(base)
 		encodings := 0
 		var rows []allocRow
 		for _, sp := range spaces {

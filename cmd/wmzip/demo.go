@@ -25,15 +25,12 @@ func runDemo(args []string) error {
 	nodes := fs.Int("nodes", 200, "nodes of the generated world")
 	keep := fs.String("keep", "", "folder to keep the generated files in (default: a temporary one, removed)")
 	quiet := fs.Bool("q", false, "no progress output")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	dir := *keep
 	if dir == "" {
+		var err error
 		if dir, err = os.MkdirTemp("", "wmzip-demo-"); err != nil {
 			return err
 		}

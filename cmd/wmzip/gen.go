@@ -41,12 +41,8 @@ func runGenGraphworld(args []string) error {
 	visits := fs.String("visits", "", "also write the walk's visit counts per node to this file (one count per line)")
 	out := fs.String("o", "", "output .npz (required)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	if *out == "" {
 		return errors.New("missing -o out.npz")

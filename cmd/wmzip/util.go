@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -28,6 +30,35 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// parseNone parses the flags of a command that takes no positional
+// arguments.
+func parseNone(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
+// parseList parses a comma-separated flag value item by item, dropping
+// repeats and keeping the first order.
+func parseList[T comparable](v string, parseItem func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, s := range strings.Split(v, ",") {
+		x, err := parseItem(s)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out, nil
 }
 
 // progress returns a progress reporter for a long step, or a no-op one when
