@@ -9,12 +9,13 @@ import (
 	"github.com/wmzip/wmzip/wm"
 )
 
-// retainFunc decides whether coordinate j of the current state is coded
-// under table cum. It may use only what the decoder also has: the table, the
-// coordinate index and state it keeps itself. A coordinate that is not
-// retained costs nothing and is reconstructed as the table's modal value.
-// A nil retainFunc retains every coordinate (lossless, lambda = infinity).
-type retainFunc func(j int, cum []uint16) bool
+// retainFunc decides whether coordinate j of the current state is coded,
+// given the prediction pr holds for it. It may use only what the decoder
+// also has: the prediction, the coordinate index and state it keeps
+// itself. A coordinate that is not retained costs nothing and is
+// reconstructed as the prediction's modal value. A nil retainFunc retains
+// every coordinate (lossless, lambda = infinity).
+type retainFunc func(j int, pr *wm.Predictor) bool
 
 // useGate returns the retention rule of every level of a file of header
 // h coded with model m (one level when the file has no level table): nil
@@ -119,15 +120,35 @@ func freq(cum []uint16, v int, prec uint) uint32 {
 	return 1<<prec - uint32(cum[v])
 }
 
-// modal returns the symbol of highest frequency, the lowest on ties.
-func modal(cum []uint16, prec uint) uint16 {
-	best, bf := 0, uint32(0)
-	for v := range cum {
-		if f := freq(cum, v, prec); f > bf {
-			best, bf = v, f
-		}
+// putCode codes value v of the current coordinate under the predictor's
+// prediction and returns its cost: a two-step prediction codes whether v
+// is its top value, then, on a miss, v among the others.
+func (c *chunkCoder) putCode(lane int, v uint16) uint64 {
+	top, hit := c.pred.Prediction()
+	if hit == 0 {
+		return c.put(lane, c.pred.Table(), int(v))
 	}
-	return uint16(best)
+	if v == top {
+		c.enc.Put(lane, 0, hit)
+		return symbolCost(hit, c.prec)
+	}
+	c.enc.Put(lane, hit, 1<<c.prec-hit)
+	return symbolCost(1<<c.prec-hit, c.prec) + c.put(lane, c.pred.Table(), int(v))
+}
+
+// getCode decodes the value of the current coordinate and returns it with
+// its cost (see putCode).
+func (c *chunkCoder) getCode(lane int) (uint16, uint64) {
+	top, hit := c.pred.Prediction()
+	if hit == 0 {
+		v, cost := c.get(lane, c.pred.Table())
+		return uint16(v), cost
+	}
+	if c.dec.DecodeBinary(lane, hit) == 0 {
+		return top, symbolCost(hit, c.prec)
+	}
+	v, cost := c.get(lane, c.pred.Table())
+	return uint16(v), cost + symbolCost(1<<c.prec-hit, c.prec)
 }
 
 // put codes one symbol and returns its cost.
@@ -167,11 +188,11 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
 	for j, v := range codes {
-		cum := c.pred.Table(j)
-		if c.retain == nil || c.retain(j, cum) {
-			c.idealCodes += c.put(j%c.lanes, cum, int(v))
+		c.pred.Predict(j)
+		if c.retain == nil || c.retain(j, c.pred) {
+			c.idealCodes += c.putCode(j%c.lanes, v)
 			c.retained++
-		} else if m := modal(cum, c.prec); m != v {
+		} else if m := c.pred.Modal(); m != v {
 			c.wrong++
 			if c.gp != nil {
 				c.distSum += uint64(c.gp.Distance(j, m, v))
@@ -222,15 +243,15 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
 	for j := range codes {
-		cum := c.pred.Table(j)
+		c.pred.Predict(j)
 		var v uint16
-		if c.retain == nil || c.retain(j, cum) {
-			s, cost := c.get(j%c.lanes, cum)
-			v = uint16(s)
+		if c.retain == nil || c.retain(j, c.pred) {
+			var cost uint64
+			v, cost = c.getCode(j % c.lanes)
 			c.idealCodes += cost
 			c.retained++
 		} else {
-			v = modal(cum, c.prec)
+			v = c.pred.Modal()
 		}
 		c.pred.Commit(j, v)
 		codes[j] = v

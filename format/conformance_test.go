@@ -226,8 +226,8 @@ func reconstruct(m *wm.Model, eps []episode, v *vector, rules func(i, t int) ret
 			p.Begin(a)
 			for j := range n {
 				v := e.codes[t*n+j]
-				if cum := p.Table(j); retain != nil && !retain(j, cum) {
-					v = modal(cum, m.Precision)
+				if p.Predict(j); retain != nil && !retain(j, p) {
+					v = p.Modal()
 				}
 				p.Commit(j, v)
 				out[i].codes[t*n+j] = v

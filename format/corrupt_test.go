@@ -176,8 +176,8 @@ func TestDecoderDisagrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	eps := genEpisodes(rng, g, []int{12})
 	m := trainModel(g, 12, eps)
-	b := encode(t, m, eps, withGate(1<<16, func(j int, _ []uint16) bool { return j != 3 }), WithKeyframeInterval(4))
-	other := withGate(1<<16, func(j int, _ []uint16) bool { return j != 5 })
+	b := encode(t, m, eps, withGate(1<<16, func(j int, _ *wm.Predictor) bool { return j != 3 }), WithKeyframeInterval(4))
+	other := withGate(1<<16, func(j int, _ *wm.Predictor) bool { return j != 5 })
 	for name, dec := range map[string]func([]byte, *wm.Model, ...Option) ([]episode, error){"Reader": readAll, "Open": openAll} {
 		_, err := dec(b, m, other)
 		if !errors.Is(err, ErrChecksum) && !errors.Is(err, ErrCorrupt) {

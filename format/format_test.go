@@ -282,7 +282,7 @@ func TestRetainHook(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	eps := genEpisodes(rng, g, []int{9, 1})
 	m := trainModel(g, 12, eps)
-	gate := withGate(1<<16, func(j int, cum []uint16) bool { return j%3 != 0 })
+	gate := withGate(1<<16, func(j int, _ *wm.Predictor) bool { return j%3 != 0 })
 	b := encode(t, m, eps, gate, WithKeyframeInterval(4))
 	if _, err := readAll(b, m); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("finite lambda without a gate: %v", err)
@@ -303,10 +303,9 @@ func TestRetainHook(t *testing.T) {
 			p.Begin(got[e].actions[s])
 			for j := 0; j < n; j++ {
 				want := eps[e].codes[s*n+j]
+				p.Predict(j)
 				if j%3 == 0 {
-					want = modal(p.Table(j), m.Precision)
-				} else {
-					p.Table(j)
+					want = p.Modal()
 				}
 				v := got[e].codes[s*n+j]
 				if v != want {
@@ -322,23 +321,6 @@ func TestRetainHook(t *testing.T) {
 	}
 	if err := sameEpisodes(ra, got); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestModal(t *testing.T) {
-	for _, tc := range []struct {
-		cum  []uint16 // P = 10
-		want uint16
-	}{
-		{[]uint16{0, 512}, 0},      // 512, 512: tie, lowest wins
-		{[]uint16{0, 100, 600}, 1}, // 100, 500, 424
-		{[]uint16{0, 100, 200}, 2}, // 100, 100, 824: the implicit last frequency
-		{[]uint16{0, 1, 2, 3}, 3},  // 1, 1, 1, 1021
-		{[]uint16{0, 1023}, 0},     // 1023, 1
-	} {
-		if got := modal(tc.cum, 10); got != tc.want {
-			t.Errorf("modal(%v) = %d, want %d", tc.cum, got, tc.want)
-		}
 	}
 }
 

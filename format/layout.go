@@ -12,9 +12,9 @@ import (
 )
 
 // Version is the container version this package writes and reads.
-const Version = 2
+const Version = 3
 
-// Limits of container version 2. A decoder rejects files beyond them.
+// Limits of container version 3. A decoder rejects files beyond them.
 const (
 	MaxKeyframeInterval = 1 << 16 // states per chunk (G)
 	MaxChunkCoords      = 1 << 24 // G × N, coordinates in one chunk

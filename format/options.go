@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/wm"
 )
 
 // An Option configures a Writer, Reader or File. Options that do not apply
@@ -142,8 +143,10 @@ func WithLevels(lambdas ...uint32) Option {
 // (the baseline policies of `wmzip bench rd`) and tests. The header records
 // lambda, but a file written this way decodes only with the same option:
 // the rule is not in the file or the model. fn must be safe for concurrent
-// use when a File decodes chunks concurrently.
-func WithRetainRule(lambda uint32, fn func(j int, cum []uint16) bool) Option {
+// use when a File decodes chunks concurrently. It reads the prediction of
+// coordinate j from pr (Prediction, Table, Modal) and must not call
+// Predict or Commit.
+func WithRetainRule(lambda uint32, fn func(j int, pr *wm.Predictor) bool) Option {
 	return withGate(lambda, fn)
 }
 

@@ -51,7 +51,10 @@ func FuzzModel(f *testing.F) {
 			}
 			p.Begin(a)
 			for j := range g.N() {
-				cum := p.Table(j)
+				if top, hit := p.Predict(j); hit > 0 && (int(top) >= g.K || hit < 1<<(m.Precision-1) || hit >= 1<<m.Precision) {
+					t.Fatalf("state %d coordinate %d: two-step top %d frequency %d", t0, j, top, hit)
+				}
+				cum := p.Table()
 				if len(cum) != g.K {
 					t.Fatalf("table of %d symbols, want K=%d", len(cum), g.K)
 				}

@@ -152,17 +152,17 @@ func (tr *trip) model(t *testing.T) *wm.Model {
 
 // rule returns the retention rule of state t of episode i of the trip
 // (nil: lossless) and the options that select it.
-func (tr *trip) rule(t *testing.T, m *wm.Model) (func(i, t int) func(int, []uint16) bool, []format.Option) {
+func (tr *trip) rule(t *testing.T, m *wm.Model) (func(i, t int) func(int, *wm.Predictor) bool, []format.Option) {
 	fn, opts := tr.rule1(t, m)
 	if !tr.levels {
-		return func(int, int) func(int, []uint16) bool { return fn }, opts
+		return func(int, int) func(int, *wm.Predictor) bool { return fn }, opts
 	}
 	p, err := gate.FromModel(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ls := tr.lambdas()
-	return func(i, k int) func(int, []uint16) bool {
+	return func(i, k int) func(int, *wm.Predictor) bool {
 		if l := ls[levelOf(i, k)]; l != format.LambdaLossless {
 			return p.Rule(l).Retain
 		}
@@ -171,18 +171,21 @@ func (tr *trip) rule(t *testing.T, m *wm.Model) (func(i, t int) func(int, []uint
 }
 
 // rule1 is rule without levels.
-func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, []uint16) bool, []format.Option) {
+func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, *wm.Predictor) bool, []format.Option) {
 	switch tr.mode {
 	case modeRule:
 		thresh, prec := tr.thresh, m.Precision
-		fn := func(j int, cum []uint16) bool {
-			best := uint32(0)
-			for v := range cum {
-				end := uint32(1) << prec
-				if v+1 < len(cum) {
-					end = uint32(cum[v+1])
+		fn := func(j int, pr *wm.Predictor) bool {
+			_, best := pr.Prediction()
+			if best == 0 {
+				cum := pr.Table()
+				for v := range cum {
+					end := uint32(1) << prec
+					if v+1 < len(cum) {
+						end = uint32(cum[v+1])
+					}
+					best = max(best, end-uint32(cum[v]))
 				}
-				best = max(best, end-uint32(cum[v]))
 			}
 			return best < thresh || j == 0
 		}
@@ -201,7 +204,7 @@ func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, []uint16) bool, []fo
 // predictor alone: coded coordinates keep their value, omitted ones take
 // the table's modal value (the lowest on ties), and the predictor restarts
 // at every chunk.
-func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, []uint16) bool) []episode {
+func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, *wm.Predictor) bool) []episode {
 	n := m.Geom.N()
 	p := m.NewPredictor()
 	out := make([]episode, len(tr.eps))
@@ -218,8 +221,8 @@ func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, []uint16
 			p.Begin(a)
 			for j := range n {
 				v := e.codes[t*n+j]
-				if cum := p.Table(j); retain != nil && !retain(j, cum) {
-					v = modal(cum, m.Precision)
+				if p.Predict(j); retain != nil && !retain(j, p) {
+					v = p.Modal()
 				}
 				p.Commit(j, v)
 				out[i].codes[t*n+j] = v

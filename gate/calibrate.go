@@ -132,6 +132,7 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 			p.Weights[j] = uint16(math.Min(math.Round(w/mean*WeightOne), 0xFFFF))
 		}
 	}
+	p.Prepare()
 	binN, binE := make([]uint64, nb), make([]uint64, nb)
 	crdN, crdE := make([]uint64, n), make([]uint64, n)
 	binD, binV := make([]float64, nb), make([]float64, nb)
@@ -155,8 +156,8 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 		for t, a := range e.Actions {
 			pr.Begin(a)
 			for j, v := range e.Codes[t*n : (t+1)*n] {
-				cum := pr.Table(j)
-				st := TableStats(cum, p.Precision)
+				pr.Predict(j)
+				st, cum := PredStats(pr)
 				b := min(int(p.binKey(st)>>p.BinShift), nb-1)
 				binN[b]++
 				crdN[j]++

@@ -88,6 +88,51 @@ type Params struct {
 	SlotNorm uint64
 	MeanV    uint32
 	Samples  uint64
+
+	// mean[t][a] is the mean distance of code a from the K−1 others in
+	// table t (Prepare).
+	mean [][]uint32
+}
+
+// Prepare derives what the rule precomputes from the distance tables. Parse
+// and Calibrate call it; a Params built by hand must call it once before
+// its rule is used (the rule then stays safe for concurrent use).
+func (p *Params) Prepare() {
+	p.mean = nil
+	if p.Dist == nil {
+		return
+	}
+	K := p.Geom.K
+	p.mean = make([][]uint32, len(p.Dist))
+	for t, d := range p.Dist {
+		p.mean[t] = make([]uint32, K)
+		for a := range K {
+			p.mean[t][a] = meanRow(d[a*K : (a+1)*K])
+		}
+	}
+}
+
+// meanRow is ⌊Σ_b row[b] / (K−1)⌋ (row[a] = 0 for the row of code a).
+func meanRow(row []uint16) uint32 {
+	var s uint64
+	for _, x := range row {
+		s += uint64(x)
+	}
+	return uint32(s / uint64(max(len(row)-1, 1)))
+}
+
+// meanDist returns the mean distance of code a from the others at
+// coordinate j.
+func (p *Params) meanDist(j int, a uint16) uint32 {
+	t := j % p.Geom.M
+	if len(p.Dist) == p.Geom.N() {
+		t = j
+	}
+	if p.mean != nil {
+		return p.mean[t][a]
+	}
+	K := p.Geom.K
+	return meanRow(p.Dist[t][int(a)*K : (int(a)+1)*K])
 }
 
 // Distance returns the distance between codes a and b at coordinate j.
@@ -303,6 +348,7 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	p.Prepare()
 	return p, nil
 }
 

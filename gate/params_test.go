@@ -125,7 +125,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil || string(c) != string(b) {
 			t.Fatalf("accepted section does not round-trip: %v", err)
 		}
-		q.Rule(1<<16).Retain(5, uniformCum(4, 12))
+		cum := uniformCum(4, 12)
+		q.Rule(1<<16).RetainStats(5, TableStats(cum, 12), cum)
+		q.Rule(1<<16).RetainStats(5, TwoStepStats(1, 3000, 12, 4), nil)
 	})
 }
 

@@ -1,5 +1,7 @@
 package gate
 
+import "github.com/wmzip/wmzip/wm"
+
 // Baseline policies for rate–distortion experiments. They are not part of
 // the format: a file written with one decodes only with the same policy and
 // knob, and their knobs reuse the header's λ field only in experiments.
@@ -24,34 +26,42 @@ var Policies = []Policy{PolicyRule, PolicyRandom, PolicyUncertainty, PolicyStati
 // for the rule, Static-e and Uniform-V, an entropy threshold for
 // Uncertainty, an omission probability (Q32) for Random. It returns nil for
 // an unknown policy. The function is safe for concurrent use.
-func (p *Params) Baseline(pol Policy, knob uint32) func(j int, cum []uint16) bool {
+func (p *Params) Baseline(pol Policy, knob uint32) func(j int, pr *wm.Predictor) bool {
 	switch pol {
 	case PolicyRule:
 		return p.Rule(knob).Retain
 	case PolicyRandom:
-		return func(j int, cum []uint16) bool { return tableHash(j, cum) >= knob }
+		return func(j int, pr *wm.Predictor) bool { return predHash(j, pr) >= knob }
 	case PolicyUncertainty:
-		return func(j int, cum []uint16) bool { return TableStats(cum, p.Precision).H >= knob }
+		return func(j int, pr *wm.Predictor) bool {
+			st, _ := PredStats(pr)
+			return st.H >= knob
+		}
 	case PolicyStaticE:
-		return func(j int, cum []uint16) bool {
-			st := TableStats(cum, p.Precision)
+		return func(j int, pr *wm.Predictor) bool {
+			st, cum := PredStats(pr)
 			return st.H == 0 || keep(knob, p.CoordErr[j], p.impact(j, cum, st), p.weight(j), st.H)
 		}
 	case PolicyUniformV:
-		return func(j int, cum []uint16) bool {
-			st := TableStats(cum, p.Precision)
+		return func(j int, pr *wm.Predictor) bool {
+			st, _ := PredStats(pr)
 			return st.H == 0 || keep(knob, p.errRate(j, st), p.MeanV, p.weight(j), st.H)
 		}
 	}
 	return nil
 }
 
-// tableHash is a 32-bit hash of a coordinate and its table: a pseudo-random
-// draw both sides of a file can repeat.
-func tableHash(j int, cum []uint16) uint32 {
+// predHash is a 32-bit hash of a coordinate and its prediction: a
+// pseudo-random draw both sides of a file can repeat.
+func predHash(j int, pr *wm.Predictor) uint32 {
 	h := uint64(j)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
-	for _, c := range cum {
-		h = (h ^ uint64(c)) * 0x100000001B3
+	top, hit := pr.Prediction()
+	if hit > 0 {
+		h = (h ^ uint64(top)<<32 ^ uint64(hit)) * 0x100000001B3
+	} else {
+		for _, c := range pr.Table() {
+			h = (h ^ uint64(c)) * 0x100000001B3
+		}
 	}
 	h ^= h >> 29
 	h *= 0xBF58476D1CE4E5B9

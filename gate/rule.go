@@ -1,6 +1,10 @@
 package gate
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/wmzip/wmzip/wm"
+)
 
 // Stats are the quantities the rule reads from one predicted table.
 type Stats struct {
@@ -36,9 +40,35 @@ func TableStats(cum []uint16, prec uint) Stats {
 	return st
 }
 
+// TwoStepStats computes the rule's statistics of a two-step prediction:
+// the value top with frequency hit at precision prec, and K−1 others. The
+// entropy is that of the first step plus, for the second, the entropy of
+// K−1 equally likely values:
+//
+//	H = ⌊ (F·(256·P − lg F) + R·(256·P − lg R) + R·lg(K−1)) / 2^P ⌋, R = 2^P − F
+func TwoStepStats(top uint16, hit uint32, prec uint, k int) Stats {
+	r := uint32(1)<<prec - hit
+	h := uint64(hit)*uint64(256*uint32(prec)-lg(hit)) + uint64(r)*uint64(256*uint32(prec)-lg(r)+lg(uint32(k-1)))
+	return Stats{H: uint32(h >> prec), Modal: top, FMax: hit}
+}
+
+// PredStats returns the rule's statistics of the prediction pr holds for
+// its current coordinate, and the coordinate's table when it is coded in
+// one step (nil for a two-step coordinate).
+func PredStats(pr *wm.Predictor) (Stats, []uint16) {
+	top, hit := pr.Prediction()
+	if hit > 0 {
+		return TwoStepStats(top, hit, pr.Precision(), pr.Model().Geom.K), nil
+	}
+	cum := pr.Table()
+	return TableStats(cum, pr.Precision()), cum
+}
+
 // impact returns V_j: the expected distance from the modal value to the
 // true one given that they differ, ⌊Σ_{v≠v̂} f_v·D(v̂,v) / Σ_{v≠v̂} f_v⌋, in
-// distance units (UnitDistance for any error under uniform distances).
+// distance units (UnitDistance for any error under uniform distances). A
+// two-step prediction (cum nil) has no table of its other values: their
+// mean distance from v̂ stands for V.
 func (p *Params) impact(j int, cum []uint16, st Stats) uint32 {
 	rest := uint64(1)<<p.Precision - uint64(st.FMax)
 	if rest == 0 {
@@ -46,6 +76,9 @@ func (p *Params) impact(j int, cum []uint16, st Stats) uint32 {
 	}
 	if p.Dist == nil {
 		return UnitDistance
+	}
+	if cum == nil {
+		return p.meanDist(j, st.Modal)
 	}
 	row := p.table(j)[int(st.Modal)*p.Geom.K:][:len(cum)]
 	top := uint32(1) << p.Precision
@@ -110,11 +143,17 @@ type Rule struct {
 // (lossless) is handled by the container, which then calls no rule.
 func (p *Params) Rule(lambda uint32) *Rule { return &Rule{p: p, lambda: lambda} }
 
-// Retain reports whether coordinate j, whose predicted cumulative table is
-// cum, is stored. An omitted coordinate takes the table's modal value.
-func (r *Rule) Retain(j int, cum []uint16) bool {
+// Retain reports whether coordinate j, whose prediction pr holds (after
+// Predict), is stored. An omitted coordinate takes the modal value.
+func (r *Rule) Retain(j int, pr *wm.Predictor) bool {
+	st, cum := PredStats(pr)
+	return r.RetainStats(j, st, cum)
+}
+
+// RetainStats is Retain on the statistics of a prediction and its table
+// (nil for a two-step prediction).
+func (r *Rule) RetainStats(j int, st Stats, cum []uint16) bool {
 	p := r.p
-	st := TableStats(cum, p.Precision)
 	if st.H == 0 {
 		return true // costs nothing to store
 	}

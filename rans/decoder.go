@@ -107,16 +107,47 @@ func (d *Decoder) Decode(lane int, cum []uint16) int {
 	if s+1 < len(cum) {
 		end = uint32(cum[s+1])
 	}
-	x = (end-start)*(x>>d.prec) + slot - start
+	d.advance(lane, (end-start)*(x>>d.prec)+slot-start)
+	if d.err != nil {
+		return 0
+	}
+	return s
+}
+
+// advance renormalizes a lane's new state x and stores it.
+func (d *Decoder) advance(lane int, x uint32) {
 	for x < stateLow { // at most twice: x >= 2^(24-P) >= 2^8 here
 		if d.pos >= len(d.src) {
 			d.err = fmt.Errorf("%w: lane %d needs a byte past the end of the stream", ErrCorrupt, lane)
-			return 0
+			return
 		}
 		x = x<<8 | uint32(d.src[d.pos])
 		d.pos++
 	}
 	d.x[lane] = x
+}
+
+// DecodeBinary returns the next symbol of a lane from the two-symbol table
+// whose symbol 0 has frequency f0 (1 <= f0 < 2^P, trusted): it is Decode
+// with the table {0, f0}, without the search.
+func (d *Decoder) DecodeBinary(lane int, f0 uint32) int {
+	if d.err != nil {
+		return 0
+	}
+	if uint(lane) >= uint(d.lanes) {
+		d.fail(lane, 2)
+		return 0
+	}
+	x := d.x[lane]
+	slot := x & (1<<d.prec - 1)
+	s, start, freq := 0, uint32(0), f0
+	if slot >= f0 {
+		s, start, freq = 1, f0, 1<<d.prec-f0
+	}
+	d.advance(lane, freq*(x>>d.prec)+slot-start)
+	if d.err != nil {
+		return 0
+	}
 	return s
 }
 

@@ -102,9 +102,15 @@ func Quantize(w []uint32, precision uint, cum []uint16) error {
 	if k == 0 || k > 1<<precision || len(cum) != k {
 		return fmt.Errorf("%w: Quantize of %d weights into %d entries at precision %d", ErrTable, k, len(cum), precision)
 	}
-	cum = cum[:k]
-	m := uint32(1) << precision
+	QuantizeTrusted(w, precision, cum)
+	return nil
+}
 
+// QuantizeTrusted is Quantize for input the caller has validated (a valid
+// precision and 1 <= len(w) = len(cum) <= 2^precision). It returns the
+// symbol of largest weight, the lowest index among equals: the modal
+// symbol of the table.
+func QuantizeTrusted(w []uint32, precision uint, cum []uint16) int {
 	// Step 1: total weight, and the first index of the largest weight.
 	var total uint64
 	var top uint32
@@ -117,18 +123,29 @@ func Quantize(w []uint32, precision uint, cum []uint16) error {
 	}
 	if total == 0 {
 		// Uniform: q = 2^P / K each, the first 2^P mod K symbols one more.
+		m, k := uint32(1)<<precision, len(w)
 		q, r := m/uint32(k), int(m%uint32(k))
 		c := uint32(0)
-		for s := range cum {
+		for s := range cum[:k] {
 			cum[s] = uint16(c)
 			c += q
 			if s < r {
 				c++
 			}
 		}
-		return nil
+		return 0
 	}
+	QuantizeSummed(w, total, arg, precision, cum)
+	return arg
+}
 
+// QuantizeSummed is Quantize after its first step, for trusted input whose total
+// weight (> 0) and first index of the largest weight the caller has
+// computed.
+func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uint16) {
+	k := len(w)
+	cum = cum[:k]
+	m := uint32(1) << precision
 	// Step 2: scale the weights below 2^32 so the fixed-point factor keeps at
 	// least 16 significant bits.
 	shift := uint(0)
@@ -155,5 +172,4 @@ func Quantize(w []uint32, precision uint, cum []uint16) error {
 			cum[s] += d
 		}
 	}
-	return nil
 }

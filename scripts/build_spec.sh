@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 cat <<'HDR'
 # wmzip format specification
 
-Version 2. This document is normative: a third party must be able to write
+Version 3. This document is normative: a third party must be able to write
 a bit-exact encoder and decoder of `.wmz` files and of `.wmm` model files
 from it alone. Sections:
 

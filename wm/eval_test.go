@@ -2,7 +2,6 @@ package wm
 
 import (
 	"github.com/wmzip/wmzip/npz"
-	"math"
 	"os"
 	"testing"
 	"time"
@@ -75,29 +74,17 @@ func TestEval(t *testing.T) {
 			prev := p.hits[p.bucket]
 			slotBits := 0.0
 			for j := range n {
-				cum := p.Table(j)
 				v := e.Codes[s*n+j]
-				next := 1 << m.Precision
-				if int(v)+1 < g.K {
-					next = int(cum[v+1])
-				}
-				b := -math.Log2(float64(next-int(cum[v])) / float64(int(1)<<m.Precision))
+				b := predict(p, j, v, nil)
 				bits += b
 				if s := j / g.M; s >= 8 && s < 28 {
 					mBits[j%g.M] += b
 					if j%g.M >= 8 {
-						// modal value of the table
-						best, bf := 0, 0
-						for u := range g.K {
-							nx := 1 << m.Precision
-							if u+1 < g.K {
-								nx = int(cum[u+1])
-							}
-							if f := nx - int(cum[u]); f > bf {
-								best, bf = u, f
-							}
+						best := p.top
+						if p.hit == 0 {
+							best = p.modal
 						}
-						if int(v) == best {
+						if v == best {
 							modalN++
 							modalBits += b
 						} else {

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 )
 
@@ -123,6 +122,13 @@ type Model struct {
 	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
+	dictVals  []uint16  // first codes with dictCnt > 0, ascending
+	tileOff   []int     // per distinct tile: offset of its codes in refCodes
+	dict      tileIndex // distinct tiles by content
+	offLaw    []offRow  // the offset law as a floor and spikes, per bucket pair
+	fallCum   []uint16  // fallback rows, cumulative
+	pow1      []uint32  // powers of the fallback rows (with a second table)
+	pow2      []uint32  // powers of the second table's rows
 
 	sections []Section
 
@@ -621,43 +627,56 @@ func (m *Model) derive() {
 		}
 	}
 	// Distinct tiles, in order of first occurrence.
-	seed := maphash.MakeSeed()
-	idx := make(map[uint64][]int32)
-	tile := func(rep int32) []uint16 {
-		st, sl := int(rep)/g.S, int(rep)%g.S
-		return m.refCodes[st*n+sl*M : st*n+sl*M+M]
-	}
 	m.tileRep = m.tileRep[:0]
 	m.tileCount = m.tileCount[:0]
 	m.tileOcc = m.tileOcc[:0]
+	m.tileOff = m.tileOff[:0]
+	m.dict = tileIndex{}
 	m.tileOf = make([]int32, m.refT*g.S)
 	for t := range m.refT {
 		for s := range g.S {
 			rep := int32(t*g.S + s)
-			tl := tile(rep)
-			h := maphash.Comparable(seed, string(u16bytes(tl)))
-			found := int32(-1)
-			for _, id := range idx[h] {
-				if slices.Equal(tile(m.tileRep[id]), tl) {
-					found = id
-					break
-				}
-			}
-			if found >= 0 {
-				m.tileOf[rep] = found
-				m.tileCount[found]++
-				if len(m.tileOcc[found]) < m.occCap {
-					m.tileOcc[found] = append(m.tileOcc[found], rep)
+			off := t*n + s*M
+			tl := m.refCodes[off : off+M]
+			if id := m.dict.find(tl, m.refCodes, m.tileOff); id >= 0 {
+				m.tileOf[rep] = id
+				m.tileCount[id]++
+				if len(m.tileOcc[id]) < m.occCap {
+					m.tileOcc[id] = append(m.tileOcc[id], rep)
 				}
 				continue
 			}
 			id := int32(len(m.tileRep))
 			m.tileOf[rep] = id
-			idx[h] = append(idx[h], id)
 			m.tileRep = append(m.tileRep, rep)
+			m.tileOff = append(m.tileOff, off)
 			m.tileCount = append(m.tileCount, 1)
 			m.tileOcc = append(m.tileOcc, []int32{rep})
+			m.dict.insert(tl, id, m.refCodes, m.tileOff)
 		}
+	}
+	tile := func(rep int32) []uint16 {
+		st, sl := int(rep)/g.S, int(rep)%g.S
+		return m.refCodes[st*n+sl*M : st*n+sl*M+M]
+	}
+	m.offLaw = nil
+	if m.offPrior != nil {
+		m.offLaw = make([]offRow, nBuckets*nBuckets)
+		for i := range m.offLaw {
+			m.offLaw[i] = spikes(m.offPrior[i*g.S : (i+1)*g.S])
+		}
+	}
+	m.fallCum = make([]uint16, len(m.fallback))
+	for r := 0; r < len(m.fallback); r += g.K {
+		c := uint32(0)
+		for v, f := range m.fallback[r : r+g.K] {
+			m.fallCum[r+v] = uint16(c)
+			c += uint32(f)
+		}
+	}
+	if m.fall2Ctx > 0 {
+		m.pow1 = mixPowers(m.fallback, g.K, m.fallExp[0])
+		m.pow2 = mixPowers(m.fall2, g.K, m.fallExp[1])
 	}
 	m.dictFirst = make([][]int32, g.K)
 	m.dictCnt = make([]uint64, g.K)
@@ -674,6 +693,12 @@ func (m *Model) derive() {
 		m.dictFirst[v] = append(m.dictFirst[v], int32(id))
 		m.dictCnt[v] += uint64(m.tileCount[id])
 		m.dictTotal += uint64(m.tileCount[id])
+	}
+	m.dictVals = nil
+	for v, c := range m.dictCnt {
+		if c > 0 {
+			m.dictVals = append(m.dictVals, uint16(v))
+		}
 	}
 	for v, l := range m.dictFirst {
 		slices.SortStableFunc(l, func(a, b int32) int {
@@ -700,6 +725,54 @@ func (m *Model) derive() {
 			i = j
 		}
 	}
+}
+
+// maxSpikes is the number of offsets the offset law keeps apart from its
+// floor.
+const maxSpikes = 4
+
+// offRow is a row of the offset law as inference uses it: the law of
+// offset δ is floor + e[k] when δ = d[k] for some k < n, else floor.
+type offRow struct {
+	floor uint32
+	n     int
+	d     [maxSpikes]uint16
+	e     [maxSpikes]uint32
+}
+
+// spikes derives the offRow of a stored row of S frequencies: the
+// maxSpikes largest (the lower offset among equals) are spikes, the floor
+// is the mean of the others rounded down (0 when there are none).
+func spikes(row []uint16) offRow {
+	var o offRow
+	o.n = min(maxSpikes, len(row))
+	var taken [maxSpikes]int
+	for k := range o.n {
+		best := -1
+		for d, f := range row {
+			if slices.Contains(taken[:k], d+1) {
+				continue
+			}
+			if best < 0 || f > row[best] {
+				best = d
+			}
+		}
+		taken[k] = best + 1
+		o.d[k] = uint16(best)
+	}
+	if rest := len(row) - o.n; rest > 0 {
+		var sum uint32
+		for d, f := range row {
+			if !slices.Contains(taken[:o.n], d+1) {
+				sum += uint32(f)
+			}
+		}
+		o.floor = sum / uint32(rest)
+	}
+	for k := range o.n {
+		o.e[k] = uint32(row[o.d[k]]) - o.floor
+	}
+	return o
 }
 
 // contEntry is one continuation of a match: slot y with probability p (Q15).

@@ -1,106 +1,171 @@
 package wm
 
 import (
-	"github.com/wmzip/wmzip/rans"
-	"hash/maphash"
+	"math/bits"
 	"slices"
+
+	"github.com/wmzip/wmzip/rans"
 )
 
 // Predictor runs the model over one stream of states. The writer and the
 // reader each drive their own Predictor through the same calls with the same
-// reconstructed values, so both see the same tables.
+// reconstructed values, so both see the same predictions.
 //
 // Call sequence for every state:
 //
 //	p.Begin(action)
-//	for j := 0; j < N; j++ { tab := p.Table(j); ...; p.Commit(j, v) }
+//	for j := 0; j < N; j++ {
+//		top, hit := p.Predict(j)
+//		// hit > 0: code "v == top" with frequency hit, then, on a miss,
+//		// v with p.Table() (the table of the other values).
+//		// hit == 0: code v with p.Table().
+//		p.Commit(j, v)
+//	}
 //
 // Reset forgets the history (keyframe or episode start); the next state is
 // then predicted without history ("intra"), and its action is ignored.
 // A Predictor is not safe for concurrent use.
 type Predictor struct {
-	m *Model
-	g Geometry
-	n int
+	m       *Model
+	g       Geometry
+	n, S, M int
+	K       int
+	prec    uint
 
 	hist   []uint16 // reconstructed states since Reset, the current one last
 	histB  []uint8  // action bucket of each history state
+	histID []int32  // content id of each finished slot of the history
 	t      int      // index of the current state in hist
 	bucket int
 
-	// distinct tiles of the episode
-	epSeed  maphash.Seed
-	epIndex map[uint64]int32 // hash -> first entry of its chain in epRefs
-	epRefs  []int32          // refs (state*S+slot) of distinct tiles
-	epNext  []int32          // next entry with the same hash, or -1
-	epFirst [][]int32        // per first code: refs, in order of appearance
-	epTotal uint64
+	// coordinate about to be predicted (or committed)
+	j, s, mm int
+	base     int // t*n
 
-	// adaptive class statistics
-	hits  [nBuckets][nClasses]uint32
-	hitsS []uint32 // [S][nClasses]
-	// hitsP counts classes by slot and by the class of the slot before in
-	// the same state (nClasses for slot 0): [S][nClasses+1][nClasses]; nil
-	// when the model has no such statistics.
-	hitsP   []uint32
-	prevCls int // class counted for the previous slot of the state
-	slot    int // slot being predicted
+	// Distinct tiles of the chunk, in order of first appearance: the
+	// history offset of each, its content id, and the lists by first code.
+	ep      tileIndex
+	epOff   []int
+	epID    []int32
+	epFirst [][]int32 // per first code: refs (state*S+slot), in order
+	epVals  []uint16  // first codes whose list is not empty
+	epTotal uint64
+	nextID  int32 // content id of the next tile found in neither the chunk nor the dictionary
+
+	// adaptive class statistics, with their running sums
+	hits    [nBuckets][nClasses]uint32
+	hitsB   [nBuckets]uint64 // Σ_c hits[b][c]
+	hitsC   [nClasses]uint64 // Σ_b hits[b][c]
+	hitsT   uint64           // Σ_b Σ_c hits[b][c]
+	hitsS   []uint32         // [S][nClasses]
+	hitsP   []uint32         // [S][nClasses+1][nClasses], or nil
+	prevCls int
 	prior   [nClasses]int32
 	mis     [nClasses]uint32
 	cn      [nClasses]uint32
+	eps     [nClasses]uint32 // per-class substitution rate, Q16
 
-	// per-slot hypotheses
-	cands   []cand
+	// Groups: the candidates of the slot, those of one class with equal
+	// tiles merged (they gain and lose alike). A group's log-weight is
+	// that of the sum of its members' weights.
+	gL        []int32
+	gBase     []int32 // gL when the group was formed; a member's L is mL + gL − gBase
+	gCls      []uint8
+	gMis      []uint16
+	gTile     [][]uint16
+	gHead     []int32 // first member; −e−1 for the succany group of entry e
+	gTail     []int32
+	gSum      []uint64 // Σ of the members' weights while a batch is formed
+	batchB    int32
+	batchFrom int
+	mRef      []ref
+	mL        []int32 // L of the member when it joined
+	mNext     []int32
+	batch     keyIndex // content id -> group, within one batch of one class
+
 	lNew    int32
 	lEp     int32 // virtual "episode tile" hypothesis, live at m <= 1
 	lDict   int32 // virtual "dictionary tile" hypothesis, live at m <= 1
-	dictV0  uint16
+	lSA     int32 // virtual "any slot of a successor state", live at m = 0
 	epV0    uint16
+	dictV0  uint16
 	epLive  bool
 	dicLive bool
-	eps     [nClasses]uint32 // per-class substitution rate, Q16
-	conts   []ref            // continuations proposed for the next slot
-	contW   []uint64         // their weights: W(maxL - L) of the match they continue
+	saLive  bool
+
+	conts   []ref    // continuations proposed for the next slot
+	contW   []uint64 // their weights
 	contTot uint64
-	// anchors are the states (of the history or the reference store) the
-	// current state's slots matched, with how many slots matched each;
-	// succ holds the successors of the previous state's anchors.
+
+	// anchors are the states the current state's slots matched, with how
+	// many slots matched each; succ holds the successors of the previous
+	// state's anchors.
 	anchors   []anchor
-	anchorIdx map[ref]int32
+	anchorIdx keyIndex
 	succ      []ref // state-level refs (slot unused)
 	succN     []uint32
 	succTot   uint64
 	succW     uint64 // Σ succWeight
-	saLive    bool   // virtual "any slot of a successor state" hypothesis
-	lSA       int32
 
-	fmix   []uint16 // combined fallback row
-	fw     []uint32
-	fcum   []uint16
-	mixIdx map[uint32]int32 // (m, ctx1, ctx2) -> row of mixSlab
-	mixSlb []uint16
+	// The succany hypothesis of the current state (prepareSuccAny).
+	saC     []uint32  // per successor: c_i of an offset that is no spike
+	saE     []uint32  // per successor and spike: c_i(d) − saC[i]
+	saRows  []*offRow // per successor: its offset law, or nil
+	saVals  []uint16  // first codes of the successors' slots
+	saFL    []uint64  // per first code: Σ saC over the slots that start with it
+	saHead  []int32   // per first code: its first entry
+	saTail  []int32   // per first code: its last entry
+	saMark  []uint32  // per first code: saStamp when it has entries
+	saStamp uint32
+	saB     int32   // Lsa − 4096 when the hypothesis expanded
+	slotSpk []spike // the items the spikes point at from the current slot
+	// Entries: the distinct tiles of the successors' slots.
+	itemEnt  []int32    // per item i·S + x: its entry
+	entTile  [][]uint16 // per entry: the tile
+	entFL    []uint64   // per entry: Σ saC over its items
+	entX     []uint64   // per entry: its weight at the current slot (scratch)
+	entCnt   []int32    // per entry: number of items
+	entStart []int32    // per entry: start of its items in entItems
+	entNext  []int32    // next entry with the same first code, or −1
+	entItems []int32    // items by entry
 
-	w   []uint64
-	wq  []uint32
-	cum []uint16
-	f   []uint16 // fallback row of the current coordinate
+	// The prediction of the current coordinate.
+	f       []uint16 // fallback row, cumulative, precision 16
+	f1      []uint16 // the first table's row
+	r1      int      // its row number
+	mixed   bool     // f is the combined row (or there is no second table)
+	rows    rowCache
+	maxL    int32
+	virt    bool     // a virtual hypothesis predicts this coordinate
+	alpha   uint64   // weight of f[v] in w[v]
+	spikes  uint64   // Σ_v acc[v]
+	beta    uint64   // weight of every value in w[v]
+	acc     []uint64 // per value: Σ over groups predicting it of w_g·(65536 − eps)
+	touched []uint16 // values with acc > 0 (or marked)
+	mark    []uint32 // per value: coordinate stamp of touched
+	stamp   uint32
+	top     uint16
+	hit     uint32
+	tab     []uint16 // Table's result for the current coordinate, or nil
+	modal   uint16
+	modalOK bool
+
+	incM, incX [nClasses]int32 // per class: L increments on a match, a mismatch
+	incOK      uint32          // bit c: incM/incX[c] hold for the current value
+
+	best    []uint16 // tile of the best group at the end of the last slot, or nil
+	w       []uint64
+	wq      []uint32
+	cum     []uint16
+	scratch []uint32
 }
 
-// ref points at one tile occurrence: a slot of a state of the episode
+// ref points at one tile occurrence: a slot of a state of the chunk
 // history or of the model's reference store.
 type ref struct {
 	store int8 // 0 none, 1 history, 2 reference store
 	state int32
 	slot  int32
-}
-
-type cand struct {
-	r     ref
-	tile  []uint16
-	class uint8
-	mis   uint16
-	l     int32
-	id    int32 // dictionary tile id, or -1
 }
 
 // anchor counts the slots of the current state matched in one state.
@@ -115,7 +180,7 @@ const (
 	storeRef
 )
 
-// pruneBits is how far (in bits) below the best hypothesis a candidate may
+// pruneBits is how far (in bits) below the best hypothesis a group may
 // fall before it is dropped.
 const pruneBits = 24
 
@@ -137,23 +202,40 @@ const (
 	contCap  = 8
 )
 
+// rowCacheBytes bounds the memory of a predictor's cache of combined
+// fallback rows.
+const rowCacheBytes = 4 << 20
+
 // NewPredictor returns a Predictor with empty history.
 func (m *Model) NewPredictor() *Predictor {
 	g := m.Geom
 	p := &Predictor{
-		m: m, g: g, n: g.N(),
-		epSeed: maphash.MakeSeed(),
-		w:      make([]uint64, g.K),
-		wq:     make([]uint32, g.K),
-		cum:    make([]uint16, g.K),
-		fmix:   make([]uint16, g.K),
-		fw:     make([]uint32, g.K),
-		fcum:   make([]uint16, g.K),
-
-		anchorIdx: make(map[ref]int32),
+		m: m, g: g, n: g.N(), S: g.S, M: g.M, K: g.K, prec: m.Precision,
+		w:       make([]uint64, g.K),
+		wq:      make([]uint32, g.K),
+		cum:     make([]uint16, g.K),
+		acc:     make([]uint64, g.K),
+		mark:    make([]uint32, g.K),
+		scratch: make([]uint32, g.K),
+		epFirst: make([][]int32, g.K),
+		saFL:    make([]uint64, g.K),
+		saHead:  make([]int32, g.K),
+		saTail:  make([]int32, g.K),
+		saMark:  make([]uint32, g.K),
+		saE:     make([]uint32, max(m.succCap, m.anchorCap)*maxSpikes),
+		batch:   newKeyIndex(maxBatch(m)),
+	}
+	p.anchorIdx = newKeyIndex(g.S * max(m.occCap, 1))
+	if m.fall2Ctx > 0 {
+		p.rows = newRowCache(g.K, rowCacheBytes)
 	}
 	p.Reset()
 	return p
+}
+
+// maxBatch bounds the candidates of one class formed at once.
+func maxBatch(m *Model) int {
+	return max(m.succCap, m.anchorCap)*m.Geom.S + dictCap + histCap + contCap + 2
 }
 
 // Model returns the model the predictor runs.
@@ -163,20 +245,18 @@ func (p *Predictor) Model() *Model { return p.m }
 func (p *Predictor) Reset() {
 	p.hist = p.hist[:0]
 	p.histB = p.histB[:0]
+	p.histID = p.histID[:0]
 	p.t = -1
-	if p.epIndex == nil {
-		p.epIndex = make(map[uint64]int32)
+	p.ep.reset()
+	p.epOff, p.epID = p.epOff[:0], p.epID[:0]
+	for _, v := range p.epVals {
+		p.epFirst[v] = p.epFirst[v][:0]
 	}
-	clear(p.epIndex)
-	p.epRefs, p.epNext = p.epRefs[:0], p.epNext[:0]
-	if p.epFirst == nil {
-		p.epFirst = make([][]int32, p.g.K)
-	}
-	for i := range p.epFirst {
-		p.epFirst[i] = p.epFirst[i][:0]
-	}
+	p.epVals = p.epVals[:0]
 	p.epTotal = 0
+	p.nextID = int32(len(p.m.tileRep))
 	p.hits = p.m.clsHits
+	p.sumHits()
 	p.hitsS = append(p.hitsS[:0], p.m.clsSlot...)
 	if p.m.clsCtx != nil {
 		p.hitsP = append(p.hitsP[:0], p.m.clsCtx...)
@@ -184,10 +264,23 @@ func (p *Predictor) Reset() {
 	p.mis = p.m.clsMis
 	p.cn = p.m.clsN
 	p.anchors = p.anchors[:0]
-	clear(p.anchorIdx)
 	p.succ = p.succ[:0]
 	p.succN = p.succN[:0]
 	p.succTot = 0
+	p.best = nil
+}
+
+// sumHits sets the running sums of the class statistics hits.
+func (p *Predictor) sumHits() {
+	p.hitsB, p.hitsC, p.hitsT = [nBuckets]uint64{}, [nClasses]uint64{}, 0
+	for b := range nBuckets {
+		for c := range nClasses {
+			h := uint64(p.hits[b][c])
+			p.hitsB[b] += h
+			p.hitsC[c] += h
+			p.hitsT += h
+		}
+	}
 }
 
 // Begin starts the next state, led into by action (ignored after Reset).
@@ -205,68 +298,65 @@ func (p *Predictor) Begin(action int64) {
 	for i := range p.succ {
 		p.succW += p.succWeight(i)
 	}
+	if len(p.succ) > 0 {
+		p.prepareSuccAny()
+	}
 	p.hist = slices.Grow(p.hist, p.n)[:len(p.hist)+p.n]
+	p.histID = slices.Grow(p.histID, p.S)[:len(p.histID)+p.S]
 	p.anchors = p.anchors[:0]
-	clear(p.anchorIdx)
+	p.anchorIdx.next()
 	p.conts = p.conts[:0]
 	for c := range nClasses {
 		e := (uint64(p.mis[c]) + 1) << 16 / (uint64(p.cn[c]) + 2)
-		if e < 1 {
-			e = 1
-		}
-		if e > 1<<15 {
-			e = 1 << 15
-		}
-		p.eps[c] = uint32(e)
+		p.eps[c] = uint32(min(max(e, 1), 1<<15))
 	}
+	p.j, p.s, p.mm, p.base = 0, 0, 0, p.t*p.n
 }
 
+// tileOf returns the codes of the tile r points at.
 func (p *Predictor) tileOf(r ref) []uint16 {
-	g := p.g
-	off := int(r.state)*p.n + int(r.slot)*g.M
+	off := int(r.state)*p.n + int(r.slot)*p.M
 	if r.store == storeHist {
-		return p.hist[off : off+g.M]
+		return p.hist[off : off+p.M]
 	}
-	return p.m.refCodes[off : off+g.M]
+	return p.m.refCodes[off : off+p.M]
+}
+
+// idOf returns the content id of the (finished) tile r points at: equal
+// tiles, wherever they are, have equal ids.
+func (p *Predictor) idOf(r ref) int32 {
+	if r.store == storeHist {
+		return p.histID[int(r.state)*p.S+int(r.slot)]
+	}
+	return p.m.tileOf[int(r.state)*p.S+int(r.slot)]
 }
 
 // computePriors sets, for the current action bucket and slot, log2 of the
 // prior probability of every class in 1/256-bit units (<= 0). The
 // statistics change only at a slot's end, so once per slot start suffices.
 func (p *Predictor) computePriors() {
-	var gsum [nClasses]uint64
-	var gtot, tot uint64
 	h := &p.hits[p.bucket]
-	for i := range nClasses {
-		tot += uint64(h[i])
-		for b := range nBuckets {
-			gsum[i] += uint64(p.hits[b][i])
-		}
-		gtot += gsum[i]
-	}
-	// The slot's own statistics, backed off to the bucket's.
-	hs := p.hitsS[p.slot*nClasses : (p.slot+1)*nClasses]
+	tot, gtot := p.hitsB[p.bucket], p.hitsT
+	hs := p.hitsS[p.s*nClasses : (p.s+1)*nClasses]
 	var ts uint64
 	for _, x := range hs {
 		ts += uint64(x)
 	}
-	// And, when the model has them, the statistics of the slot after a slot
-	// of the class the previous slot had, backed off to those.
 	var hp []uint32
 	var tp uint64
 	if p.hitsP != nil {
 		pc := nClasses
-		if p.slot > 0 {
+		if p.s > 0 {
 			pc = p.prevCls
 		}
-		o := (p.slot*(nClasses+1) + pc) * nClasses
+		o := (p.s*(nClasses+1) + pc) * nClasses
 		hp = p.hitsP[o : o+nClasses]
 		for _, x := range hp {
 			tp += uint64(x)
 		}
 	}
 	for c := range nClasses {
-		g16 := (gsum[c] + 1) << 16 / (gtot + nClasses)
+		g16 := (p.hitsC[c] + 1) << 16 / (gtot + nClasses)
 		qb := (uint64(h[c])<<16 + 2*g16) / (tot + 2)
 		q := (uint64(hs[c])<<16 + slotBackoff*qb) / (ts + slotBackoff)
 		if hp != nil {
@@ -276,291 +366,636 @@ func (p *Predictor) computePriors() {
 	}
 }
 
-// classPrior returns the prior of class c computed at the slot's start.
-func (p *Predictor) classPrior(c int) int32 { return p.prior[c] }
+// newGroup appends a group of one member of log-weight l and returns its
+// index.
+func (p *Predictor) newGroup(cls int, r ref, tile []uint16, l int32) int32 {
+	g := int32(len(p.gL))
+	k := int32(len(p.mRef))
+	p.gL = append(p.gL, l)
+	p.gBase = append(p.gBase, l)
+	p.gCls = append(p.gCls, uint8(cls))
+	p.gMis = append(p.gMis, 0)
+	p.gTile = append(p.gTile, tile)
+	p.gHead = append(p.gHead, k)
+	p.gTail = append(p.gTail, k)
+	p.gSum = append(p.gSum, 0)
+	p.mRef = append(p.mRef, r)
+	p.mL = append(p.mL, l)
+	p.mNext = append(p.mNext, -1)
+	return g
+}
 
-func (p *Predictor) startSlot(s int) {
-	p.slot = s
-	p.computePriors()
-	p.cands = p.cands[:0]
-	add := func(r ref, class int) {
-		p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: uint8(class), l: p.classPrior(class), id: -1})
+// beginBatch starts forming the groups of candidates of one class whose
+// log-weights are b + lg(x) for integer weights x: the candidates with
+// equal tiles form one group of log-weight b + lg(Σ x).
+func (p *Predictor) beginBatch(b int32) {
+	p.batch.next()
+	p.batchB = b
+	p.batchFrom = len(p.gL)
+}
+
+// join adds the candidate r of weight x to the batch.
+func (p *Predictor) join(cls int, r ref, x uint64) {
+	id := p.idOf(r)
+	l := p.batchB + lg(x)
+	i, found := p.batch.slot(uint64(uint32(id)))
+	if !found {
+		g := p.newGroup(cls, r, p.tileOf(r), l)
+		p.gSum[g] = x
+		p.batch.set(i, uint64(uint32(id)), g)
+		return
 	}
+	g := p.batch.vals[i]
+	p.gSum[g] += x
+	k := int32(len(p.mRef))
+	p.mRef = append(p.mRef, r)
+	p.mL = append(p.mL, l)
+	p.mNext = append(p.mNext, -1)
+	p.mNext[p.gTail[g]] = k
+	p.gTail[g] = k
+}
+
+// endBatch sets the log-weights of the batch's groups.
+func (p *Predictor) endBatch() {
+	for g := p.batchFrom; g < len(p.gL); g++ {
+		l := p.batchB + lg(p.gSum[g])
+		p.gL[g], p.gBase[g] = l, l
+	}
+}
+
+func (p *Predictor) startSlot() {
+	s := p.s
+	p.computePriors()
+	p.gL, p.gBase, p.gCls, p.gMis, p.gTile = p.gL[:0], p.gBase[:0], p.gCls[:0], p.gMis[:0], p.gTile[:0]
+	p.gHead, p.gTail, p.gSum = p.gHead[:0], p.gTail[:0], p.gSum[:0]
+	p.mRef, p.mL, p.mNext = p.mRef[:0], p.mL[:0], p.mNext[:0]
 	if p.t >= 1 {
-		add(ref{storeHist, int32(p.t - 1), int32(s)}, clsPrev)
+		r := ref{storeHist, int32(p.t - 1), int32(s)}
+		p.newGroup(clsPrev, r, p.tileOf(r), p.prior[clsPrev])
 	}
 	if p.t >= 2 {
-		add(ref{storeHist, int32(p.t - 2), int32(s)}, clsPrev2)
+		r := ref{storeHist, int32(p.t - 2), int32(s)}
+		p.newGroup(clsPrev2, r, p.tileOf(r), p.prior[clsPrev2])
 	}
 	if s > 0 && len(p.conts) > 0 {
 		// The class's prior is shared in proportion to the posterior weight
 		// of the matches continued.
-		pr := p.classPrior(clsCont) - lg(p.contTot)
+		p.beginBatch(p.prior[clsCont] - lg(p.contTot))
 		for i, r := range p.conts {
-			p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsCont, l: pr + lg(p.contW[i]), id: -1})
+			p.join(clsCont, r, p.contW[i])
 		}
+		p.endBatch()
 	}
 	if len(p.succ) > 0 {
 		// The class's prior is shared among the successor states in
 		// proportion to their weights.
-		pr := p.classPrior(clsSucc) - lg(p.succW)
+		p.beginBatch(p.prior[clsSucc] - lg(p.succW))
 		for i, r := range p.succ {
-			rr := ref{r.store, r.state, int32(s)}
-			p.cands = append(p.cands, cand{r: rr, tile: p.tileOf(rr), class: clsSucc, l: pr + lg(p.succWeight(i)), id: -1})
+			p.join(clsSucc, ref{r.store, r.state, int32(s)}, p.succWeight(i))
 		}
+		p.endBatch()
 	}
 	p.saLive = len(p.succ) > 0
 	if p.saLive {
-		p.lSA = p.classPrior(clsSuccAny)
+		p.slotSpikes()
 	}
-
+	p.lSA = p.prior[clsSuccAny]
 	p.epLive = p.epTotal > 0
-	if p.epLive {
-		p.lEp = p.classPrior(clsEp)
-	}
+	p.lEp = p.prior[clsEp]
 	p.dicLive = p.m.dictTotal > 0
-	if p.dicLive {
-		p.lDict = p.classPrior(clsDict)
-	}
-	p.lNew = p.classPrior(clsNew)
+	p.lDict = p.prior[clsDict]
+	p.lNew = p.prior[clsNew]
 }
 
-// Table returns the cumulative frequency table of coordinate j of the
-// current state: K entries, cum[0] = 0, strictly increasing, the frequency
-// of the last symbol being 2^Precision - cum[K-1]. The slice is owned by the
-// Predictor and valid until the next call.
-func (p *Predictor) Table(j int) []uint16 {
-	g := p.g
-	s, m := j/g.M, j%g.M
-	if m == 0 {
-		p.startSlot(s)
-	}
+// fallRows sets the first fallback row of the current coordinate and the
+// key of its combination with the second, both cumulative at precision 16.
+func (p *Predictor) fallRows() {
+	m, K := p.m, p.K
 	ctx := 0
-	if p.m.fallCtx > 1 {
-		ctx = g.K
-		if s > 0 {
-			ctx = int(p.hist[p.t*p.n+j-g.M])
+	if m.fallCtx > 1 {
+		ctx = K
+		if p.s > 0 {
+			ctx = int(p.hist[p.base+p.j-p.M])
 		}
 	}
-	row := (m*p.m.fallCtx + ctx) * g.K
-	p.f = p.m.fallback[row : row+g.K]
-	if p.m.fall2Ctx > 0 {
-		ctx2 := g.K
-		if m > 0 {
-			ctx2 = int(p.hist[p.t*p.n+j-1])
-		}
-		p.f = p.mixedRow(m, ctx, ctx2, p.f)
-	}
+	p.r1 = p.mm*m.fallCtx + ctx
+	p.f1 = m.fallCum[p.r1*K : (p.r1+1)*K]
+	p.f = p.f1
+	p.mixed = m.fall2Ctx == 0
+}
 
-	maxL := p.lNew
-	for i := range p.cands {
-		maxL = max(maxL, p.cands[i].l)
+// mix sets p.f to the combined fallback row of the current coordinate.
+func (p *Predictor) mix() {
+	if p.mixed {
+		return
 	}
+	p.mixed = true
+	m := p.m
+	ctx2 := p.K
+	if p.mm > 0 {
+		ctx2 = int(p.hist[p.base+p.j-1])
+	}
+	row, ok := p.rows.get(uint64(p.r1)*uint64(m.fall2Ctx) + uint64(ctx2))
+	if !ok {
+		m.mixRow(p.r1, p.mm*m.fall2Ctx+ctx2, row, p.scratch)
+	}
+	p.f = row
+}
+
+// mixRow combines fallback rows r1 of the first table and r2 of the second
+// geometrically into cum (precision 16): w[v] = G1[v]·G2[v], where G1 and
+// G2 are the rows' powers (mixPowers), then Quantize.
+func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
+	K := m.Geom.K
+	g1 := m.pow1[r1*K : (r1+1)*K]
+	g2 := m.pow2[r2*K : (r2+1)*K]
+	g2 = g2[:len(g1)]
+	w = w[:len(g1)]
+	var total uint64
+	var top uint32
+	arg := 0
+	for v, a := range g1 {
+		x := a * g2[v]
+		w[v] = x
+		total += uint64(x)
+		if x > top {
+			top, arg = x, v
+		}
+	}
+	rans.QuantizeSummed(w, total, arg, 16, cum)
+}
+
+// mixPowers returns, for each row of K frequencies f, its power with
+// exponent e (Q8) relative to its largest value: G[v] = W(max − l[v]),
+// l[v] = (e·lg(f[v])) >> 8, capped at 65535 (the mode's), so that the
+// product of two fits 32 bits.
+func mixPowers(rows []uint16, k int, e uint16) []uint32 {
+	out := make([]uint32, len(rows))
+	l := make([]int32, k)
+	for r := 0; r < len(rows); r += k {
+		mx := int32(-1 << 30)
+		for v, f := range rows[r : r+k] {
+			l[v] = int32(e) * lg(uint64(f)) >> 8
+			mx = max(mx, l[v])
+		}
+		for v := range k {
+			out[r+v] = uint32(min(expWeight(mx-l[v]), 65535))
+		}
+	}
+	return out
+}
+
+// Predict prepares coordinate j, the next one of the state. It returns
+// hit > 0 when the coordinate is coded in two steps: first whether its
+// value is top, with frequency hit at the model's precision (2^(P−1) <=
+// hit < 2^P), and on a miss the value among the others with Table. With
+// hit = 0 the value is coded with Table alone; top is then undefined.
+func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
+	if j != p.j {
+		panic("wm: Predict out of order")
+	}
+	if p.mm == 0 {
+		p.startSlot()
+	}
+	p.fallRows()
+	m := p.mm
+	maxL := p.lNew
+	for _, l := range p.gL {
+		maxL = max(maxL, l)
+	}
+	p.virt = false
 	if m <= 1 && p.epLive {
 		maxL = max(maxL, p.lEp)
+		p.virt = true
 	}
 	if m == 0 && p.saLive {
 		maxL = max(maxL, p.lSA)
+		p.virt = true
 	}
-
 	if m <= 1 && p.dicLive {
 		maxL = max(maxL, p.lDict)
+		p.virt = true
 	}
-	w := p.w
-	wNew := expWeight(maxL - p.lNew)
-	var wSub uint64
-	for i := range p.cands {
-		c := &p.cands[i]
-		wc := expWeight(maxL - c.l)
-		e := uint64(p.eps[c.class])
-		wSub += wc * e >> 16
+	p.maxL = maxL
+	p.stamp++
+	if p.stamp == 0 {
+		clear(p.mark)
+		p.stamp = 1
 	}
-	// A substituted code follows the fallback mixed with the uniform law:
-	// q(v) = (A·f(v) + (256−A)·65536/K) / 256.
+	p.touched = p.touched[:0]
+	var wS, spikes uint64
+	acc, mark, st := p.acc, p.mark, p.stamp
+	for g, l := range p.gL {
+		wg := expWeight(maxL - l)
+		e := uint64(p.eps[p.gCls[g]])
+		wS += wg * e >> 16
+		sp := wg * (1<<16 - e)
+		spikes += sp
+		v := p.gTile[g][m]
+		if mark[v] != st {
+			mark[v] = st
+			acc[v] = 0
+			p.touched = append(p.touched, v)
+		}
+		acc[v] += sp
+	}
+	p.spikes = spikes
 	a := uint64(p.m.subMix)
-	u := uint64(1<<16) / uint64(g.K) * (256 - a)
-	for v := range w {
-		f := uint64(p.f[v])
-		w[v] = wNew*f + wSub*((f*a+u)>>8)
+	p.alpha = expWeight(maxL-p.lNew)<<8 + wS*a
+	p.beta = wS * (256 - a) * (1 << 16 / uint64(p.K))
+	p.top, p.hit = 0, 0
+	p.tab = nil
+	if p.virt || len(p.gL) == 0 {
+		p.mix()
+		return 0, 0
 	}
-	for i := range p.cands {
-		c := &p.cands[i]
-		wc := expWeight(maxL - c.l)
-		w[c.tile[m]] += wc * (1<<16 - uint64(p.eps[c.class]))
+	// The value most groups' weight is on, with its share of the mass.
+	var bm uint64
+	bv := p.touched[0]
+	for _, v := range p.touched {
+		x := p.alpha*uint64(freqAt(p.f, int(v), 16)) + acc[v]<<8
+		if x > bm || x == bm && v < bv {
+			bm, bv = x, v
+		}
 	}
+	bm += p.beta
+	total := p.alpha<<16 + p.beta*uint64(p.K) + spikes<<8
+	if 2*bm < total {
+		p.mix()
+		return 0, 0
+	}
+	hi, lo := bits.Mul64(bm, 1<<p.prec)
+	q, _ := bits.Div64(hi, lo, total)
+	p.top, p.hit = bv, uint32(min(max(q, 1), 1<<p.prec-1))
+	return p.top, p.hit
+}
+
+// Table returns the cumulative frequency table of the current coordinate
+// (after Predict): K entries, cum[0] = 0, strictly increasing, the
+// frequency of the last symbol being 2^P − cum[K−1]. When Predict reported
+// a two-step coordinate, it is the table of the value given that it is not
+// top. The slice is owned by the Predictor and valid until the next call.
+func (p *Predictor) Table() []uint16 {
+	if p.tab != nil {
+		return p.tab
+	}
+	p.modalOK = true
+	if p.hit == 0 && !p.virt && len(p.gL) == 0 {
+		// Only new content: the fallback row itself.
+		if p.prec == 16 {
+			p.tab, p.modalOK = p.f, false
+			return p.tab
+		}
+		for v := range p.wq {
+			p.wq[v] = freqAt(p.f, v, 16)
+		}
+		p.modal = uint16(rans.QuantizeTrusted(p.wq, p.prec, p.cum))
+		p.tab = p.cum
+		return p.tab
+	}
+	if p.hit > 0 {
+		// The table of a miss uses the combined row; the commit keeps the
+		// first, as for a hit.
+		p.mix()
+	}
+	w := p.w[:p.K]
+	f := p.f[:len(w)]
+	alpha, beta := p.alpha, p.beta
+	last := len(w) - 1
+	for v := range last {
+		w[v] = alpha*uint64(f[v+1]-f[v]) + beta
+	}
+	w[last] = alpha*uint64(1<<16-uint32(f[last])) + beta
+	for _, v := range p.touched {
+		w[v] += p.acc[v] << 8
+	}
+	if p.virt {
+		p.virtualWeights()
+	}
+	if p.hit > 0 {
+		w[p.top] = 0
+		p.f = p.f1
+	}
+	// Σ w without virtual weights is known; with them, it is summed.
+	tot := alpha<<16 + beta*uint64(len(w)) + p.spikes<<8
+	if p.virt || p.hit > 0 {
+		tot = 0
+		for _, x := range w {
+			tot += x
+		}
+	}
+	sh := uint(0)
+	if n := bits.Len64(tot); n > 31 {
+		sh = uint(n - 31)
+	}
+	wq := p.wq[:len(w)]
+	var total uint64
+	var top uint32
+	arg := 0
+	for v, x := range w {
+		y := uint32(x >> sh)
+		wq[v] = y
+		total += uint64(y)
+		if y > top {
+			top, arg = y, v
+		}
+	}
+	if total == 0 {
+		arg = rans.QuantizeTrusted(wq, p.prec, p.cum)
+	} else {
+		rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
+	}
+	p.modal = uint16(arg)
+	p.tab = p.cum
+	return p.tab
+}
+
+// Prediction returns what Predict returned for the current coordinate.
+func (p *Predictor) Prediction() (top uint16, hit uint32) { return p.top, p.hit }
+
+// Modal returns the value of highest probability at the current
+// coordinate (after Predict): top for a two-step coordinate, else the
+// value of highest frequency in Table, the lowest among equals. It is the
+// value an omitted coordinate takes.
+func (p *Predictor) Modal() uint16 {
+	if p.hit > 0 {
+		return p.top
+	}
+	p.Table()
+	if !p.modalOK {
+		p.modal = uint16(argmaxRow(p.tab))
+		p.modalOK = true
+	}
+	return p.modal
+}
+
+// Precision returns P, the precision of the predictor's frequencies.
+func (p *Predictor) Precision() uint { return p.prec }
+
+// argmaxRow returns the value of highest frequency of a table of
+// precision 16, the lowest among equals.
+func argmaxRow(cum []uint16) int {
+	best, bf := 0, uint32(0)
+	for v := range cum {
+		if f := freqAt(cum, v, 16); f > bf {
+			best, bf = v, f
+		}
+	}
+	return best
+}
+
+// virtualWeights adds to p.w the weights of the virtual hypotheses live at
+// the current coordinate, on the scale of the table's other weights.
+func (p *Predictor) virtualWeights() {
+	w, m, maxL := p.w, p.mm, p.maxL
 	if m == 0 && p.saLive {
 		p.anyWeights(expWeight(maxL - p.lSA))
 	}
-
 	if p.epLive {
 		we := expWeight(maxL - p.lEp)
 		if m == 0 {
-			for v, l := range p.epFirst {
-				if len(l) > 0 {
-					w[v] += (we << 16) * uint64(len(l)) / p.epTotal
-				}
+			e0 := (we << 32) / p.epTotal
+			for _, v := range p.epVals {
+				w[v] += e0 * uint64(len(p.epFirst[v])) >> 16 << 8
 			}
 		} else if m == 1 {
 			l := p.epFirst[p.epV0]
+			x := (we << 16) / uint64(len(l)) << 8
 			for _, r := range l {
-				v1 := p.hist[int(r/int32(g.S))*p.n+int(r%int32(g.S))*g.M+1]
-				w[v1] += (we << 16) / uint64(len(l))
+				v1 := p.hist[int(r/int32(p.S))*p.n+int(r%int32(p.S))*p.M+1]
+				w[v1] += x
 			}
 		}
 	}
 	if p.dicLive {
 		wd := expWeight(maxL - p.lDict)
 		if m == 0 {
-			for v, c := range p.m.dictCnt {
-				if c > 0 {
-					w[v] += (wd << 16) * c / p.m.dictTotal
-				}
+			d0 := (wd << 32) / p.m.dictTotal
+			for _, v := range p.m.dictVals {
+				w[v] += d0 * p.m.dictCnt[v] >> 16 << 8
 			}
 		} else if m == 1 {
-			tot := p.m.dictCnt[p.dictV0]
+			d1 := (wd << 32) / p.m.dictCnt[p.dictV0]
 			for _, pe := range p.m.dictPairs[p.dictV0] {
-				w[pe.v1] += (wd << 16) * pe.cnt / tot
+				w[pe.v1] += d1 * pe.cnt >> 16 << 8
 			}
 		}
 	}
-	var tot uint64
-	for _, x := range w {
-		tot += x
-	}
-	sh := 0
-	for tot>>sh >= 1<<31 {
-		sh++
-	}
-	for v, x := range w {
-		p.wq[v] = uint32(x >> sh)
-	}
-	if err := rans.Quantize(p.wq, p.m.Precision, p.cum); err != nil {
-		panic("wm: " + err.Error()) // unreachable: K <= 2^Precision is checked at load
-	}
-	return p.cum
 }
 
-// Commit records the reconstructed value of coordinate j.
+// Commit records the reconstructed value of coordinate j (after Predict).
 func (p *Predictor) Commit(j int, v uint16) {
-	g := p.g
-	s, m := j/g.M, j%g.M
-	p.hist[p.t*p.n+j] = v
-	fv := uint64(p.f[v])
+	if j != p.j {
+		panic("wm: Commit out of order")
+	}
+	m := p.mm
+	p.hist[p.base+j] = v
+	fv := uint64(freqAt(p.f, int(v), 16))
 	p.lNew += lg(fv) - 16*256
-	a := uint64(p.m.subMix)
-	qv := (fv*a + uint64(1<<16)/uint64(g.K)*(256-a)) >> 8
-	for i := range p.cands {
-		c := &p.cands[i]
-		e := uint64(p.eps[c.class])
-		if c.tile[m] == v {
-			c.l += lg(1<<16-e+(e*qv>>16)) - 16*256
-		} else {
-			c.l += lg(max(1, e*qv>>16)) - 16*256
-			c.mis++
+	if len(p.gL) > 0 {
+		a := uint64(p.m.subMix)
+		qv := (fv*a + uint64(1<<16)/uint64(p.K)*(256-a)) >> 8
+		p.incOK = 0
+		for g := range p.gL {
+			c := p.gCls[g]
+			if p.incOK&(1<<c) == 0 {
+				e := uint64(p.eps[c])
+				p.incM[c] = lg(1<<16-e+(e*qv>>16)) - 16*256
+				p.incX[c] = lg(max(1, e*qv>>16)) - 16*256
+				p.incOK |= 1 << c
+			}
+			if p.gTile[g][m] == v {
+				p.gL[g] += p.incM[c]
+			} else {
+				p.gL[g] += p.incX[c]
+				p.gMis[g]++
+			}
 		}
 	}
 	if m == 0 && p.saLive {
-		p.anyExpand(p.lSA, v)
+		p.anyExpand(v)
 		p.saLive = false
 	}
-
 	if p.epLive {
-		switch {
-		case m == 0 && len(p.epFirst[v]) > 0 && g.M > 1:
-			p.lEp += lg(uint64(len(p.epFirst[v]))) - lg(p.epTotal)
-			p.epV0 = v
-		case m == 1:
-			// Each tile starting with epV0 had probability 1/n; expand the
-			// ones whose second code is v, most recent first.
-			l := p.epFirst[p.epV0]
-			base := p.lEp - lg(uint64(len(l)))
-			added := 0
-			for k := len(l) - 1; k >= 0 && added < histCap; k-- {
-				r := ref{storeHist, l[k] / int32(g.S), l[k] % int32(g.S)}
-				tl := p.tileOf(r)
-				if tl[1] != v {
-					continue
-				}
-				p.cands = append(p.cands, cand{r: r, tile: tl, class: clsEp, l: base, id: -1})
-				added++
-			}
-			p.epLive = false
-		default:
-			p.epLive = false
-		}
+		p.epCommit(v)
 	}
 	if p.dicLive {
-		switch {
-		case m == 0 && p.m.dictCnt[v] > 0 && g.M > 1:
-			p.lDict += lg(p.m.dictCnt[v]) - lg(p.m.dictTotal)
-			p.dictV0 = v
-		case m == 1:
-			pairs := p.m.dictPairs[p.dictV0]
-			k, found := slices.BinarySearchFunc(pairs, v, func(pe pairEntry, v uint16) int { return int(pe.v1) - int(v) })
-			if found {
-				pe := pairs[k]
-				base := p.lDict - lg(p.m.dictCnt[p.dictV0])
-				ids := p.m.dictFirst[p.dictV0][pe.lo:min(pe.hi, pe.lo+dictCap)]
-				for _, id := range ids {
-					rep := p.m.tileRep[id]
-					r := ref{storeRef, rep / int32(g.S), rep % int32(g.S)}
-					p.cands = append(p.cands, cand{r: r, tile: p.tileOf(r), class: clsDict, l: base + lg(uint64(p.m.tileCount[id])), id: id})
-				}
-			}
-			p.dicLive = false
-		default:
-			p.dicLive = false
-		}
+		p.dictCommit(v)
 	}
 	// prune
 	maxL := p.lNew
-	for i := range p.cands {
-		maxL = max(maxL, p.cands[i].l)
+	for _, l := range p.gL {
+		maxL = max(maxL, l)
 	}
 	k := 0
-	for _, c := range p.cands {
-		if maxL-c.l <= pruneBits*256 {
-			p.cands[k] = c
-			k++
+	for g, l := range p.gL {
+		if maxL-l > pruneBits*256 {
+			continue
 		}
+		if k != g {
+			p.gL[k], p.gBase[k], p.gCls[k], p.gMis[k] = l, p.gBase[g], p.gCls[g], p.gMis[g]
+			p.gTile[k], p.gHead[k], p.gTail[k], p.gSum[k] = p.gTile[g], p.gHead[g], p.gTail[g], p.gSum[g]
+		}
+		k++
 	}
-	p.cands = p.cands[:k]
-	if m == g.M-1 {
-		p.endSlot(s, maxL)
+	if k < len(p.gL) {
+		p.gL, p.gBase, p.gCls, p.gMis, p.gTile = p.gL[:k], p.gBase[:k], p.gCls[:k], p.gMis[:k], p.gTile[:k]
+		p.gHead, p.gTail, p.gSum = p.gHead[:k], p.gTail[:k], p.gSum[:k]
+	}
+	p.j++
+	if p.mm++; p.mm == p.M {
+		p.endSlot(maxL)
+		p.mm = 0
+		p.s++
 	}
 }
 
-func (p *Predictor) endSlot(s int, maxL int32) {
-	g := p.g
-	best := -1
-	for i := range p.cands {
-		if p.cands[i].l == maxL {
-			best = i
+// epCommit advances the virtual "episode tile" hypothesis after value v.
+func (p *Predictor) epCommit(v uint16) {
+	switch {
+	case p.mm == 0 && len(p.epFirst[v]) > 0 && p.M > 1:
+		p.lEp += lg(uint64(len(p.epFirst[v]))) - lg(p.epTotal)
+		p.epV0 = v
+	case p.mm == 1:
+		// Each tile starting with epV0 had probability 1/n; expand the
+		// ones whose second code is v, most recent first.
+		l := p.epFirst[p.epV0]
+		base := p.lEp - lg(uint64(len(l)))
+		if base < p.liveMax()-pruneBits*256 {
+			// All would be pruned at this commit.
+			p.epLive = false
+			return
+		}
+		added := 0
+		for k := len(l) - 1; k >= 0 && added < histCap; k-- {
+			r := ref{storeHist, l[k] / int32(p.S), l[k] % int32(p.S)}
+			tl := p.tileOf(r)
+			if tl[1] != v {
+				continue
+			}
+			p.newGroup(clsEp, r, tl, base)
+			added++
+		}
+		p.epLive = false
+	default:
+		p.epLive = false
+	}
+}
+
+// liveMax returns the largest log-weight of the new-content hypothesis
+// and the groups: a group formed below it by more than pruneBits is pruned
+// at the end of the commit.
+func (p *Predictor) liveMax() int32 {
+	mx := p.lNew
+	for _, l := range p.gL {
+		mx = max(mx, l)
+	}
+	return mx
+}
+
+// dictCommit advances the virtual "dictionary tile" hypothesis after value v.
+func (p *Predictor) dictCommit(v uint16) {
+	m := p.m
+	switch {
+	case p.mm == 0 && m.dictCnt[v] > 0 && p.M > 1:
+		p.lDict += lg(m.dictCnt[v]) - lg(m.dictTotal)
+		p.dictV0 = v
+	case p.mm == 1:
+		pairs := m.dictPairs[p.dictV0]
+		k, found := slices.BinarySearchFunc(pairs, v, func(pe pairEntry, v uint16) int { return int(pe.v1) - int(v) })
+		if found {
+			pe := pairs[k]
+			base := p.lDict - lg(m.dictCnt[p.dictV0])
+			floor := p.liveMax() - pruneBits*256
+			for _, id := range m.dictFirst[p.dictV0][pe.lo:min(pe.hi, pe.lo+dictCap)] {
+				l := base + lg(uint64(m.tileCount[id]))
+				if l < floor {
+					// The rest of the run has lower counts: all would be
+					// pruned at this commit.
+					break
+				}
+				rep := m.tileRep[id]
+				r := ref{storeRef, rep / int32(p.S), rep % int32(p.S)}
+				p.newGroup(clsDict, r, p.tileOf(r), l)
+			}
+		}
+		p.dicLive = false
+	default:
+		p.dicLive = false
+	}
+}
+
+// forMembers calls fn with the reference and current log-weight of every
+// member of group g, in order, until fn returns false.
+func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
+	d := p.gL[g] - p.gBase[g]
+	if h := p.gHead[g]; h < 0 {
+		// A succany group: the slots of the successors with its tile.
+		e := -h - 1
+		S := p.S
+		b := d + p.saB
+		for _, it := range p.entItems[p.entStart[e] : p.entStart[e]+p.entCnt[e]] {
+			i, x := int(it)/S, int(it)%S
+			c := p.saWeight(i, (x-p.s+S)%S)
+			if c == 0 {
+				continue
+			}
+			r := p.succ[i]
+			if !fn(ref{r.store, r.state, int32(x)}, b+lg(uint64(c))) {
+				return
+			}
+		}
+		return
+	}
+	for k := p.gHead[g]; k >= 0; k = p.mNext[k] {
+		if !fn(p.mRef[k], p.mL[k]+d) {
+			return
+		}
+	}
+}
+
+func (p *Predictor) endSlot(maxL int32) {
+	s, M := p.s, p.M
+	best := int32(-1)
+	for g, l := range p.gL {
+		if l == maxL {
+			best = int32(g)
 			break
 		}
 	}
 	b := &p.hits[p.bucket]
 	counted := clsNew
-	if best >= 0 && int(p.cands[best].mis)*4 <= g.M && p.lNew < maxL {
-		c := &p.cands[best]
-		counted = int(c.class)
-		b[c.class]++
-		p.hitsS[s*nClasses+int(c.class)]++
-		p.mis[c.class] += uint32(c.mis)
-		p.cn[c.class] += uint32(g.M)
-		if c.r.store == storeRef {
+	p.best = nil
+	if best >= 0 && int(p.gMis[best])*4 <= M && p.lNew < maxL {
+		c := int(p.gCls[best])
+		counted = c
+		p.mis[c] += uint32(p.gMis[best])
+		p.cn[c] += uint32(M)
+		p.best = p.gTile[best]
+		// The group's member of highest weight, the first among equals.
+		var br ref
+		bl := int32(-1 << 30)
+		p.forMembers(int(best), func(r ref, l int32) bool {
+			if l > bl {
+				br, bl = r, l
+			}
+			return true
+		})
+		if r := br; r.store == storeRef {
 			// Every occurrence of the tile in the reference store is a
 			// state this one may resemble.
-			for _, o := range p.m.tileOcc[p.m.tileOf[c.r.state*int32(g.S)+c.r.slot]] {
-				p.addAnchor(ref{storeRef, o / int32(g.S), 0})
+			for _, o := range p.m.tileOcc[p.m.tileOf[int(r.state)*p.S+int(r.slot)]] {
+				p.addAnchor(ref{storeRef, o / int32(p.S), 0})
 			}
 		} else {
-			p.addAnchor(ref{c.r.store, c.r.state, 0})
+			p.addAnchor(ref{r.store, r.state, 0})
 		}
-	} else {
-		b[clsNew]++
-		p.hitsS[s*nClasses+clsNew]++
 	}
+	b[counted]++
+	p.hitsB[p.bucket]++
+	p.hitsC[counted]++
+	p.hitsT++
+	p.hitsS[s*nClasses+counted]++
 	if p.hitsP != nil {
 		pc := nClasses
 		if s > 0 {
@@ -569,64 +1004,86 @@ func (p *Predictor) endSlot(s int, maxL int32) {
 		p.hitsP[(s*(nClasses+1)+pc)*nClasses+counted]++
 	}
 	p.prevCls = counted
-	// The next slot continues every plausible match of this one: the
-	// candidates within contBits of the best, in list order, each at the
-	// slots the model lists for its slot, at most contCap, distinct.
+	p.proposeConts(maxL)
+	p.addTile()
+}
+
+// proposeConts lists the matches the next slot continues: the members of
+// groups within contBits of the best, in order, each at the slots the
+// model lists for its slot, at most contCap, distinct, never a slot of the
+// current state not finished yet.
+func (p *Predictor) proposeConts(maxL int32) {
 	p.conts = p.conts[:0]
 	p.contW = p.contW[:0]
 	p.contTot = 0
-	for i := range p.cands {
-		c := &p.cands[i]
-		if maxL-c.l > contBits*256 || int(c.mis)*4 > g.M || c.l <= p.lNew-contBits*256 {
+	for g := range p.gL {
+		if maxL-p.gL[g] > contBits*256 || int(p.gMis[g])*4 > p.M {
 			continue
 		}
-		wc := expWeight(maxL - c.l)
-		for _, ce := range p.m.contNext[c.r.slot] {
-			r := ref{c.r.store, c.r.state, int32(ce.y)}
-			if k := slices.Index(p.conts, r); k >= 0 {
-				continue
+		p.forMembers(g, func(r ref, l int32) bool {
+			if maxL-l > contBits*256 || l <= p.lNew-contBits*256 {
+				return true
 			}
-			w := max(wc*uint64(ce.p)>>15, 1)
-			p.conts = append(p.conts, r)
-			p.contW = append(p.contW, w)
-			p.contTot += w
-			if len(p.conts) == contCap {
-				break
+			wc := expWeight(maxL - l)
+			for _, ce := range p.m.contNext[r.slot] {
+				nr := ref{r.store, r.state, int32(ce.y)}
+				if nr.store == storeHist && int(nr.state) == p.t && int(nr.slot) > p.s {
+					continue
+				}
+				if slices.Contains(p.conts, nr) {
+					continue
+				}
+				cw := max(wc*uint64(ce.p)>>15, 1)
+				p.conts = append(p.conts, nr)
+				p.contW = append(p.contW, cw)
+				p.contTot += cw
+				if len(p.conts) == contCap {
+					return false
+				}
 			}
-		}
+			return true
+		})
 		if len(p.conts) == contCap {
-			break
-		}
-	}
-	// Add the tile to the episode's distinct tiles.
-	off := p.t*p.n + s*g.M
-	tl := p.hist[off : off+g.M]
-	h := p.tileHash(tl)
-	head, ok := p.epIndex[h]
-	if !ok {
-		head = -1
-	}
-	for e := head; e >= 0; e = p.epNext[e] {
-		r := p.epRefs[e]
-		o := int(r/int32(g.S))*p.n + int(r%int32(g.S))*g.M
-		if slices.Equal(p.hist[o:o+g.M], tl) {
 			return
 		}
 	}
-	r := int32(p.t*g.S + s)
-	p.epIndex[h] = int32(len(p.epRefs))
-	p.epRefs = append(p.epRefs, r)
-	p.epNext = append(p.epNext, head)
+}
+
+// addTile gives the slot just finished its content id and adds its tile
+// to the chunk's distinct tiles unless it is there already.
+func (p *Predictor) addTile() {
+	off := p.base + p.s*p.M
+	tl := p.hist[off : off+p.M]
+	r := int32(p.t*p.S + p.s)
+	if e := p.ep.find(tl, p.hist, p.epOff); e >= 0 {
+		p.histID[r] = p.epID[e]
+		return
+	}
+	id := p.m.dict.find(tl, p.m.refCodes, p.m.tileOff)
+	if id < 0 {
+		id = p.nextID
+		p.nextID++
+	}
+	p.histID[r] = id
+	e := int32(len(p.epOff))
+	p.epOff = append(p.epOff, off)
+	p.epID = append(p.epID, id)
+	p.ep.insert(tl, e, p.hist, p.epOff)
+	if len(p.epFirst[tl[0]]) == 0 {
+		p.epVals = append(p.epVals, tl[0])
+	}
 	p.epFirst[tl[0]] = append(p.epFirst[tl[0]], r)
 	p.epTotal++
 }
 
 func (p *Predictor) addAnchor(r ref) {
-	if i, ok := p.anchorIdx[r]; ok {
-		p.anchors[i].n++
+	key := uint64(uint8(r.store))<<32 | uint64(uint32(r.state))
+	i, found := p.anchorIdx.slot(key)
+	if found {
+		p.anchors[p.anchorIdx.vals[i]].n++
 		return
 	}
-	p.anchorIdx[r] = int32(len(p.anchors))
+	p.anchorIdx.set(i, key, int32(len(p.anchors)))
 	p.anchors = append(p.anchors, anchor{r, 1})
 }
 
@@ -652,6 +1109,11 @@ func (p *Predictor) nextSuccessors() {
 	p.succ = p.succ[:0]
 	p.succN = p.succN[:0]
 	p.succTot = 0
+	add := func(r ref, n uint32) {
+		p.succ = append(p.succ, r)
+		p.succN = append(p.succN, n)
+		p.succTot += uint64(n)
+	}
 	for _, a := range p.anchors {
 		if len(p.succ) == p.m.anchorCap {
 			break
@@ -661,20 +1123,16 @@ func (p *Predictor) nextSuccessors() {
 			// The state after a history state is in the history too,
 			// unless the anchor is the state just completed.
 			if int(a.r.state)+1 <= p.t {
-				p.succ = append(p.succ, ref{storeHist, a.r.state + 1, 0})
-				p.succN = append(p.succN, a.n)
-				p.succTot += uint64(a.n)
+				add(ref{storeHist, a.r.state + 1, 0}, a.n)
 			}
 		case storeRef:
 			if nx := p.m.refNext[a.r.state]; nx >= 0 {
-				p.succ = append(p.succ, ref{storeRef, nx, 0})
-				p.succN = append(p.succN, a.n)
-				p.succTot += uint64(a.n)
+				add(ref{storeRef, nx, 0}, a.n)
 			}
 		}
 	}
 	// Then the states before them: on a walk that can go back, they are
-	// where it may go next too (model version 2).
+	// where it may go next too.
 	for _, a := range p.anchors {
 		if len(p.succ) >= p.m.succCap {
 			break
@@ -682,15 +1140,11 @@ func (p *Predictor) nextSuccessors() {
 		switch a.r.store {
 		case storeHist:
 			if a.r.state >= 1 {
-				p.succ = append(p.succ, ref{storeHist, a.r.state - 1, 0})
-				p.succN = append(p.succN, a.n)
-				p.succTot += uint64(a.n)
+				add(ref{storeHist, a.r.state - 1, 0}, a.n)
 			}
 		case storeRef:
 			if pv := a.r.state - 1; pv >= 0 && p.m.refNext[pv] == a.r.state {
-				p.succ = append(p.succ, ref{storeRef, pv, 0})
-				p.succN = append(p.succN, a.n)
-				p.succTot += uint64(a.n)
+				add(ref{storeRef, pv, 0}, a.n)
 			}
 		}
 	}
@@ -707,40 +1161,152 @@ func (p *Predictor) succWeight(i int) uint64 {
 	return w
 }
 
-// anyWeights adds to p.w the first-code distribution of the succany
-// hypothesis: a tile drawn from successor state i with probability
-// succWeight(i)/succW, then uniformly among its slots; or, when the model
-// has an offset law, from successor state i with probability
-// succN[i]/succTot, then at slot x with the probability the law gives the
-// offset x − slot for the two states' buckets.
-func (p *Predictor) anyWeights(w uint64) {
-	g := p.g
+// prepareSuccAny lays out the succany hypothesis of the state just
+// begun: drawing successor i and a slot offset δ has probability
+// c_i(δ)/65536, c_i(δ) = (ρ_i·O(δ)) >> 16 with ρ_i = (n_i << 16) / NT and
+// O the offset law of the two states' buckets (a floor plus spikes); or,
+// without an offset law, c_i(δ) = (u_i << 16) / (ST·S) for every δ. It
+// gathers the successors' slots into entries of equal tiles, listed by
+// first code, and sums the floors per entry and per first code.
+func (p *Predictor) prepareSuccAny() {
+	S, M := p.S, p.M
+	p.saStamp++
+	if p.saStamp == 0 {
+		clear(p.saMark)
+		p.saStamp = 1
+	}
+	p.saVals = p.saVals[:0]
+	ns := len(p.succ)
+	p.saC = slices.Grow(p.saC[:0], ns)[:ns]
+	p.saRows = slices.Grow(p.saRows[:0], ns)[:ns]
+	p.itemEnt = slices.Grow(p.itemEnt[:0], ns*S)[:ns*S]
+	p.entTile, p.entFL, p.entCnt, p.entNext = p.entTile[:0], p.entFL[:0], p.entCnt[:0], p.entNext[:0]
+	p.batch.next()
+	mark, st := p.saMark, p.saStamp
 	for i, r := range p.succ {
-		if op := p.offsetRow(i); op != nil {
-			base := (w << 16) * uint64(p.succN[i]) / p.succTot
-			for x := range g.S {
-				v := p.tileOf(ref{r.store, r.state, int32(x)})[0]
-				p.w[v] += base * uint64(op[(x-p.slot+g.S)%g.S]) >> 16
+		var c uint32
+		var row *offRow
+		if p.m.offLaw != nil {
+			rho := (uint64(p.succN[i]) << 16) / p.succTot
+			row = &p.m.offLaw[p.bucket*nBuckets+p.succBucket(i)]
+			c = uint32(rho * uint64(row.floor) >> 16)
+			for k := range row.n {
+				p.saE[i*maxSpikes+k] = uint32(rho*uint64(row.floor+row.e[k])>>16) - c
 			}
+		} else {
+			c = uint32((p.succWeight(i) << 16) / (p.succW * uint64(S)))
+		}
+		p.saC[i], p.saRows[i] = c, row
+		first := p.firstCodes(r)
+		for x := range S {
+			id := p.idOf(ref{r.store, r.state, int32(x)})
+			k, found := p.batch.slot(uint64(uint32(id)))
+			var e int32
+			if found {
+				e = p.batch.vals[k]
+			} else {
+				e = int32(len(p.entFL))
+				p.batch.set(k, uint64(uint32(id)), e)
+				tl := first[x*M : x*M+M]
+				p.entTile = append(p.entTile, tl)
+				p.entFL = append(p.entFL, 0)
+				p.entCnt = append(p.entCnt, 0)
+				p.entNext = append(p.entNext, -1)
+				v := tl[0]
+				if mark[v] != st {
+					mark[v] = st
+					p.saFL[v] = 0
+					p.saHead[v], p.saTail[v] = e, e
+					p.saVals = append(p.saVals, v)
+				} else {
+					p.entNext[p.saTail[v]] = e
+					p.saTail[v] = e
+				}
+			}
+			p.itemEnt[i*S+x] = e
+			p.entFL[e] += uint64(c)
+			p.entCnt[e]++
+			p.saFL[first[x*M]] += uint64(c)
+		}
+	}
+	// Items by entry, in order of successor and slot.
+	ne := len(p.entFL)
+	p.entStart = slices.Grow(p.entStart[:0], ne)[:ne]
+	pos := int32(0)
+	for e, n := range p.entCnt {
+		p.entStart[e] = pos
+		pos += n
+	}
+	p.entItems = slices.Grow(p.entItems[:0], int(pos))[:pos]
+	fill := p.entX[:0]
+	fill = slices.Grow(fill, ne)[:ne]
+	for e := range fill {
+		fill[e] = uint64(p.entStart[e])
+	}
+	for it, e := range p.itemEnt {
+		p.entItems[fill[e]] = int32(it)
+		fill[e]++
+	}
+	p.entX = fill
+}
+
+// saWeight returns c_i(δ) of prepareSuccAny.
+func (p *Predictor) saWeight(i, d int) uint32 {
+	c := p.saC[i]
+	if row := p.saRows[i]; row != nil {
+		for k := range row.n {
+			if int(row.d[k]) == d {
+				return c + p.saE[i*maxSpikes+k]
+			}
+		}
+	}
+	return c
+}
+
+// anyWeights adds to p.w the first-code weights of the succany hypothesis
+// of weight w at the current slot: w·Σ c_i((x − s) mod S) over the slots x
+// of successor i that start with v.
+func (p *Predictor) anyWeights(w uint64) {
+	for _, v := range p.saVals {
+		p.w[v] += w * p.saFL[v] << 8
+	}
+	for _, sp := range p.slotSpk {
+		p.w[sp.v] += w * sp.c << 8
+	}
+}
+
+// slotSpikes lists the items the spikes of the offset laws point at from
+// the current slot: (i, (s + d_k) mod S) for every successor i and spike k,
+// with their first code, entry and cE_ik.
+func (p *Predictor) slotSpikes() {
+	p.slotSpk = p.slotSpk[:0]
+	S, M := p.S, p.M
+	for i, row := range p.saRows {
+		if row == nil {
 			continue
 		}
-		share := (w << 16) * p.succWeight(i) / (p.succW * uint64(g.S))
-		for x := range g.S {
-			v := p.tileOf(ref{r.store, r.state, int32(x)})[0]
-			p.w[v] += share
+		first := p.firstCodes(p.succ[i])
+		for k := range row.n {
+			x := (p.s + int(row.d[k])) % S
+			p.slotSpk = append(p.slotSpk, spike{first[x*M], p.itemEnt[i*S+x], uint64(p.saE[i*maxSpikes+k])})
 		}
 	}
 }
 
-// offsetRow returns the model's law of the slot offset from the current
-// state to successor state i, by their action buckets, or nil.
-func (p *Predictor) offsetRow(i int) []uint16 {
-	if p.m.offPrior == nil {
-		return nil
+// spike is an item a spike of the offset law points at.
+type spike struct {
+	v uint16 // first code of its tile
+	e int32  // its entry
+	c uint64 // cE_ik
+}
+
+// firstCodes returns the codes of state r, whose slot x starts at x·M.
+func (p *Predictor) firstCodes(r ref) []uint16 {
+	off := int(r.state) * p.n
+	if r.store == storeHist {
+		return p.hist[off : off+p.n]
 	}
-	S := p.g.S
-	o := (p.bucket*nBuckets + p.succBucket(i)) * S
-	return p.m.offPrior[o : o+S]
+	return p.m.refCodes[off : off+p.n]
 }
 
 // succBucket is the action bucket of successor state i.
@@ -752,91 +1318,45 @@ func (p *Predictor) succBucket(i int) int {
 	}
 }
 
-// anyExpand replaces the succany hypothesis, after its first code v, by
-// candidates for the tiles starting with v.
-func (p *Predictor) anyExpand(l int32, v uint16) {
-	g := p.g
-	for i, r := range p.succ {
-		op := p.offsetRow(i)
-		var li int32
-		if op != nil {
-			li = l - lg(p.succTot) + lg(uint64(p.succN[i]))
-		} else {
-			li = l - lg(p.succW*uint64(g.S)) + lg(p.succWeight(i))
+// anyExpand replaces the succany hypothesis, after its first code v, by a
+// group for each tile of the successors that starts with v, of weight
+// Σ c_i((x − s) mod S) over its slots x.
+func (p *Predictor) anyExpand(v uint16) {
+	if p.saMark[v] != p.saStamp {
+		return
+	}
+	for e := p.saHead[v]; e >= 0; e = p.entNext[e] {
+		p.entX[e] = p.entFL[e]
+	}
+	for _, sp := range p.slotSpk {
+		if sp.v == v {
+			p.entX[sp.e] += sp.c
 		}
-		for x := range g.S {
-			rr := ref{r.store, r.state, int32(x)}
-			if tl := p.tileOf(rr); tl[0] == v {
-				lx := li
-				if op != nil {
-					lx += lg(uint64(op[(x-p.slot+g.S)%g.S])) - 16*256
-				}
-				p.cands = append(p.cands, cand{r: rr, tile: tl, class: clsSuccAny, l: lx, id: -1})
-			}
+	}
+	p.saB = p.lSA - 16*256
+	for e := p.saHead[v]; e >= 0; e = p.entNext[e] {
+		if x := p.entX[e]; x > 0 {
+			l := p.saB + lg(x)
+			p.gL = append(p.gL, l)
+			p.gBase = append(p.gBase, l)
+			p.gCls = append(p.gCls, clsSuccAny)
+			p.gMis = append(p.gMis, 0)
+			p.gTile = append(p.gTile, p.entTile[e])
+			p.gHead = append(p.gHead, -e-1)
+			p.gTail = append(p.gTail, -e-1)
+			p.gSum = append(p.gSum, x)
 		}
 	}
 }
 
-// mixCacheRows bounds the combined fallback rows a predictor caches.
-const mixCacheRows = 1 << 14
+// bestTile returns the tile of the group that explained the slot finished
+// last, or nil when new content did; for training.
+func (p *Predictor) bestTile() []uint16 { return p.best }
 
-// mixedRow returns the combined fallback row of subspace m under the two
-// contexts, from the predictor's cache when it was computed before (the
-// row is a pure function of the model and its key).
-func (p *Predictor) mixedRow(m, ctx1, ctx2 int, f1 []uint16) []uint16 {
-	K := p.g.K
-	key := (uint32(m)*uint32(K+1)+uint32(ctx1))*uint32(K+1) + uint32(ctx2)
-	if i, ok := p.mixIdx[key]; ok {
-		return p.mixSlb[int(i)*K : int(i+1)*K]
+// freqAt returns the frequency of v in a table of precision prec.
+func freqAt(cum []uint16, v int, prec uint) uint32 {
+	if v+1 < len(cum) {
+		return uint32(cum[v+1]) - uint32(cum[v])
 	}
-	row2 := (m*p.m.fall2Ctx + ctx2) * K
-	p.m.mixFallback(f1, p.m.fall2[row2:row2+K], p.fmix, p.fw, p.fcum)
-	if p.mixIdx == nil {
-		p.mixIdx = make(map[uint32]int32)
-	}
-	if len(p.mixIdx) < mixCacheRows {
-		p.mixIdx[key] = int32(len(p.mixIdx))
-		p.mixSlb = append(p.mixSlb, p.fmix...)
-	}
-	return p.fmix
-}
-
-// mixFallback combines two fallback rows geometrically into out (K
-// frequencies >= 1 summing to 65536): l[v] = (e1·lg(f1[v]) + e2·lg(f2[v])) >> 8,
-// w[v] = W(max l − l[v]), then Quantize at precision 16.
-func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
-	e1, e2 := int64(m.fallExp[0]), int64(m.fallExp[1])
-	var mx int32 = -1 << 30
-	for v := range f1 {
-		l := int32((e1*int64(lg(uint64(f1[v]))) + e2*int64(lg(uint64(f2[v])))) >> 8)
-		w[v] = uint32(l + 1<<24) // stash
-		mx = max(mx, l)
-	}
-	for v := range w {
-		l := int32(w[v]) - 1<<24
-		w[v] = uint32(expWeight(mx - l))
-	}
-	if err := rans.Quantize(w, 16, cum); err != nil {
-		panic("wm: " + err.Error())
-	}
-	for v := range out {
-		next := uint32(1 << 16)
-		if v+1 < len(cum) {
-			next = uint32(cum[v+1])
-		}
-		out[v] = uint16(next - uint32(cum[v]))
-	}
-}
-
-// tileHash hashes a tile for the chunk's distinct-tile index (lookups only:
-// equal tiles are confirmed by comparison, so the hash never decides bits).
-func (p *Predictor) tileHash(tl []uint16) uint64 {
-	var h maphash.Hash
-	h.SetSeed(p.epSeed)
-	var buf [2]byte
-	for _, v := range tl {
-		buf[0], buf[1] = byte(v), byte(v>>8)
-		h.Write(buf[:])
-	}
-	return h.Sum64()
+	return 1<<prec - uint32(cum[v])
 }

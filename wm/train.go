@@ -249,7 +249,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 				if j%M == 0 {
 					copy(before[:], p.hitsS[s*nClasses:])
 				}
-				p.Table(j)
+				p.Predict(j)
 				p.Commit(j, st[j])
 				if j%M != M-1 {
 					continue
@@ -264,14 +264,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 					continue
 				}
 				// The slot's best match, as the predictor chose it.
-				maxL, best := p.lNew, -1
-				for i := range p.cands {
-					if p.cands[i].l > maxL {
-						maxL, best = p.cands[i].l, i
-					}
-				}
-				if best >= 0 {
-					tl := p.cands[best].tile
+				if tl := p.bestTile(); tl != nil {
 					for mm := range M {
 						if tl[mm] != st[s*M+mm] {
 							subs.add(g, st, s, mm)
@@ -424,11 +417,15 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 				for s := range S {
 					scale(sl0[s*nClasses:(s+1)*nClasses], p.hitsS[s*nClasses:(s+1)*nClasses], ss)
 				}
+				p.sumHits()
 				for _, e := range ev {
-					p.bucket, p.slot = int(e.b), int(e.s)
+					p.bucket, p.s = int(e.b), int(e.s)
 					p.computePriors()
 					cost -= int64(p.prior[e.c])
 					p.hits[e.b][e.c]++
+					p.hitsB[e.b]++
+					p.hitsC[e.c]++
+					p.hitsT++
 					p.hitsS[int(e.s)*nClasses+int(e.c)]++
 				}
 			}
@@ -942,13 +939,28 @@ func learnOffsets(m *Model, held []Episode) []uint16 {
 		if err := rans.Quantize(w, 16, cum); err != nil {
 			panic(err)
 		}
+		sr := out[k*S : (k+1)*S]
 		for d := range S {
 			next := uint32(1 << 16)
 			if d+1 < S {
 				next = uint32(cum[d+1])
 			}
-			out[k*S+d] = uint16(next - uint32(cum[d]))
+			sr[d] = uint16(next - uint32(cum[d]))
 		}
+		// Store the row as inference reads it: a floor and spikes, the
+		// rounding left to the largest spike.
+		o := spikes(sr)
+		var sum uint32
+		for d := range sr {
+			sr[d] = uint16(o.floor)
+		}
+		for i := range o.n {
+			sr[o.d[i]] = uint16(o.floor + o.e[i])
+		}
+		for _, f := range sr {
+			sum += uint32(f)
+		}
+		sr[o.d[0]] += uint16(1<<16 - sum)
 	}
 	return out
 }
@@ -1005,4 +1017,27 @@ func chooseSubMix(g Geometry, src *fallSource, beta [2]float64, exps [2]uint16, 
 		}
 	}
 	return grid[best]
+}
+
+// mixFallback is mixRow for rows not in a loaded model (training): it
+// combines f1 and f2 geometrically into out as frequencies summing to
+// 65536.
+func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
+	K := len(f1)
+	g1 := mixPowers(f1, K, m.fallExp[0])
+	g2 := mixPowers(f2, K, m.fallExp[1])
+	var total uint64
+	var top uint32
+	arg := 0
+	for v := range K {
+		w[v] = g1[v] * g2[v]
+		total += uint64(w[v])
+		if w[v] > top {
+			top, arg = w[v], v
+		}
+	}
+	rans.QuantizeSummed(w[:K], total, arg, 16, cum)
+	for v := range out {
+		out[v] = uint16(freqAt(cum, v, 16))
+	}
 }

@@ -68,12 +68,11 @@ func run(t *testing.T, m *Model, eps []Episode) []byte {
 		for s := range e.Actions {
 			p.Begin(e.Actions[s])
 			for j := range n {
-				cum := p.Table(j)
-				checkTable(t, cum, m.Geom.K, m.Precision)
-				for _, c := range cum {
-					out = append(out, byte(c), byte(c>>8))
+				v := e.Codes[s*n+j]
+				if _, cum := predictTable(p, j, v, &out); cum != nil {
+					checkTable(t, cum, m.Geom.K, m.Precision)
 				}
-				p.Commit(j, e.Codes[s*n+j])
+				p.Commit(j, v)
 			}
 		}
 	}
@@ -113,13 +112,7 @@ func TestPredictorLearns(t *testing.T) {
 		p.Begin(1)
 		var bits float64
 		for j, v := range st {
-			cum := p.Table(j)
-			next := uint32(1) << m.Precision
-			if int(v)+1 < g.K {
-				next = uint32(cum[v+1])
-			}
-			f := float64(next - uint32(cum[v]))
-			bits += -log2(f / float64(uint32(1)<<m.Precision))
+			bits += predict(p, j, v, nil)
 			p.Commit(j, v)
 		}
 		last = bits
@@ -246,7 +239,7 @@ func TestPredictorSteadyStateAllocs(t *testing.T) {
 		for s := range e.Actions {
 			p.Begin(e.Actions[s])
 			for j := range n {
-				p.Table(j)
+				predict(p, j, e.Codes[s*n+j], nil)
 				p.Commit(j, e.Codes[s*n+j])
 			}
 		}

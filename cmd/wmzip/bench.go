@@ -459,8 +459,8 @@ func (s *rdSetup) run(pol gate.Policy, knob uint32) (*rdPoint, error) {
 		if rule == nil {
 			return nil, fmt.Errorf("unknown policy %q", pol)
 		}
-		rec := func(j int, cum []uint16) bool {
-			r := rule(j, cum)
+		rec := func(j int, pr *wm.Predictor) bool {
+			r := rule(j, pr)
 			pt.mask[base+j] = r
 			return r
 		}
