@@ -68,16 +68,9 @@ type Predictor struct {
 	// Groups: the candidates of the slot, those of one class with equal
 	// tiles merged (they gain and lose alike). A group's log-weight is
 	// that of the sum of its members' weights.
-	gL        []int32
-	gBase     []int32 // gL when the group was formed; a member's L is mL + gL − gBase
-	gCls      []uint8
-	gMis      []uint16
-	gTile     [][]uint16
-	gHead     []int32 // first member; −e−1 for the succany group of entry e
-	gTail     []int32
-	gSum      []uint64 // Σ of the members' weights while a batch is formed
-	batchB    int32
-	batchFrom int
+	groups    []group
+	batchB    int32 // base of the batch being formed
+	batchFrom int   // its first group
 	mRef      []ref
 	mL        []int32 // L of the member when it joined
 	mNext     []int32
@@ -136,6 +129,7 @@ type Predictor struct {
 	mixed   bool     // f is the combined row (or there is no second table)
 	rows    rowCache
 	maxL    int32
+	maxC    int32    // the largest of Lnew and the groups' L
 	virt    bool     // a virtual hypothesis predicts this coordinate
 	alpha   uint64   // weight of f[v] in w[v]
 	spikes  uint64   // Σ_v acc[v]
@@ -150,14 +144,26 @@ type Predictor struct {
 	modal   uint16
 	modalOK bool
 
-	incM, incX [nClasses]int32 // per class: L increments on a match, a mismatch
-	incOK      uint32          // bit c: incM/incX[c] hold for the current value
+	incMat, incMis [nClasses]int32 // per class: L increments on a match, a mismatch
+	incM, incX     uint32          // bit c: incMat[c], incMis[c] hold for the current value
 
 	best    []uint16 // tile of the best group at the end of the last slot, or nil
 	w       []uint64
 	wq      []uint32
 	cum     []uint16
 	scratch []uint32
+}
+
+// group is a group of candidates (see SPEC.md, "World model").
+type group struct {
+	l    int32 // log-weight
+	base int32 // l when the group was formed; a member's L is its L0 + l − base
+	tile []uint16
+	head int32 // first member; −e−1 for the succany group of entry e
+	tail int32
+	sum  uint64 // Σ of the members' weights while a batch is formed
+	mis  uint16
+	cls  uint8
 }
 
 // ref points at one tile occurrence: a slot of a state of the chunk
@@ -369,16 +375,9 @@ func (p *Predictor) computePriors() {
 // newGroup appends a group of one member of log-weight l and returns its
 // index.
 func (p *Predictor) newGroup(cls int, r ref, tile []uint16, l int32) int32 {
-	g := int32(len(p.gL))
+	g := int32(len(p.groups))
 	k := int32(len(p.mRef))
-	p.gL = append(p.gL, l)
-	p.gBase = append(p.gBase, l)
-	p.gCls = append(p.gCls, uint8(cls))
-	p.gMis = append(p.gMis, 0)
-	p.gTile = append(p.gTile, tile)
-	p.gHead = append(p.gHead, k)
-	p.gTail = append(p.gTail, k)
-	p.gSum = append(p.gSum, 0)
+	p.groups = append(p.groups, group{l: l, base: l, tile: tile, head: k, tail: k, cls: uint8(cls)})
 	p.mRef = append(p.mRef, r)
 	p.mL = append(p.mL, l)
 	p.mNext = append(p.mNext, -1)
@@ -391,7 +390,7 @@ func (p *Predictor) newGroup(cls int, r ref, tile []uint16, l int32) int32 {
 func (p *Predictor) beginBatch(b int32) {
 	p.batch.next()
 	p.batchB = b
-	p.batchFrom = len(p.gL)
+	p.batchFrom = len(p.groups)
 }
 
 // join adds the candidate r of weight x to the batch.
@@ -401,33 +400,33 @@ func (p *Predictor) join(cls int, r ref, x uint64) {
 	i, found := p.batch.slot(uint64(uint32(id)))
 	if !found {
 		g := p.newGroup(cls, r, p.tileOf(r), l)
-		p.gSum[g] = x
+		p.groups[g].sum = x
 		p.batch.set(i, uint64(uint32(id)), g)
 		return
 	}
 	g := p.batch.vals[i]
-	p.gSum[g] += x
+	gr := &p.groups[g]
+	gr.sum += x
 	k := int32(len(p.mRef))
 	p.mRef = append(p.mRef, r)
 	p.mL = append(p.mL, l)
 	p.mNext = append(p.mNext, -1)
-	p.mNext[p.gTail[g]] = k
-	p.gTail[g] = k
+	p.mNext[gr.tail] = k
+	gr.tail = k
 }
 
 // endBatch sets the log-weights of the batch's groups.
 func (p *Predictor) endBatch() {
-	for g := p.batchFrom; g < len(p.gL); g++ {
-		l := p.batchB + lg(p.gSum[g])
-		p.gL[g], p.gBase[g] = l, l
+	for g := p.batchFrom; g < len(p.groups); g++ {
+		l := p.batchB + lg(p.groups[g].sum)
+		p.groups[g].l, p.groups[g].base = l, l
 	}
 }
 
 func (p *Predictor) startSlot() {
 	s := p.s
 	p.computePriors()
-	p.gL, p.gBase, p.gCls, p.gMis, p.gTile = p.gL[:0], p.gBase[:0], p.gCls[:0], p.gMis[:0], p.gTile[:0]
-	p.gHead, p.gTail, p.gSum = p.gHead[:0], p.gTail[:0], p.gSum[:0]
+	p.groups = p.groups[:0]
 	p.mRef, p.mL, p.mNext = p.mRef[:0], p.mL[:0], p.mNext[:0]
 	if p.t >= 1 {
 		r := ref{storeHist, int32(p.t - 1), int32(s)}
@@ -465,6 +464,7 @@ func (p *Predictor) startSlot() {
 	p.dicLive = p.m.dictTotal > 0
 	p.lDict = p.prior[clsDict]
 	p.lNew = p.prior[clsNew]
+	p.maxC = p.liveMax()
 }
 
 // fallRows sets the first fallback row of the current coordinate and the
@@ -503,8 +503,10 @@ func (p *Predictor) mix() {
 }
 
 // mixRow combines fallback rows r1 of the first table and r2 of the second
-// geometrically into cum (precision 16): w[v] = G1[v]·G2[v], where G1 and
-// G2 are the rows' powers (mixPowers), then Quantize.
+// geometrically into cum (precision 16): w[v] = (G1[v]·G2[v]) >> 8, where
+// G1 and G2 are the rows' powers (mixPowers), then Quantize. The shift
+// keeps Σ w below 2^32 for K ≤ 256 without costing precision: Quantize
+// gives every weight below Σ w / 2^16 the least frequency anyway.
 func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
 	K := m.Geom.K
 	g1 := m.pow1[r1*K : (r1+1)*K]
@@ -515,7 +517,7 @@ func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
 	var top uint32
 	arg := 0
 	for v, a := range g1 {
-		x := a * g2[v]
+		x := a * g2[v] >> 8
 		w[v] = x
 		total += uint64(x)
 		if x > top {
@@ -559,10 +561,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	}
 	p.fallRows()
 	m := p.mm
-	maxL := p.lNew
-	for _, l := range p.gL {
-		maxL = max(maxL, l)
-	}
+	maxL := p.maxC
 	p.virt = false
 	if m <= 1 && p.epLive {
 		maxL = max(maxL, p.lEp)
@@ -585,13 +584,14 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	p.touched = p.touched[:0]
 	var wS, spikes uint64
 	acc, mark, st := p.acc, p.mark, p.stamp
-	for g, l := range p.gL {
-		wg := expWeight(maxL - l)
-		e := uint64(p.eps[p.gCls[g]])
+	for i := range p.groups {
+		g := &p.groups[i]
+		wg := expWeight(maxL - g.l)
+		e := uint64(p.eps[g.cls])
 		wS += wg * e >> 16
 		sp := wg * (1<<16 - e)
 		spikes += sp
-		v := p.gTile[g][m]
+		v := g.tile[m]
 		if mark[v] != st {
 			mark[v] = st
 			acc[v] = 0
@@ -605,7 +605,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	p.beta = wS * (256 - a) * (1 << 16 / uint64(p.K))
 	p.top, p.hit = 0, 0
 	p.tab = nil
-	if p.virt || len(p.gL) == 0 {
+	if p.virt || len(p.groups) == 0 {
 		p.mix()
 		return 0, 0
 	}
@@ -640,7 +640,7 @@ func (p *Predictor) Table() []uint16 {
 		return p.tab
 	}
 	p.modalOK = true
-	if p.hit == 0 && !p.virt && len(p.gL) == 0 {
+	if p.hit == 0 && !p.virt && len(p.groups) == 0 {
 		// Only new content: the fallback row itself.
 		if p.prec == 16 {
 			p.tab, p.modalOK = p.f, false
@@ -792,23 +792,27 @@ func (p *Predictor) Commit(j int, v uint16) {
 	p.hist[p.base+j] = v
 	fv := uint64(freqAt(p.f, int(v), 16))
 	p.lNew += lg(fv) - 16*256
-	if len(p.gL) > 0 {
+	if len(p.groups) > 0 {
 		a := uint64(p.m.subMix)
 		qv := (fv*a + uint64(1<<16)/uint64(p.K)*(256-a)) >> 8
-		p.incOK = 0
-		for g := range p.gL {
-			c := p.gCls[g]
-			if p.incOK&(1<<c) == 0 {
-				e := uint64(p.eps[c])
-				p.incM[c] = lg(1<<16-e+(e*qv>>16)) - 16*256
-				p.incX[c] = lg(max(1, e*qv>>16)) - 16*256
-				p.incOK |= 1 << c
-			}
-			if p.gTile[g][m] == v {
-				p.gL[g] += p.incM[c]
+		p.incM, p.incX = 0, 0
+		for i := range p.groups {
+			g := &p.groups[i]
+			c := g.cls
+			if g.tile[m] == v {
+				if p.incM&(1<<c) == 0 {
+					e := uint64(p.eps[c])
+					p.incMat[c] = lg(1<<16-e+(e*qv>>16)) - 16*256
+					p.incM |= 1 << c
+				}
+				g.l += p.incMat[c]
 			} else {
-				p.gL[g] += p.incX[c]
-				p.gMis[g]++
+				if p.incX&(1<<c) == 0 {
+					p.incMis[c] = lg(max(1, uint64(p.eps[c])*qv>>16)) - 16*256
+					p.incX |= 1 << c
+				}
+				g.l += p.incMis[c]
+				g.mis++
 			}
 		}
 	}
@@ -824,24 +828,26 @@ func (p *Predictor) Commit(j int, v uint16) {
 	}
 	// prune
 	maxL := p.lNew
-	for _, l := range p.gL {
+	minL := maxL
+	for i := range p.groups {
+		l := p.groups[i].l
 		maxL = max(maxL, l)
+		minL = min(minL, l)
 	}
-	k := 0
-	for g, l := range p.gL {
-		if maxL-l > pruneBits*256 {
-			continue
+	k := len(p.groups)
+	if maxL-minL > pruneBits*256 {
+		k = 0
+		for i := range p.groups {
+			if maxL-p.groups[i].l <= pruneBits*256 {
+				if k != i {
+					p.groups[k] = p.groups[i]
+				}
+				k++
+			}
 		}
-		if k != g {
-			p.gL[k], p.gBase[k], p.gCls[k], p.gMis[k] = l, p.gBase[g], p.gCls[g], p.gMis[g]
-			p.gTile[k], p.gHead[k], p.gTail[k], p.gSum[k] = p.gTile[g], p.gHead[g], p.gTail[g], p.gSum[g]
-		}
-		k++
 	}
-	if k < len(p.gL) {
-		p.gL, p.gBase, p.gCls, p.gMis, p.gTile = p.gL[:k], p.gBase[:k], p.gCls[:k], p.gMis[:k], p.gTile[:k]
-		p.gHead, p.gTail, p.gSum = p.gHead[:k], p.gTail[:k], p.gSum[:k]
-	}
+	p.maxC = maxL
+	p.groups = p.groups[:k]
 	p.j++
 	if p.mm++; p.mm == p.M {
 		p.endSlot(maxL)
@@ -887,8 +893,8 @@ func (p *Predictor) epCommit(v uint16) {
 // at the end of the commit.
 func (p *Predictor) liveMax() int32 {
 	mx := p.lNew
-	for _, l := range p.gL {
-		mx = max(mx, l)
+	for i := range p.groups {
+		mx = max(mx, p.groups[i].l)
 	}
 	return mx
 }
@@ -928,8 +934,8 @@ func (p *Predictor) dictCommit(v uint16) {
 // forMembers calls fn with the reference and current log-weight of every
 // member of group g, in order, until fn returns false.
 func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
-	d := p.gL[g] - p.gBase[g]
-	if h := p.gHead[g]; h < 0 {
+	d := p.groups[g].l - p.groups[g].base
+	if h := p.groups[g].head; h < 0 {
 		// A succany group: the slots of the successors with its tile.
 		e := -h - 1
 		S := p.S
@@ -947,7 +953,7 @@ func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 		}
 		return
 	}
-	for k := p.gHead[g]; k >= 0; k = p.mNext[k] {
+	for k := p.groups[g].head; k >= 0; k = p.mNext[k] {
 		if !fn(p.mRef[k], p.mL[k]+d) {
 			return
 		}
@@ -957,8 +963,8 @@ func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 func (p *Predictor) endSlot(maxL int32) {
 	s, M := p.s, p.M
 	best := int32(-1)
-	for g, l := range p.gL {
-		if l == maxL {
+	for g := range p.groups {
+		if p.groups[g].l == maxL {
 			best = int32(g)
 			break
 		}
@@ -966,12 +972,12 @@ func (p *Predictor) endSlot(maxL int32) {
 	b := &p.hits[p.bucket]
 	counted := clsNew
 	p.best = nil
-	if best >= 0 && int(p.gMis[best])*4 <= M && p.lNew < maxL {
-		c := int(p.gCls[best])
+	if best >= 0 && int(p.groups[best].mis)*4 <= M && p.lNew < maxL {
+		c := int(p.groups[best].cls)
 		counted = c
-		p.mis[c] += uint32(p.gMis[best])
+		p.mis[c] += uint32(p.groups[best].mis)
 		p.cn[c] += uint32(M)
-		p.best = p.gTile[best]
+		p.best = p.groups[best].tile
 		// The group's member of highest weight, the first among equals.
 		var br ref
 		bl := int32(-1 << 30)
@@ -1016,8 +1022,8 @@ func (p *Predictor) proposeConts(maxL int32) {
 	p.conts = p.conts[:0]
 	p.contW = p.contW[:0]
 	p.contTot = 0
-	for g := range p.gL {
-		if maxL-p.gL[g] > contBits*256 || int(p.gMis[g])*4 > p.M {
+	for g := range p.groups {
+		if maxL-p.groups[g].l > contBits*256 || int(p.groups[g].mis)*4 > p.M {
 			continue
 		}
 		p.forMembers(g, func(r ref, l int32) bool {
@@ -1337,14 +1343,7 @@ func (p *Predictor) anyExpand(v uint16) {
 	for e := p.saHead[v]; e >= 0; e = p.entNext[e] {
 		if x := p.entX[e]; x > 0 {
 			l := p.saB + lg(x)
-			p.gL = append(p.gL, l)
-			p.gBase = append(p.gBase, l)
-			p.gCls = append(p.gCls, clsSuccAny)
-			p.gMis = append(p.gMis, 0)
-			p.gTile = append(p.gTile, p.entTile[e])
-			p.gHead = append(p.gHead, -e-1)
-			p.gTail = append(p.gTail, -e-1)
-			p.gSum = append(p.gSum, x)
+			p.groups = append(p.groups, group{l: l, base: l, tile: p.entTile[e], head: -e - 1, tail: -e - 1, sum: x, cls: clsSuccAny})
 		}
 	}
 }

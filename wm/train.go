@@ -1030,7 +1030,7 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 	var top uint32
 	arg := 0
 	for v := range K {
-		w[v] = g1[v] * g2[v]
+		w[v] = g1[v] * g2[v] >> 8
 		total += uint64(w[v])
 		if w[v] > top {
 			top, arg = w[v], v
