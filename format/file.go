@@ -334,7 +334,8 @@ func (f *File) Verify() error {
 }
 
 // DecodeEpisode decodes episode e: its actions and its states' codes, state
-// t at codes[t·N : (t+1)·N].
+// t at codes[t·N : (t+1)·N]. Every chunk is decoded and checked whole; the
+// chunk cache is neither used nor filled.
 func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error) {
 	ep, err := f.episode(e)
 	if err != nil {
