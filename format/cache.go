@@ -114,10 +114,7 @@ func (c *chunkCache) settle(e *cachedChunk, cost int64) []*cachedChunk {
 	}
 	var out []*cachedChunk
 	for c.used > c.limit {
-		old := c.lru.prev // never e: e is at the front and fits
-		if old == e || old == &c.lru {
-			break
-		}
+		old := c.lru.prev // e only if others were used since
 		c.remove(old)
 		out = append(out, old)
 	}

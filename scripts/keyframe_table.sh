@@ -2,9 +2,10 @@
 # The rate cost and random-read latency of the keyframe interval G: for
 # G = 16..256, lossless bits/state of web-pgdocs' test split and of one
 # graphworld family (mixed), and the latency of reading one state at a
-# random episode and step on one core (GOMAXPROCS=1): cold (cache off, the
-# read decodes its chunk from the keyframe) and within runs of 8
-# consecutive steps (default cache). Prints a markdown table.
+# random episode and step on one core (GOMAXPROCS=1, process CPU time, the
+# fastest of REPEAT runs of the same reads): cold (cache off, the read
+# decodes its chunk from the keyframe) and within runs of 8 consecutive
+# steps (default cache). Prints a markdown table.
 # Usage: scripts/keyframe_table.sh [outdir]   (WEB=path/to/web-pgdocs, READS=200, REPEAT=3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ cp "$web/test_codes.npz" "$out/web-test.npz"
 [ -f "$out/gw-test.npz" ] || "$w" gen graphworld --family mixed --nodes 500 --graph-seed 5 --episodes 2 --steps 300 --seed 2 -q -o "$out/gw-test.npz"
 [ -f "$out/gw.wmm" ] || "$w" train -q -o "$out/gw.wmm" "$out/gw-train.npz"
 
-echo "| data | G | bits/state | vs G=256 | cold read p50 ms | p90 ms | run-of-8 read mean ms |"
+echo "| data | G | bits/state | vs G=256 | cold read p50 (CPU ms) | p90 | run-of-8 read mean (CPU ms) |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for d in web gw; do
 	for g in 256 128 64 32 16; do
