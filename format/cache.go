@@ -10,7 +10,8 @@ import (
 // asked for. A File keeps the chunks it read last (WithCacheBytes): the
 // states decoded so far and, until the chunk's last state, the live coder
 // that decoded them, so a later read of a state before it costs a copy and
-// one after it continues the decode where it stopped.
+// one after it continues the decode where it stopped. Measurements:
+// docs/results-random-access.md.
 
 // A live coder's memory is estimated from the geometry and the keyframe
 // interval G, conservatively: a pooled coder keeps the buffers of the

@@ -379,24 +379,19 @@ func (f *File) StateAction(e, step int) (action int64, codes []uint16, err error
 // ReadState returns state step of episode e: the action that led into it
 // and its codes, appended to dst[:0].
 //
-// It decodes the chunk holding the state from its keyframe up to the state
-// and stops, so it checks the chunk record (its header against the index
-// and its CRC) and that the rANS stream yields the states decoded, but not
-// the end-of-stream conditions or the reconstruction checksum, which need
-// the whole chunk; those are checked when a read decodes the chunk's last
-// state, and by DecodeEpisode, Verify and Reader. The record CRC ensures
-// the stream is the one written, up to CRC-32C's guarantees against
-// accidental damage (it is no defence against deliberate forgery); the
-// decode of a prefix of the states depends only on the stream, the model
-// (bound by its ID, a SHA-256 prefix) and the retention rule, so it equals
-// the writer's reconstruction unless writer and reader disagree on the
-// rule or on the model's arithmetic: a custom rule (WithRetainRule) other
-// than the writer's, or a determinism bug, which only the reconstruction
-// checksum reveals.
+// It decodes the state's chunk from its keyframe up to the state and
+// stops. It checks the chunk record (header against the index, CRC) and
+// that the rANS stream yields the states decoded; the end-of-stream
+// conditions and the reconstruction checksum cover the whole chunk and are
+// checked only by a read that reaches the chunk's last state (and always by
+// DecodeEpisode, Verify and Reader). With the record intact and the model
+// bound by its ID, the states decoded are the writer's unless writer and
+// reader disagree on the retention rule (WithRetainRule) or on the model's
+// arithmetic, which only the reconstruction checksum would reveal
+// (docs/results-random-access.md).
 //
-// With the chunk cache (WithCacheBytes, on by default) a later read of the
-// same chunk is served from the states already decoded or continues the
-// decode where the last one stopped.
+// The chunk cache (WithCacheBytes) serves a later read of the chunk from
+// the states already decoded, or continues the decode where it stopped.
 func (f *File) ReadState(e, step int, dst []uint16) (action int64, codes []uint16, err error) {
 	ep, err := f.episode(e)
 	if err != nil {

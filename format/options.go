@@ -50,7 +50,8 @@ func newConfig(opts []Option) (*config, error) {
 // WithKeyframeInterval sets G, the maximum number of states per chunk
 // (1..MaxKeyframeInterval; G×N must not exceed MaxChunkCoords). Smaller G
 // gives faster random access and costs more bits, since the world model's
-// history restarts at every chunk. Default DefaultKeyframeInterval.
+// history restarts at every chunk (docs/results-random-access.md measures
+// both). Default DefaultKeyframeInterval.
 func WithKeyframeInterval(g int) Option {
 	return func(c *config) error {
 		if g < 1 || g > MaxKeyframeInterval {
