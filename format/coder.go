@@ -263,8 +263,20 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 }
 
 // decodeChunk decodes a chunk's stream of n states into actions and codes
-// (n·N entries). off is the record's offset, for errors.
+// (n·N entries) and checks it whole. off is the record's offset, for errors.
 func (c *chunkCoder) decodeChunk(stream []byte, n int, sum uint32, actions []int64, codes []uint16, off int64) error {
+	if err := c.startChunk(stream, off); err != nil {
+		return err
+	}
+	if err := c.decodeStates(actions[:n], codes[:n*c.geom.N()], off); err != nil {
+		return err
+	}
+	return c.endChunk(sum, off)
+}
+
+// startChunk positions the coder at the keyframe of a chunk's stream, which
+// it keeps until the next startChunk.
+func (c *chunkCoder) startChunk(stream []byte, off int64) error {
 	if c.dec == nil {
 		d, err := rans.NewDecoder(c.lanes, c.prec)
 		if err != nil {
@@ -276,19 +288,30 @@ func (c *chunkCoder) decodeChunk(stream []byte, n int, sum uint32, actions []int
 		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
 	}
 	c.begin()
+	return nil
+}
+
+// decodeStates decodes the next len(actions) states of the chunk into
+// actions and codes (len(actions)·N entries). A partial decode stops here:
+// it has checked only that the stream yields these states.
+func (c *chunkCoder) decodeStates(actions []int64, codes []uint16, off int64) error {
 	nc := c.geom.N()
-	for t := 0; t < n; t++ {
-		actions[t] = c.decodeState(codes[t*nc : (t+1)*nc])
+	for i := range actions {
+		t := c.states
+		actions[i] = c.decodeState(codes[i*nc : (i+1)*nc])
 		if t < len(c.levels) {
 			c.levels[t] = int8(c.level)
 		}
-		if c.dec.Err() != nil {
-			break
+		if err := c.dec.Err(); err != nil {
+			return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
 		}
 	}
-	if err := c.dec.Err(); err != nil {
-		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
-	}
+	return nil
+}
+
+// endChunk checks, once every state of the chunk has decoded, the rANS
+// end-of-stream conditions and the reconstruction checksum sum.
+func (c *chunkCoder) endChunk(sum uint32, off int64) error {
 	if err := c.dec.Close(); err != nil {
 		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
 	}

@@ -26,8 +26,11 @@
 //   - Reader decodes a file sequentially from an io.Reader and checks every
 //     byte, including the index and trailer at the end.
 //   - Open reads the index of an io.ReaderAt and decodes single episodes or
-//     states on demand (safe for concurrent use); File.Verify checks the
-//     whole file from there; WithAccessLog records which states are read.
+//     states on demand (safe for concurrent use); a state decodes from its
+//     chunk's keyframe up to itself only, and a cache of the chunks read
+//     last (WithCacheBytes) makes reading their other states cheap;
+//     File.Verify checks the whole file from there; WithAccessLog records
+//     which states are read.
 //   - WithRecovery opens a file cut short by a crash with exactly its
 //     complete episodes and chunks; Recover writes that prefix as a valid
 //     file.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/wmzip/wmzip/wm"
@@ -11,7 +12,8 @@ import (
 
 // A File gives random access to the episodes and states of a .wmz file
 // through its index. Its methods are safe for concurrent use (each call
-// decodes with its own coder, drawn from a pool) if the io.ReaderAt is.
+// decodes with its own coder, drawn from a pool or held by the chunk
+// cache, see WithCacheBytes) if the io.ReaderAt is.
 type File struct {
 	r         io.ReaderAt
 	size      int64
@@ -23,6 +25,8 @@ type File struct {
 	rules     []retainFunc // per level
 	pool      sync.Pool    // *chunkCoder
 	rec       *Recovery    // set when opened WithRecovery
+	cache     *chunkCache  // nil when disabled
+	coderCost int64        // estimated bytes of a live coder (coderBytes)
 }
 
 // Info summarizes a file. Sizes are in bytes; ideal code lengths are in
@@ -99,6 +103,10 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	}
 	if _, f.rules, err = useGate(&f.h, f.model, cfg); err != nil {
 		return nil, err
+	}
+	f.coderCost = coderBytes(f.h.Geom, f.h.KeyframeInterval)
+	if cfg.cacheBytes > 0 {
+		f.cache = newChunkCache(cfg.cacheBytes)
 	}
 	if cfg.recover {
 		if err := f.scanRecords(); err != nil {
@@ -249,33 +257,47 @@ type chunkCost struct{ idealCodes, idealActions, retained uint64 }
 // decodeChunkCost is decodeChunk also returning the chunk's ideal code
 // lengths and retained coordinates.
 func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []uint16) (n int, cost chunkCost, err error) {
-	ref := ep.chunks[c]
-	ns := ref.states
-	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
-		return 0, chunkCost{}, tooLarge(ref.offset, need, f.cfg.maxMemory)
-	}
-	b, err := f.readAt(ref.offset, ref.length, "chunk record")
+	ref := &ep.chunks[c]
+	b, err := f.chunkRecord(ref)
 	if err != nil {
 		return 0, chunkCost{}, err
 	}
+	cc := f.coder()
+	defer f.pool.Put(cc)
+	if err := cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], int(ref.states), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
+		return 0, chunkCost{}, err
+	}
+	return int(ref.states), chunkCost{cc.idealCodes, cc.idealActions, cc.retained}, nil
+}
+
+// coder returns a coder from the pool, or a new one.
+func (f *File) coder() *chunkCoder {
+	if cc, _ := f.pool.Get().(*chunkCoder); cc != nil {
+		return cc
+	}
+	return newChunkCoder(&f.h, f.model, f.rules)
+}
+
+// chunkRecord reads the chunk record of ref and checks it: its header
+// against the index, and its CRC.
+func (f *File) chunkRecord(ref *chunkRef) ([]byte, error) {
+	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
+		return nil, tooLarge(ref.offset, need, f.cfg.maxMemory)
+	}
+	b, err := f.readAt(ref.offset, ref.length, "chunk record")
+	if err != nil {
+		return nil, err
+	}
 	sl := ref.length - chunkHdrSize - crcSize
 	if b[0] != tagChunk || b[1] != 0 || b[2] != 0 || b[3] != 0 ||
-		int64(le.Uint32(b[4:])) != ns || int64(le.Uint32(b[8:])) != sl {
-		return 0, chunkCost{}, corrupt(ref.offset, "chunk record disagrees with the index")
+		int64(le.Uint32(b[4:])) != ref.states || int64(le.Uint32(b[8:])) != sl {
+		return nil, corrupt(ref.offset, "chunk record disagrees with the index")
 	}
 	end := chunkHdrSize + sl
 	if crc(b[:end]) != le.Uint32(b[end:]) {
-		return 0, chunkCost{}, badSum(ref.offset+end, "chunk record checksum")
+		return nil, badSum(ref.offset+end, "chunk record checksum")
 	}
-	cc, _ := f.pool.Get().(*chunkCoder)
-	if cc == nil {
-		cc = newChunkCoder(&f.h, f.model, f.rules)
-	}
-	defer f.pool.Put(cc)
-	if err := cc.decodeChunk(b[chunkHdrSize:end], int(ns), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
-		return 0, chunkCost{}, err
-	}
-	return int(ns), chunkCost{cc.idealCodes, cc.idealActions, cc.retained}, nil
+	return b, nil
 }
 
 // Verify decodes and checks every record of the file: episode records,
@@ -312,7 +334,8 @@ func (f *File) Verify() error {
 }
 
 // DecodeEpisode decodes episode e: its actions and its states' codes, state
-// t at codes[t·N : (t+1)·N].
+// t at codes[t·N : (t+1)·N]. Every chunk is decoded and checked whole; the
+// chunk cache is neither used nor filled.
 func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error) {
 	ep, err := f.episode(e)
 	if err != nil {
@@ -342,15 +365,34 @@ func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error)
 	return actions, codes, nil
 }
 
-// State decodes state step of episode e: it reads the chunk holding it and
-// decodes that chunk from its keyframe.
+// State returns the codes of state step of episode e. See ReadState.
 func (f *File) State(e, step int) (codes []uint16, err error) {
-	_, codes, err = f.StateAction(e, step)
+	_, codes, err = f.ReadState(e, step, nil)
 	return codes, err
 }
 
 // StateAction is State returning also the action that led into the state.
 func (f *File) StateAction(e, step int) (action int64, codes []uint16, err error) {
+	return f.ReadState(e, step, nil)
+}
+
+// ReadState returns state step of episode e: the action that led into it
+// and its codes, appended to dst[:0].
+//
+// It decodes the state's chunk from its keyframe up to the state and
+// stops. It checks the chunk record (header against the index, CRC) and
+// that the rANS stream yields the states decoded; the end-of-stream
+// conditions and the reconstruction checksum cover the whole chunk and are
+// checked only by a read that reaches the chunk's last state (and always by
+// DecodeEpisode, Verify and Reader). With the record intact and the model
+// bound by its ID, the states decoded are the writer's unless writer and
+// reader disagree on the retention rule (WithRetainRule) or on the model's
+// arithmetic, which only the reconstruction checksum would reveal
+// (docs/results-random-access.md).
+//
+// The chunk cache (WithCacheBytes) serves a later read of the chunk from
+// the states already decoded, or continues the decode where it stopped.
+func (f *File) ReadState(e, step int, dst []uint16) (action int64, codes []uint16, err error) {
 	ep, err := f.episode(e)
 	if err != nil {
 		return 0, nil, err
@@ -358,17 +400,114 @@ func (f *File) StateAction(e, step int) (action int64, codes []uint16, err error
 	if step < 0 || int64(step) >= ep.states {
 		return 0, nil, fmt.Errorf("%w: step %d of %d", ErrInput, step, ep.states)
 	}
-	nc := f.h.Geom.N()
-	c := ep.chunkOf(int64(step))
-	n := int(ep.chunks[c].states)
-	actions := make([]int64, n)
-	all := make([]uint16, n*nc)
-	if _, err := f.decodeChunk(ep, c, actions, all); err != nil {
+	ref := &ep.chunks[ep.chunkOf(int64(step))]
+	t := step - int(ref.first)
+	if f.cache != nil {
+		action, codes, err = f.cachedState(ref, t, dst)
+	} else {
+		action, codes, err = f.decodeTo(ref, t, dst)
+	}
+	if err != nil {
 		return 0, nil, err
 	}
 	if f.cfg.access != nil {
 		f.cfg.access(int64(e), int64(step))
 	}
-	t := step - int(ep.chunks[c].first)
-	return actions[t], all[t*nc : (t+1)*nc : (t+1)*nc], nil
+	return action, codes, nil
+}
+
+// decodeTo decodes the chunk of ref from its keyframe to its state t,
+// keeping only the last state, appended to dst[:0].
+func (f *File) decodeTo(ref *chunkRef, t int, dst []uint16) (int64, []uint16, error) {
+	b, err := f.chunkRecord(ref)
+	if err != nil {
+		return 0, nil, err
+	}
+	cc := f.coder()
+	defer f.pool.Put(cc)
+	if err := cc.startChunk(b[chunkHdrSize:len(b)-crcSize], ref.offset); err != nil {
+		return 0, nil, err
+	}
+	nc := f.h.Geom.N()
+	codes := slices.Grow(dst[:0], nc)[:nc]
+	var a [1]int64
+	for range t + 1 {
+		if err := cc.decodeStates(a[:], codes, ref.offset); err != nil {
+			return 0, nil, err
+		}
+	}
+	if int64(t+1) == ref.states {
+		if err := cc.endChunk(le.Uint32(b[12:]), ref.offset); err != nil {
+			return 0, nil, err
+		}
+	}
+	return a[0], codes, nil
+}
+
+// cachedState is decodeTo through the chunk cache.
+func (f *File) cachedState(ref *chunkRef, t int, dst []uint16) (int64, []uint16, error) {
+	e := f.cache.get(ref.offset)
+	e.mu.Lock()
+	var a int64
+	err := f.advance(e, ref, t+1)
+	if err == nil {
+		nc := f.h.Geom.N()
+		a = e.actions[t]
+		dst = append(dst[:0], e.codes[t*nc:(t+1)*nc]...)
+	} else {
+		e.release(&f.pool)
+	}
+	cost := e.bytes(f.coderCost)
+	e.mu.Unlock()
+	if err != nil {
+		f.cache.drop(e)
+		return 0, nil, err
+	}
+	for _, x := range f.cache.settle(e, cost) {
+		x.mu.Lock()
+		x.release(&f.pool)
+		x.mu.Unlock()
+	}
+	return a, dst, nil
+}
+
+// advance decodes the chunk of entry e until e holds its first n states;
+// reaching the chunk's last state, it checks the chunk whole and returns
+// the coder to the pool. e.mu is held; on error the caller releases e.
+func (f *File) advance(e *cachedChunk, ref *chunkRef, n int) error {
+	if n <= e.n {
+		return nil
+	}
+	if e.cc == nil { // nothing decoded yet: a done chunk holds all its states
+		b, err := f.chunkRecord(ref)
+		if err != nil {
+			return err
+		}
+		cc := f.coder()
+		if err := cc.startChunk(b[chunkHdrSize:len(b)-crcSize], ref.offset); err != nil {
+			f.pool.Put(cc)
+			return err
+		}
+		e.cc, e.rec = cc, b
+	}
+	nc, ns := f.h.Geom.N(), int(ref.states)
+	if n > len(e.actions) {
+		k := min(ns, max(n, 2*len(e.actions)))
+		a := make([]int64, k)
+		copy(a, e.actions[:e.n])
+		c := make([]uint16, k*nc)
+		copy(c, e.codes[:e.n*nc])
+		e.actions, e.codes = a, c
+	}
+	if err := e.cc.decodeStates(e.actions[e.n:n], e.codes[e.n*nc:n*nc], ref.offset); err != nil {
+		return err
+	}
+	e.n = n
+	if n == ns {
+		err := e.cc.endChunk(le.Uint32(e.rec[12:]), ref.offset)
+		f.pool.Put(e.cc)
+		e.cc, e.rec = nil, nil
+		return err
+	}
+	return nil
 }

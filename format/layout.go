@@ -34,6 +34,10 @@ const (
 	// speed in the container while each costs a 4-byte flush per chunk.
 	DefaultLanes     = 2
 	DefaultMaxMemory = 1 << 30
+	// DefaultCacheBytes is the default cap of a File's chunk cache
+	// (WithCacheBytes): about ten live chunks of 1,024 coordinates per
+	// state at G = 256, or a hundred wholly decoded ones.
+	DefaultCacheBytes = 64 << 20
 )
 
 // LambdaLossless is the lambda field of a file in which every coordinate is

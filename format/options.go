@@ -17,26 +17,28 @@ type Option func(*config) error
 
 // config holds every setting with its default; defaults live only here.
 type config struct {
-	keyframe  int
-	lanes     int
-	precision uint // 0: the model's
-	embed     bool
-	maxMemory int64
-	lambda    uint32
-	lambdaSet bool
-	levels    []uint32
-	retain    retainFunc
-	custom    bool // retain set by WithRetainRule/withGate, not by the model's gate
-	recover   bool // scan records instead of trusting the index (recover.go)
-	access    func(episode, step int64)
+	keyframe   int
+	lanes      int
+	precision  uint // 0: the model's
+	embed      bool
+	maxMemory  int64
+	lambda     uint32
+	lambdaSet  bool
+	levels     []uint32
+	retain     retainFunc
+	custom     bool // retain set by WithRetainRule/withGate, not by the model's gate
+	recover    bool // scan records instead of trusting the index (recover.go)
+	access     func(episode, step int64)
+	cacheBytes int64
 }
 
 func newConfig(opts []Option) (*config, error) {
 	c := &config{
-		keyframe:  DefaultKeyframeInterval,
-		lanes:     DefaultLanes,
-		maxMemory: DefaultMaxMemory,
-		lambda:    LambdaLossless,
+		keyframe:   DefaultKeyframeInterval,
+		lanes:      DefaultLanes,
+		maxMemory:  DefaultMaxMemory,
+		lambda:     LambdaLossless,
+		cacheBytes: DefaultCacheBytes,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -49,7 +51,8 @@ func newConfig(opts []Option) (*config, error) {
 // WithKeyframeInterval sets G, the maximum number of states per chunk
 // (1..MaxKeyframeInterval; G×N must not exceed MaxChunkCoords). Smaller G
 // gives faster random access and costs more bits, since the world model's
-// history restarts at every chunk. Default DefaultKeyframeInterval.
+// history restarts at every chunk (docs/results-random-access.md measures
+// both). Default DefaultKeyframeInterval.
 func WithKeyframeInterval(g int) Option {
 	return func(c *config) error {
 		if g < 1 || g > MaxKeyframeInterval {
@@ -173,6 +176,23 @@ func withGate(lambda uint32, retain retainFunc) Option {
 func WithAccessLog(fn func(episode, step int64)) Option {
 	return func(c *config) error {
 		c.access = fn
+		return nil
+	}
+}
+
+// WithCacheBytes caps the memory of a File's chunk cache: the chunks read
+// last, decoded from their keyframe as far as reads went, with the live
+// coder that continues each one until its last state. Reading a state of a
+// cached chunk then costs a copy, or the decode from the last state read
+// to it. A live coder is charged a conservative estimate of its world
+// model's memory (a few MB at 1,024 coordinates per state, K=64), a decoded
+// state 2·N+8 bytes. 0 disables the cache. Default DefaultCacheBytes.
+func WithCacheBytes(bytes int64) Option {
+	return func(c *config) error {
+		if bytes < 0 {
+			return fmt.Errorf("%w: cache of %d bytes", ErrInput, bytes)
+		}
+		c.cacheBytes = bytes
 		return nil
 	}
 }
