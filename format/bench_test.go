@@ -66,7 +66,7 @@ func benchCaches(c benchCorpus) []struct {
 	}{
 		{"off", 0},
 		{"on", DefaultCacheBytes},
-		{"onelive", coderBytes(c.m.Geom, 32) + 256<<10},
+		{"onelive", coderBytes(c.m, 32) + 256<<10},
 	}
 }
 

@@ -13,26 +13,19 @@ import (
 // one after it continues the decode where it stopped. Measurements:
 // docs/results-random-access.md.
 
-// A live coder's memory is estimated from the geometry and the keyframe
-// interval G, conservatively: a pooled coder keeps the buffers of the
-// largest chunk it decoded, and the world model's cache of combined
-// fallback rows at its bound (wm.Predictor). TestCoderBytesBound checks the
-// estimate against a measured coder.
+// A live coder's memory is the world model's bound for its predictor
+// (wm.Model.PredictorBytes) plus the coder's own buffers: the reconstruction
+// scratch, the rANS decoder and a cache entry's fields. TestCoderBytesBound
+// checks the estimate against a measured coder.
 const (
-	coderFixed   = 192 << 10 // hypothesis lists, anchors, successors, rANS decoder
-	mixRows      = 1 << 14   // the predictor's cache of combined fallback rows
-	mixRowExtra  = 64        // per cached row: its index entry and growth slack
-	tileBytes    = 128       // per tile of the history: the tile index's entries
-	entryBytes   = 256       // a cache entry's own fields
-	perStateCode = 4         // history bytes per code, growth slack included
+	coderFixed = 64 << 10 // rANS decoder, action and level models, scratch
+	entryBytes = 256      // a cache entry's own fields
 )
 
-// coderBytes bounds the memory of a chunkCoder of geometry g that has
-// decoded chunks of up to g states.
-func coderBytes(geom wm.Geometry, g int) int64 {
-	k, n, s := int64(geom.K), int64(geom.N()), int64(geom.S)
-	rows := min(mixRows, int64(geom.M)*(k+1)*(k+1))
-	return coderFixed + 128*k + 16*n + rows*(2*k+mixRowExtra) + int64(g)*(perStateCode*n+tileBytes*s)
+// coderBytes bounds the memory of a chunkCoder of model m that has decoded
+// chunks of up to g states.
+func coderBytes(m *wm.Model, g int) int64 {
+	return coderFixed + 2*int64(m.Geom.N()) + m.PredictorBytes(g)
 }
 
 // chunkCache is a File's LRU cache of partly or wholly decoded chunks,

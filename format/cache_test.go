@@ -97,7 +97,7 @@ func checkState(want []episode, n, e, s int, a int64, c []uint16) bool {
 // equals DecodeEpisode, and the cache stays within its cap.
 func TestFileStateMatchesDecodeEpisode(t *testing.T) {
 	for _, rf := range raFiles(t) {
-		coder := coderBytes(rf.m.Geom, 8)
+		coder := coderBytes(rf.m, 8)
 		for cname, copts := range cacheSizes(coder) {
 			for oname, order := range readOrders(rf.want) {
 				t.Run(rf.name+"/"+cname+"/"+oname, func(t *testing.T) {
@@ -166,7 +166,7 @@ func checkCache(t *testing.T, f *File) {
 func TestFileStateConcurrentCache(t *testing.T) {
 	files := raFiles(t)
 	for _, rf := range []raFile{files[0], files[3]} {
-		coder := coderBytes(rf.m.Geom, 8)
+		coder := coderBytes(rf.m, 8)
 		for _, limit := range []int64{coder + 4<<10, 3 * coder, DefaultCacheBytes} {
 			f, err := Open(bytes.NewReader(rf.b), int64(len(rf.b)), rf.m, append(slices.Clone(rf.opts), WithCacheBytes(limit))...)
 			if err != nil {
@@ -369,7 +369,7 @@ func TestCoderBytesBound(t *testing.T) {
 	}
 	got := int64(liveHeap()) - int64(before)
 	runtime.KeepAlive(cc)
-	if est := coderBytes(g, kf); got > est {
+	if est := coderBytes(m, kf); got > est {
 		t.Errorf("a coder holds %d bytes, estimated %d: update coderBytes (cache.go)", got, est)
 	} else {
 		t.Logf("a coder holds %d bytes, estimated %d", got, est)

@@ -104,7 +104,7 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	if _, f.rules, err = useGate(&f.h, f.model, cfg); err != nil {
 		return nil, err
 	}
-	f.coderCost = coderBytes(f.h.Geom, f.h.KeyframeInterval)
+	f.coderCost = coderBytes(f.model, f.h.KeyframeInterval)
 	if cfg.cacheBytes > 0 {
 		f.cache = newChunkCache(cfg.cacheBytes)
 	}

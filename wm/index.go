@@ -146,11 +146,18 @@ type rowCache struct {
 }
 
 func newRowCache(k, maxBytes int) rowCache {
+	n := newRowCacheSize(k, maxBytes)
+	return rowCache{keys: make([]uint64, n), rows: make([]uint16, n*k), k: k}
+}
+
+// newRowCacheSize is the number of rows of newRowCache: a power of two, at
+// most 2^16, whose rows take at most maxBytes (at least one row).
+func newRowCacheSize(k, maxBytes int) int {
 	n := 1
 	for n < 1<<16 && 2*n*2*k <= maxBytes {
 		n *= 2
 	}
-	return rowCache{keys: make([]uint64, n), rows: make([]uint16, n*k), k: k}
+	return n
 }
 
 // get returns the row of key and whether it is valid; if not, the caller

@@ -210,7 +210,7 @@ const (
 
 // rowCacheBytes bounds the memory of a predictor's cache of combined
 // fallback rows.
-const rowCacheBytes = 4 << 20
+const rowCacheBytes = 2 << 20
 
 // NewPredictor returns a Predictor with empty history.
 func (m *Model) NewPredictor() *Predictor {
@@ -237,6 +237,25 @@ func (m *Model) NewPredictor() *Predictor {
 	}
 	p.Reset()
 	return p
+}
+
+// PredictorBytes bounds the memory a Predictor of m holds once it has run
+// chunks of up to states states (growth slack included), for callers that
+// keep predictors alive (a cache of partly decoded chunks).
+func (m *Model) PredictorBytes(states int) int64 {
+	g := m.Geom
+	K, N, S := int64(g.K), int64(g.N()), int64(g.S)
+	b := int64(64<<10) + 96*K // the per-value arrays
+	if m.fall2Ctx > 0 {
+		c := newRowCacheSize(g.K, rowCacheBytes)
+		b += int64(c) * (2*K + 8)
+	}
+	batch := int64(maxBatch(m))
+	b += 2 * 2 * batch * 16         // the batch index, doubled to a power of two
+	b += 2 * 2 * S * 32 * 16        // the anchor index
+	b += 2 * batch * (64 + 16 + 48) // groups, members, entries and items
+	b += int64(states) * 2 * (2*N + 1 + 48*S)
+	return b
 }
 
 // maxBatch bounds the candidates of one class formed at once.
