@@ -1,0 +1,636 @@
+package format
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// The distortion-target search. Method, tuning and measurements:
+// docs/results-gate.md, "Distortion target at the cost of a few encodes".
+
+// A Probe reports one encoding made by SearchLambda.
+type Probe struct {
+	Lambda     uint32  // 16.16 fixed point
+	Distortion float64 // relative distortion of the states encoded
+	States     int64   // states encoded
+	Sample     bool    // a sample of the file, not the whole file
+	Stopped    bool    // a whole-file encode stopped early: it could no longer meet the target, or was far below it
+}
+
+// LambdaResult is the outcome of SearchLambda.
+type LambdaResult struct {
+	Lambda     uint32  // 16.16 fixed point
+	Distortion float64 // relative distortion of File, at most the target
+	File       []byte  // the episodes encoded at Lambda
+	Account    Account // the writer's account of File
+	// Encodes is the work of the search: states encoded, over all probes,
+	// divided by the states of the file (one encode of the file is 1).
+	Encodes float64
+}
+
+// ErrNoLambda reports a distortion target that not even the largest λ
+// SearchLambda tries meets: the file needs lossless coding.
+var ErrNoLambda = errors.New("wmz: no λ meets the distortion target")
+
+// The search runs on a grid of λ = 2^(i/searchStep), over the range
+// 2^-4..2^15.75 that a bisection over λ = 2^(k/4) used to search.
+const (
+	searchStep = 32
+	searchMin  = -4 * searchStep
+	searchMax  = 63 * searchStep / 4
+)
+
+// Tuning (docs/results-gate.md).
+const (
+	sampleShare  = 1.0 / 25 // states in the sample, as a share of the file
+	samplePieces = 16       // chunks the sample takes a prefix of, at most, unless whole chunks fit
+	samplePiece  = 2        // fewest states of a chunk in the sample
+	locateTol    = 4        // grid points: the sample only locates; whole-file encodes land
+	worthRate    = 0.05     // a rate saving below this is not worth another encode
+	aim          = 0.02     // later encodes aim this far below the target
+	slopeMin     = -4.0     // d ln D / d log2 λ assumed at most this steep,
+	slopeMax     = -0.3     // and at least this
+	maxKept      = 3        // whole-file encodes once one met the target
+	lowShare     = 0.25     // an encode is judged far below the target after this share of the states,
+	lowFactor    = 0.25     // if its distortion is below this share of the target
+	maxProbes    = 8        // whole-file encodes in all; the last is at the largest λ
+)
+
+// SearchLambda encodes eps, one episode each without metadata, at the
+// smallest λ it finds whose encoding has relative distortion at most
+// target (the distortion of the writer's Account, as
+// gate.Params.RelDistortion gives it) and returns that encoding.
+//
+// Distortion is closed-loop (an omitted value feeds the predictions that
+// follow), so it is measured by encoding. The search locates the target
+// on a sample of the file (a prefix of chunks spread over it, each coded
+// exactly as in the file), then encodes the whole file and steps by
+// secant in log distortion until an encode lands within band below the
+// target, the encode that missed is within worthRate of its rate, or λ is
+// resolved to 1/searchStep octave. An encode that can no longer meet the
+// target stops early. Typically it costs two to three encodes of the file
+// (LambdaResult.Encodes); at most maxProbes whole-file encodes, of which at
+// most maxKept run to the end after one has met the target, plus the
+// sample's.
+//
+// The model must have a GATE section. opts are Writer options; WithLambda,
+// WithLevels and WithRetainRule are refused. progress, if not nil, is
+// called after every probe. The search stops with ctx's error when ctx is
+// done.
+func SearchLambda(ctx context.Context, m *wm.Model, eps []wm.Episode, target float64, progress func(Probe), opts ...Option) (*LambdaResult, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: nil model", ErrInput)
+	}
+	if !(target >= 0) || math.IsInf(target, 1) {
+		return nil, fmt.Errorf("%w: distortion target %v", ErrInput, target)
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.lambdaSet || cfg.levels != nil || cfg.custom {
+		return nil, fmt.Errorf("%w: SearchLambda chooses lambda (no WithLambda, WithLevels or WithRetainRule)", ErrInput)
+	}
+	gp, err := gate.FromModel(m)
+	if err != nil {
+		return nil, err
+	}
+	s := newSearcher(ctx, m, gp, eps, cfg.keyframe, target, progress, opts)
+	if s.states == 0 {
+		return nil, fmt.Errorf("%w: no states to encode", ErrInput)
+	}
+	st := newStrategy(target)
+	best, err := st.run(s)
+	if err != nil {
+		return nil, err
+	}
+	r := s.kept[best]
+	return &LambdaResult{Lambda: lambdaAt(best), Distortion: r.d, File: r.file, Account: r.acct,
+		Encodes: float64(s.encoded) / float64(s.states)}, nil
+}
+
+// lambdaAt returns the λ of grid point i, 16.16.
+func lambdaAt(i int) uint32 {
+	l, _ := gate.LambdaFixed(math.Exp2(float64(i) / searchStep))
+	return l
+}
+
+// span is n states of episode ep from step first: a chunk, or its prefix.
+type span struct {
+	ep, first, n int
+}
+
+// sampleSpans returns the sample of a file of the given chunks: about
+// sampleShare of its states, as prefixes of up to samplePieces chunks
+// spread over the file, or as whole chunks if that many fit. A prefix
+// codes exactly as in the file (every chunk restarts the model), but its
+// states sit early in their chunk, where closed-loop errors have had
+// less time to accumulate.
+func sampleSpans(chunks []span, states int64) []span {
+	if len(chunks) == 0 {
+		return nil
+	}
+	budget := max(1, int(math.Ceil(sampleShare*float64(states))))
+	avg := int(states) / len(chunks)
+	pieces := min(len(chunks), max(samplePieces, budget/max(avg, 1)))
+	p := max(samplePiece, (budget+pieces-1)/pieces)
+	var out []span
+	for k := range pieces {
+		c := chunks[k*len(chunks)/pieces]
+		c.n = min(c.n, p)
+		out = append(out, c)
+	}
+	return out
+}
+
+// samplePoint is the sample's distortion and rate at one λ.
+type samplePoint struct {
+	d    float64 // relative distortion
+	rate float64 // ideal bits per state
+}
+
+// fileProbe is one whole-file encode, complete or stopped early.
+type fileProbe struct {
+	d        float64 // relative distortion of the states encoded
+	rate     float64 // ideal bits per state of the states encoded
+	complete bool
+	sample   samplePoint // the sample's states within it, if complete
+	file     []byte
+	acct     Account
+}
+
+// searcher encodes the file and its sample.
+type searcher struct {
+	ctx      context.Context
+	m        *wm.Model
+	gp       *gate.Params
+	eps      []wm.Episode
+	opts     []Option
+	target   float64
+	progress func(Probe)
+
+	states   int64
+	sample   []span
+	inSample [][]bool // per episode (nil if none), per step
+	sampled  int64
+	encoded  int64
+
+	kept map[int]*fileProbe // whole-file encodes that met the target, by grid point
+}
+
+func newSearcher(ctx context.Context, m *wm.Model, gp *gate.Params, eps []wm.Episode, keyframe int, target float64, progress func(Probe), opts []Option) *searcher {
+	s := &searcher{ctx: ctx, m: m, gp: gp, eps: eps, target: target, progress: progress,
+		kept: map[int]*fileProbe{}}
+	// Probes never embed the model; the file they write is kept only if
+	// they are not aborted, and then must be as asked.
+	s.opts = slices.Clip(opts)
+	n := m.Geom.N()
+	var chunks []span
+	for e, ep := range eps {
+		T := len(ep.Codes) / max(n, 1)
+		s.states += int64(T)
+		for t := 0; t < T; t += keyframe {
+			chunks = append(chunks, span{e, t, min(keyframe, T-t)})
+		}
+	}
+	s.sample = sampleSpans(chunks, s.states)
+	s.inSample = make([][]bool, len(eps))
+	for _, c := range s.sample {
+		s.sampled += int64(c.n)
+		if s.inSample[c.ep] == nil {
+			s.inSample[c.ep] = make([]bool, len(eps[c.ep].Codes)/n)
+		}
+		for t := c.first; t < c.first+c.n; t++ {
+			s.inSample[c.ep][t] = true
+		}
+	}
+	return s
+}
+
+// report calls the progress function.
+func (s *searcher) report(i int, d float64, states int64, sample, stopped bool) {
+	if s.progress != nil {
+		s.progress(Probe{Lambda: lambdaAt(i), Distortion: d, States: states, Sample: sample, Stopped: stopped})
+	}
+}
+
+// bitsPerState turns a sum of ideal costs over n states into bits/state.
+func bitsPerState(cost uint64, n int64) float64 {
+	return float64(cost) / (1 << costFrac) / float64(max(n, 1))
+}
+
+// sampleAt encodes the sample at grid point i.
+func (s *searcher) sampleAt(i int) (samplePoint, error) {
+	if err := s.ctx.Err(); err != nil {
+		return samplePoint{}, err
+	}
+	w, err := NewWriter(discard{}, s.m, append(s.opts, WithEmbeddedModel(false), WithLambda(lambdaAt(i)))...)
+	if err != nil {
+		return samplePoint{}, err
+	}
+	n := s.m.Geom.N()
+	var dist, cost uint64
+	for _, c := range s.sample {
+		if err := w.WriteEpisode(nil); err != nil {
+			return samplePoint{}, err
+		}
+		ep := s.eps[c.ep]
+		for t := c.first; t < c.first+c.n; t++ {
+			if err := w.WriteState(ep.Actions[t], ep.Codes[t*n:(t+1)*n]); err != nil {
+				return samplePoint{}, err
+			}
+			a := w.LastAccount()
+			dist += a.DistSum
+			cost += a.Cost
+		}
+	}
+	s.encoded += s.sampled
+	p := samplePoint{d: s.gp.RelDistortion(dist, s.sampled), rate: bitsPerState(cost, s.sampled)}
+	s.report(i, p.d, s.sampled, true, false)
+	return p, nil
+}
+
+// fileAt encodes the whole file at grid point i. It stops once the
+// distortion exceeds the target, and if low is set once a share lowShare
+// of the states is coded with distortion below target·lowFactor.
+func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, s.m, append(s.opts, WithLambda(lambdaAt(i)))...)
+	if err != nil {
+		return fileProbe{}, err
+	}
+	n := s.m.Geom.N()
+	// The target in the account's units, per state.
+	unit := s.target * float64(s.m.Geom.S) * float64(s.gp.SlotNorm)
+	limit := unit * float64(s.states)
+	early := int64(math.Ceil(lowShare * float64(s.states)))
+	var dist, cost, sdist, scost uint64
+	var done int64
+	stop := func() (fileProbe, error) {
+		s.encoded += done
+		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done)}
+		s.report(i, f.d, done, false, true)
+		return f, nil
+	}
+	for e, ep := range s.eps {
+		if err := w.WriteEpisode(nil); err != nil {
+			return fileProbe{}, err
+		}
+		for t, a := range ep.Actions[:len(ep.Codes)/n] {
+			if done%64 == 0 {
+				if err := s.ctx.Err(); err != nil {
+					return fileProbe{}, err
+				}
+			}
+			if err := w.WriteState(a, ep.Codes[t*n:(t+1)*n]); err != nil {
+				return fileProbe{}, err
+			}
+			done++
+			acc := w.LastAccount()
+			dist += acc.DistSum
+			cost += acc.Cost
+			if s.inSample[e] != nil && s.inSample[e][t] {
+				sdist += acc.DistSum
+				scost += acc.Cost
+			}
+			if float64(dist) > limit || low && done == early && float64(dist) < lowFactor*unit*float64(done) {
+				return stop()
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fileProbe{}, err
+	}
+	s.encoded += done
+	acct := w.Account()
+	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(cost, done), complete: true,
+		file: buf.Bytes(), acct: acct,
+		sample: samplePoint{d: s.gp.RelDistortion(sdist, s.sampled), rate: bitsPerState(scost, s.sampled)}}
+	s.report(i, f.d, done, false, false)
+	if f.d <= s.target {
+		s.kept[i] = &f
+	}
+	return f, nil
+}
+
+// discard keeps nothing.
+type discard struct{}
+
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// prober makes the strategy's probes: the searcher, or recorded curves in
+// experiments.
+type prober interface {
+	sampleAt(i int) (samplePoint, error)
+	fileAt(i int, low bool) (fileProbe, error)
+}
+
+// strategy decides where to probe, knowing the file only through a prober.
+type strategy struct {
+	target  float64
+	samples map[int]samplePoint
+	files   map[int]fileProbe
+}
+
+func newStrategy(target float64) *strategy {
+	return &strategy{target: target, samples: map[int]samplePoint{}, files: map[int]fileProbe{}}
+}
+
+// sampleD returns the sample's point at grid i, probing it once.
+func (st *strategy) sampleD(p prober, i int) (samplePoint, error) {
+	if q, ok := st.samples[i]; ok {
+		return q, nil
+	}
+	q, err := p.sampleAt(i)
+	if err == nil {
+		st.samples[i] = q
+	}
+	return q, err
+}
+
+// logD is the logarithm of a distortion relative to the target, floored
+// so that encodes without distortion do not pin a secant.
+func (st *strategy) logD(d float64) float64 { return math.Log(max(d, st.target/64) / st.target) }
+
+// locate returns the grid point, within locateTol of the smallest, at
+// which the sample's distortion is at most the target, assuming it falls
+// with λ: galloping by octaves from 2^10, then regula falsi (Illinois) on
+// the logarithm. It returns searchMax if the sample misses everywhere.
+func (st *strategy) locate(p prober) (int, error) {
+	var err error
+	f := func(i int) float64 {
+		if err != nil {
+			return 0
+		}
+		var q samplePoint
+		q, err = st.sampleD(p, i)
+		return st.logD(q.d)
+	}
+	lo, hi, step := searchMin, searchMax, searchStep
+	a, b := 0, 10*searchStep // bracket: f(a) > 0, f(b) ≤ 0
+	fa, fb := 0.0, f(b)
+	if fb <= 0 {
+		for {
+			if b <= lo || err != nil {
+				return b, err
+			}
+			a = max(lo, b-step)
+			step *= 2
+			if fa = f(a); fa > 0 {
+				break
+			}
+			b, fb = a, fa
+		}
+	} else {
+		for {
+			a, fa = b, fb
+			if a >= hi || err != nil {
+				return hi, err
+			}
+			b = min(hi, a+step)
+			step *= 2
+			if fb = f(b); fb <= 0 {
+				break
+			}
+		}
+	}
+	side := 0
+	for b-a > locateTol && err == nil {
+		c := (a + b) / 2 // bisect wide brackets: the curve may be flat
+		if b-a <= 2*searchStep {
+			c = a + int(math.Round(float64(b-a)*fa/(fa-fb)))
+		}
+		c = min(max(c, a+1), b-1)
+		if fc := f(c); fc <= 0 {
+			b, fb = c, fc
+			if side == 1 {
+				fa /= 2
+			}
+			side = 1
+		} else {
+			a, fa = c, fc
+			if side == -1 {
+				fb /= 2
+			}
+			side = -1
+		}
+	}
+	return b, err
+}
+
+// sampleSlope returns d ln D / d log2 λ of the sample around grid point i,
+// fitted over an octave either side (probing half an octave away if there
+// are too few points), within [slopeMin, slopeMax].
+func (st *strategy) sampleSlope(p prober, i int) (float64, error) {
+	var xs, ys []float64
+	collect := func() {
+		xs, ys = xs[:0], ys[:0]
+		for j, q := range st.samples {
+			if q.d > 0 && j >= i-searchStep && j <= i+searchStep {
+				xs = append(xs, float64(j)/searchStep)
+				ys = append(ys, math.Log(q.d))
+			}
+		}
+	}
+	collect()
+	if len(xs) < 2 || slices.Max(xs)-slices.Min(xs) < 0.5 {
+		for _, j := range []int{i - searchStep/2, i + searchStep/2} {
+			if _, err := st.sampleD(p, min(max(j, searchMin), searchMax)); err != nil {
+				return 0, err
+			}
+		}
+		collect()
+	}
+	s, ok := fit(xs, ys)
+	if !ok {
+		s = -1
+	}
+	return min(max(s, slopeMin), slopeMax), nil
+}
+
+// elasticity returns −d ln rate / d ln D of the sample around grid point
+// i: a least-squares fit over its points within an octave, in [0, 4]; 1
+// if there are fewer than three.
+func (st *strategy) elasticity(i int) float64 {
+	var xs, ys []float64
+	for j, q := range st.samples {
+		if q.d > 0 && q.rate > 0 && j >= i-searchStep && j <= i+searchStep {
+			xs = append(xs, math.Log(q.d))
+			ys = append(ys, math.Log(q.rate))
+		}
+	}
+	s, ok := fit(xs, ys)
+	if len(xs) < 3 || !ok {
+		return 1
+	}
+	return min(max(-s, 0), 4)
+}
+
+// fit returns the least-squares slope of ys on xs.
+func fit(xs, ys []float64) (float64, bool) {
+	var mx, my, sxx, sxy float64
+	for k := range xs {
+		mx += xs[k] / float64(len(xs))
+		my += ys[k] / float64(len(xs))
+	}
+	for k := range xs {
+		sxx += (xs[k] - mx) * (xs[k] - mx)
+		sxy += (xs[k] - mx) * (ys[k] - my)
+	}
+	if sxx == 0 {
+		return 0, false
+	}
+	return sxy / sxx, true
+}
+
+// passes reports whether whole-file probe f met the target, or would
+// have: a probe stopped far below it counts.
+func (st *strategy) passes(f fileProbe) bool { return f.d <= st.target }
+
+// bracket returns the smallest grid point probed on the whole file that
+// met the target (searchMax+1 if none) and the largest below it that
+// missed (searchMin−1 if none).
+func (st *strategy) bracket() (lo, hi int) {
+	lo, hi = searchMin-1, searchMax+1
+	for j, f := range st.files {
+		if st.passes(f) && j < hi {
+			hi = j
+		}
+	}
+	for j, f := range st.files {
+		if !st.passes(f) && j < hi && j > lo {
+			lo = j
+		}
+	}
+	return lo, hi
+}
+
+// run searches and returns the grid point of the smallest λ whose
+// complete whole-file encode met the target.
+func (st *strategy) run(p prober) (int, error) {
+	i, err := st.locate(p)
+	if err != nil {
+		return 0, err
+	}
+	var order []int    // grid points probed on the whole file, in order
+	firstPass := -1    // index in order of the first that met the target
+	finishing := false // re-probing the best, which stopped early, to the end
+	for {
+		f, err := p.fileAt(i, !finishing && len(order) < maxProbes-1)
+		if err != nil {
+			return 0, err
+		}
+		st.files[i] = f
+		order = append(order, i)
+		if f.complete {
+			st.samples[i] = f.sample
+		}
+		if !st.passes(f) && i == searchMax {
+			return 0, fmt.Errorf("%w: distortion %.4g at the largest λ exceeds %g", ErrNoLambda, f.d, st.target)
+		}
+		if st.passes(f) && firstPass < 0 {
+			firstPass = len(order) - 1
+		}
+		lo, hi := st.bracket()
+		done := hi-lo <= 1 || len(order) >= maxProbes
+		if hi <= searchMax {
+			b := st.files[hi]
+			// Rate falls as distortion rises, by the sample's elasticity:
+			// stop when landing on the target would save too little.
+			done = done || b.d > 0 && 1-math.Pow(st.target*(1-aim)/b.d, -st.elasticity(hi)) < worthRate ||
+				len(order)-firstPass >= maxKept ||
+				lo >= searchMin && b.rate <= st.files[lo].rate*(1+worthRate)
+		}
+		if done {
+			if hi > searchMax {
+				return 0, ErrNoLambda
+			}
+			if st.files[hi].complete {
+				return hi, nil
+			}
+			i, finishing = hi, true
+			continue
+		}
+		finishing = false
+		if i, err = st.next(p, order, lo, hi); err != nil {
+			return 0, err
+		}
+		if len(order) == maxProbes-1 && hi > searchMax {
+			i = searchMax
+		}
+		if i <= lo || i >= hi {
+			if hi > searchMax {
+				return 0, ErrNoLambda
+			}
+			i, finishing = hi, !st.files[hi].complete
+			if !finishing {
+				return hi, nil
+			}
+		}
+	}
+}
+
+// next returns the grid point of the next whole-file encode: by regula
+// falsi in log distortion between the encodes either side of the target,
+// or by a secant (from two encodes on one side, else the sample's slope)
+// stepping at least twice as far as the last step on that side.
+func (st *strategy) next(p prober, order []int, lo, hi int) (int, error) {
+	goal := math.Log(1 - aim)
+	at := func(i int) (float64, float64) { return float64(i) / searchStep, st.logD(st.files[i].d) }
+	if lo >= searchMin && hi <= searchMax {
+		xa, ya := at(lo)
+		xb, yb := at(hi)
+		x := (xa + xb) / 2
+		if ya > yb {
+			x = xa + (xb-xa)*(ya-goal)/(ya-yb)
+		}
+		// Keep a quarter of the bracket from either end, as a safeguard
+		// against a curve that is not log-linear.
+		c := int(math.Round(x * searchStep))
+		q := max(1, (hi-lo)/4)
+		return min(max(c, lo+q), hi-q), nil
+	}
+	// One side: the probes so far all missed, or all met the target.
+	last := order[len(order)-1]
+	var side []int
+	for _, j := range order {
+		if st.passes(st.files[j]) == st.passes(st.files[last]) {
+			side = append(side, j)
+		}
+	}
+	x, y := at(last)
+	s := 0.0
+	if len(side) >= 2 {
+		j := side[len(side)-2]
+		xj, yj := at(j)
+		if xj != x {
+			s = (y - yj) / (x - xj)
+		}
+		s = min(max(s, slopeMin), slopeMax)
+	} else {
+		var err error
+		if s, err = st.sampleSlope(p, last); err != nil {
+			return 0, err
+		}
+	}
+	c := int(math.Round((x + (goal-y)/s) * searchStep))
+	if len(side) >= 2 {
+		prev := side[len(side)-1] - side[len(side)-2]
+		if prev < 0 {
+			prev = -prev
+		}
+		if d := c - last; d >= 0 {
+			c = last + max(d, 2*prev)
+		} else {
+			c = last - max(-d, 2*prev)
+		}
+	}
+	return min(max(c, searchMin), searchMax), nil
+}
