@@ -102,11 +102,18 @@ func SearchLambda(ctx context.Context, m *wm.Model, eps []wm.Episode, target flo
 	if err != nil {
 		return nil, err
 	}
+	n := m.Geom.N()
+	for i, e := range eps {
+		if len(e.Codes)%n != 0 || len(e.Codes)/n != len(e.Actions) {
+			return nil, fmt.Errorf("%w: episode %d has %d codes and %d actions for %d coordinates a state", ErrInput, i, len(e.Codes), len(e.Actions), n)
+		}
+	}
 	s := newSearcher(ctx, m, gp, eps, cfg.keyframe, target, progress, opts)
 	if s.states == 0 {
 		return nil, fmt.Errorf("%w: no states to encode", ErrInput)
 	}
 	st := newStrategy(target)
+	st.start = warmStart(gp)
 	best, err := st.run(s)
 	if err != nil {
 		return nil, err
@@ -114,6 +121,19 @@ func SearchLambda(ctx context.Context, m *wm.Model, eps []wm.Episode, target flo
 	r := s.kept[best]
 	return &LambdaResult{Lambda: lambdaAt(best), Distortion: r.d, File: r.file, Account: r.acct,
 		Encodes: float64(s.encoded) / float64(s.states)}, nil
+}
+
+// warmStart returns the grid point where the search starts: the λ at which
+// a typical coordinate's expected damage, its marginal error rate times
+// the calibration's mean impact, is worth one bit.
+func warmStart(gp *gate.Params) int {
+	e := slices.Clone(gp.CoordErr)
+	slices.Sort(e)
+	damage := float64(e[len(e)/2]) / 65536 * float64(gp.MeanV) / 65536
+	if !(damage > 0) {
+		return 10 * searchStep
+	}
+	return min(max(int(math.Round(-math.Log2(damage)*searchStep)), searchMin), searchMax)
 }
 
 // lambdaAt returns the λ of grid point i, 16.16.
@@ -283,7 +303,7 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 		if err := w.WriteEpisode(nil); err != nil {
 			return fileProbe{}, err
 		}
-		for t, a := range ep.Actions[:len(ep.Codes)/n] {
+		for t, a := range ep.Actions {
 			if done%64 == 0 {
 				if err := s.ctx.Err(); err != nil {
 					return fileProbe{}, err
@@ -335,12 +355,13 @@ type prober interface {
 // strategy decides where to probe, knowing the file only through a prober.
 type strategy struct {
 	target  float64
+	start   int // grid point where locate starts
 	samples map[int]samplePoint
 	files   map[int]fileProbe
 }
 
 func newStrategy(target float64) *strategy {
-	return &strategy{target: target, samples: map[int]samplePoint{}, files: map[int]fileProbe{}}
+	return &strategy{target: target, start: 10 * searchStep, samples: map[int]samplePoint{}, files: map[int]fileProbe{}}
 }
 
 // sampleD returns the sample's point at grid i, probing it once.
@@ -361,8 +382,8 @@ func (st *strategy) logD(d float64) float64 { return math.Log(max(d, st.target/6
 
 // locate returns the grid point, within locateTol of the smallest, at
 // which the sample's distortion is at most the target, assuming it falls
-// with λ: galloping by octaves from 2^10, then regula falsi (Illinois) on
-// the logarithm. It returns searchMax if the sample misses everywhere.
+// with λ: galloping by octaves from the warm start, then bisection and
+// regula falsi (Illinois) on the logarithm. It returns searchMax if the sample misses everywhere.
 func (st *strategy) locate(p prober) (int, error) {
 	var err error
 	f := func(i int) float64 {
@@ -374,7 +395,7 @@ func (st *strategy) locate(p prober) (int, error) {
 		return st.logD(q.d)
 	}
 	lo, hi, step := searchMin, searchMax, searchStep
-	a, b := 0, 10*searchStep // bracket: f(a) > 0, f(b) ≤ 0
+	a, b := 0, st.start // bracket: f(a) > 0, f(b) ≤ 0
 	fa, fb := 0.0, f(b)
 	if fb <= 0 {
 		for {

@@ -162,6 +162,10 @@ func TestSearchLambdaErrors(t *testing.T) {
 	if _, err := SearchLambda(bg, m, nil, 0.1, nil); !errors.Is(err, ErrInput) {
 		t.Errorf("no states: %v", err)
 	}
+	short := []wm.Episode{{Codes: weps[0].Codes, Actions: weps[0].Actions[1:]}}
+	if _, err := SearchLambda(bg, m, short, 0.1, nil); !errors.Is(err, ErrInput) {
+		t.Errorf("an action missing: %v", err)
+	}
 	plain := trainModel(m.Geom, 12, nil)
 	if _, err := SearchLambda(bg, plain, weps, 0.1, nil); !errors.Is(err, gate.ErrSection) {
 		t.Errorf("model without a gate: %v", err)
@@ -179,4 +183,70 @@ func TestSearchLambdaErrors(t *testing.T) {
 	if _, err := SearchLambda(ctx, m, weps, 0.01, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// BenchmarkSearchLambda compares a lossless encode, one lossy encode and
+// the distortion-target search on one synthetic file (384 states of 64
+// coordinates, 24 chunks); the search reports its work in encodes.
+func BenchmarkSearchLambda(b *testing.B) {
+	g := wm.Geometry{S: 8, M: 8, K: 32}
+	eps := genEpisodes(rand.New(rand.NewPCG(9, 10)), g, []int{48, 48, 48, 48, 48, 48, 48, 48})
+	weps := make([]wm.Episode, len(eps))
+	for i := range eps {
+		eps[i].meta = nil
+		weps[i] = wm.Episode{Codes: eps[i].codes, Actions: eps[i].actions}
+	}
+	m := trainModel(g, 12, eps)
+	p, err := gate.Calibrate(m, weps, gate.CalibOptions{MinSamples: 8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if m, err = gate.Apply(m, p); err != nil {
+		b.Fatal(err)
+	}
+	opts := []Option{WithKeyframeInterval(16)}
+	// The target: a tenth of the distortion of the smallest λ.
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, m, append(opts, WithLambda(lambdaAt(searchMin)))...)
+	for _, e := range eps {
+		w.WriteEpisode(nil)
+		for k, a := range e.actions {
+			w.WriteState(a, e.codes[k*g.N():(k+1)*g.N()])
+		}
+	}
+	w.Close()
+	a := w.Account()
+	target := p.RelDistortion(a.DistSum, a.States) / 10
+	r, err := SearchLambda(context.Background(), m, weps, target, nil, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := int64(2 * len(eps) * len(eps[0].codes))
+	b.Run("lossless", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			encode(b, m, eps, opts...)
+		}
+	})
+	b.Run("lambda", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			encode(b, m, eps, append(opts, WithLambda(r.Lambda))...)
+		}
+	})
+	b.Run("distortion", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		var enc float64
+		for b.Loop() {
+			r, err := SearchLambda(context.Background(), m, weps, target, nil, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			enc = r.Encodes
+		}
+		b.ReportMetric(enc, "encodes")
+	})
 }
