@@ -65,20 +65,22 @@ const (
 
 // SearchLambda encodes eps, one episode each without metadata, at the
 // smallest λ it finds whose encoding has relative distortion at most
-// target (the distortion of the writer's Account, as
-// gate.Params.RelDistortion gives it) and returns that encoding.
+// target (of the writer's Account, as gate.Params.RelDistortion gives it)
+// and returns that encoding.
 //
 // Distortion is closed-loop (an omitted value feeds the predictions that
 // follow), so it is measured by encoding. The search locates the target
-// on a sample of the file (a prefix of chunks spread over it, each coded
-// exactly as in the file), then encodes the whole file and steps by
-// secant in log distortion until an encode lands within band below the
-// target, the encode that missed is within worthRate of its rate, or λ is
-// resolved to 1/searchStep octave. An encode that can no longer meet the
-// target stops early. Typically it costs two to three encodes of the file
-// (LambdaResult.Encodes); at most maxProbes whole-file encodes, of which at
-// most maxKept run to the end after one has met the target, plus the
-// sample's.
+// on a sample of the file (chunk prefixes spread over it, each coded
+// exactly as in the file), starting from a λ derived from the gate's
+// calibration; then it encodes the whole file and steps by secant in log
+// distortion. It stops once landing on the target would save less than
+// worthRate of the rate (by the sample's rate–distortion elasticity, or
+// by the rate gap to an encode that missed), or once λ is resolved to
+// 1/searchStep octave. A whole-file encode stops early once it exceeds the
+// target, or when it lies far below it. Typically the search costs two to
+// three encodes of the file (LambdaResult.Encodes); at most maxProbes
+// whole-file encodes, re-encodes of those stopped far below the target,
+// and the sample's. It holds up to maxKept encoded files in memory.
 //
 // The model must have a GATE section. opts are Writer options; WithLambda,
 // WithLevels and WithRetainRule are refused. progress, if not nil, is
@@ -180,6 +182,7 @@ type samplePoint struct {
 type fileProbe struct {
 	d        float64 // relative distortion of the states encoded
 	rate     float64 // ideal bits per state of the states encoded
+	head     float64 // ideal bits per state of the first lowShare of the states, if reached
 	complete bool
 	sample   samplePoint // the sample's states within it, if complete
 	file     []byte
@@ -293,9 +296,10 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 	early := int64(math.Ceil(lowShare * float64(s.states)))
 	var dist, cost, sdist, scost uint64
 	var done int64
+	var head float64
 	stop := func() (fileProbe, error) {
 		s.encoded += done
-		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done)}
+		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done), head: head}
 		s.report(i, f.d, done, false, true)
 		return f, nil
 	}
@@ -320,6 +324,9 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 				sdist += acc.DistSum
 				scost += acc.Cost
 			}
+			if done == early {
+				head = bitsPerState(cost, done)
+			}
 			if float64(dist) > limit || low && done == early && float64(dist) < lowFactor*unit*float64(done) {
 				return stop()
 			}
@@ -330,7 +337,7 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 	}
 	s.encoded += done
 	acct := w.Account()
-	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(cost, done), complete: true,
+	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(cost, done), head: head, complete: true,
 		file: buf.Bytes(), acct: acct,
 		sample: samplePoint{d: s.gp.RelDistortion(sdist, s.sampled), rate: bitsPerState(scost, s.sampled)}}
 	s.report(i, f.d, done, false, false)
@@ -533,6 +540,20 @@ func (st *strategy) bracket() (lo, hi int) {
 	return lo, hi
 }
 
+// rateGap returns how much more the encode at hi costs than the one at
+// lo, over the states both coded: all, or the first lowShare; +Inf if
+// they have none in common.
+func (st *strategy) rateGap(lo, hi int) float64 {
+	a, b := st.files[lo], st.files[hi]
+	switch {
+	case a.complete && b.complete:
+		return b.rate/a.rate - 1
+	case a.head > 0 && b.head > 0:
+		return b.head/a.head - 1
+	}
+	return math.Inf(1)
+}
+
 // run searches and returns the grid point of the smallest λ whose
 // complete whole-file encode met the target.
 func (st *strategy) run(p prober) (int, error) {
@@ -567,7 +588,7 @@ func (st *strategy) run(p prober) (int, error) {
 			// stop when landing on the target would save too little.
 			done = done || b.d > 0 && 1-math.Pow(st.target*(1-aim)/b.d, -st.elasticity(hi)) < worthRate ||
 				len(order)-firstPass >= maxKept ||
-				lo >= searchMin && b.rate <= st.files[lo].rate*(1+worthRate)
+				lo >= searchMin && st.rateGap(lo, hi) < worthRate
 		}
 		if done {
 			if hi > searchMax {
