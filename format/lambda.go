@@ -184,6 +184,7 @@ type fileProbe struct {
 	rate     float64 // ideal bits per state of the states encoded
 	head     float64 // ideal bits per state of the first lowShare of the states, if reached
 	complete bool
+	under    bool        // stopped far below the target
 	sample   samplePoint // the sample's states within it, if complete
 	file     []byte
 	acct     Account
@@ -290,16 +291,20 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 		return fileProbe{}, err
 	}
 	n := s.m.Geom.N()
-	// The target in the account's units, per state.
+	// The target in the account's units, per state; without a slot norm
+	// every distortion is 0.
 	unit := s.target * float64(s.m.Geom.S) * float64(s.gp.SlotNorm)
 	limit := unit * float64(s.states)
+	if s.gp.SlotNorm == 0 {
+		limit = math.Inf(1)
+	}
 	early := int64(math.Ceil(lowShare * float64(s.states)))
 	var dist, cost, sdist, scost uint64
 	var done int64
 	var head float64
-	stop := func() (fileProbe, error) {
+	stop := func(under bool) (fileProbe, error) {
 		s.encoded += done
-		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done), head: head}
+		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done), head: head, under: under}
 		s.report(i, f.d, done, false, true)
 		return f, nil
 	}
@@ -327,8 +332,11 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 			if done == early {
 				head = bitsPerState(cost, done)
 			}
-			if float64(dist) > limit || low && done == early && float64(dist) < lowFactor*unit*float64(done) {
-				return stop()
+			if float64(dist) > limit {
+				return stop(false)
+			}
+			if low && done == early && float64(dist) < lowFactor*unit*float64(done) {
+				return stop(true)
 			}
 		}
 	}
@@ -520,7 +528,7 @@ func fit(xs, ys []float64) (float64, bool) {
 
 // passes reports whether whole-file probe f met the target, or would
 // have: a probe stopped far below it counts.
-func (st *strategy) passes(f fileProbe) bool { return f.d <= st.target }
+func (st *strategy) passes(f fileProbe) bool { return f.under || f.complete && f.d <= st.target }
 
 // bracket returns the smallest grid point probed on the whole file that
 // met the target (searchMax+1 if none) and the largest below it that

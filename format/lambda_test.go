@@ -103,9 +103,6 @@ func TestSearchLambda(t *testing.T) {
 		for _, q := range probes {
 			states += q.States
 		}
-		for _, q := range probes {
-			t.Logf("  %+v", q)
-		}
 		if want := float64(states) / 360; r.Encodes != want || r.Encodes > maxProbes+1 {
 			t.Fatalf("target %g: Encodes %g, probes encoded %g files", target, r.Encodes, want)
 		}
@@ -249,4 +246,26 @@ func BenchmarkSearchLambda(b *testing.B) {
 		}
 		b.ReportMetric(enc, "encodes")
 	})
+}
+
+// TestSearchLambdaNoNorm: a gate without a slot norm makes every
+// distortion 0, so the smallest λ meets any target.
+func TestSearchLambdaNoNorm(t *testing.T) {
+	m, _, weps := searchFile(t)
+	p, err := gate.FromModel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SlotNorm = 0
+	m0, err := gate.Apply(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := SearchLambda(context.Background(), m0, weps, 0, nil, WithKeyframeInterval(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lambda != lambdaAt(searchMin) || r.Distortion != 0 {
+		t.Fatalf("λ %#x, distortion %v; want λ %#x, 0", r.Lambda, r.Distortion, lambdaAt(searchMin))
+	}
 }
