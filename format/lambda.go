@@ -57,10 +57,11 @@ const (
 	aim          = 0.02     // later encodes aim this far below the target
 	slopeMin     = -4.0     // d ln D / d log2 λ assumed at most this steep,
 	slopeMax     = -0.3     // and at least this
-	maxKept      = 3        // whole-file encodes once one met the target
+	maxKept      = 3        // whole-file encodes once one met the target, that one included
 	lowShare     = 0.25     // an encode is judged far below the target after this share of the states,
 	lowFactor    = 0.25     // if its distortion is below this share of the target
 	maxProbes    = 8        // whole-file encodes in all; the last is at the largest λ
+	checkpoints  = 64       // points along the file where encodes record their cost
 )
 
 // SearchLambda encodes eps, one episode each without metadata, at the
@@ -182,7 +183,7 @@ type samplePoint struct {
 type fileProbe struct {
 	d        float64 // relative distortion of the states encoded
 	rate     float64 // ideal bits per state of the states encoded
-	head     float64 // ideal bits per state of the first lowShare of the states, if reached
+	costs    []uint64 // ideal cost of the states coded by each of the file's first checkpoints reached
 	complete bool
 	under    bool        // stopped far below the target
 	sample   samplePoint // the sample's states within it, if complete
@@ -212,8 +213,8 @@ type searcher struct {
 func newSearcher(ctx context.Context, m *wm.Model, gp *gate.Params, eps []wm.Episode, keyframe int, target float64, progress func(Probe), opts []Option) *searcher {
 	s := &searcher{ctx: ctx, m: m, gp: gp, eps: eps, target: target, progress: progress,
 		kept: map[int]*fileProbe{}}
-	// Probes never embed the model; the file they write is kept only if
-	// they are not aborted, and then must be as asked.
+	// Whole-file probes write the file as asked (one of them is the
+	// result); sample probes never embed the model.
 	s.opts = slices.Clip(opts)
 	n := m.Geom.N()
 	var chunks []span
@@ -301,10 +302,10 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 	early := int64(math.Ceil(lowShare * float64(s.states)))
 	var dist, cost, sdist, scost uint64
 	var done int64
-	var head float64
+	var costs []uint64
 	stop := func(under bool) (fileProbe, error) {
 		s.encoded += done
-		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done), head: head, under: under}
+		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done), costs: costs, under: under}
 		s.report(i, f.d, done, false, true)
 		return f, nil
 	}
@@ -329,8 +330,8 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 				sdist += acc.DistSum
 				scost += acc.Cost
 			}
-			if done == early {
-				head = bitsPerState(cost, done)
+			if k := int64(len(costs)) + 1; done == (k*s.states+checkpoints-1)/checkpoints {
+				costs = append(costs, cost)
 			}
 			if float64(dist) > limit {
 				return stop(false)
@@ -345,7 +346,7 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 	}
 	s.encoded += done
 	acct := w.Account()
-	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(cost, done), head: head, complete: true,
+	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(cost, done), costs: costs, complete: true,
 		file: buf.Bytes(), acct: acct,
 		sample: samplePoint{d: s.gp.RelDistortion(sdist, s.sampled), rate: bitsPerState(scost, s.sampled)}}
 	s.report(i, f.d, done, false, false)
@@ -398,7 +399,8 @@ func (st *strategy) logD(d float64) float64 { return math.Log(max(d, st.target/6
 // locate returns the grid point, within locateTol of the smallest, at
 // which the sample's distortion is at most the target, assuming it falls
 // with λ: galloping by octaves from the warm start, then bisection and
-// regula falsi (Illinois) on the logarithm. It returns searchMax if the sample misses everywhere.
+// regula falsi (Illinois) on the logarithm. It returns searchMax if the
+// sample misses everywhere.
 func (st *strategy) locate(p prober) (int, error) {
 	var err error
 	f := func(i int) float64 {
@@ -549,17 +551,15 @@ func (st *strategy) bracket() (lo, hi int) {
 }
 
 // rateGap returns how much more the encode at hi costs than the one at
-// lo, over the states both coded: all, or the first lowShare; +Inf if
-// they have none in common.
+// lo, over the states both coded, if that is at least half the file
+// (+Inf otherwise: a prefix of the file may not show the difference).
 func (st *strategy) rateGap(lo, hi int) float64 {
-	a, b := st.files[lo], st.files[hi]
-	switch {
-	case a.complete && b.complete:
-		return b.rate/a.rate - 1
-	case a.head > 0 && b.head > 0:
-		return b.head/a.head - 1
+	a, b := st.files[lo].costs, st.files[hi].costs
+	k := min(len(a), len(b))
+	if k < checkpoints/2 || a[k-1] == 0 {
+		return math.Inf(1)
 	}
-	return math.Inf(1)
+	return float64(b[k-1])/float64(a[k-1]) - 1
 }
 
 // run searches and returns the grid point of the smallest λ whose
@@ -570,7 +570,7 @@ func (st *strategy) run(p prober) (int, error) {
 		return 0, err
 	}
 	var order []int    // grid points probed on the whole file, in order
-	firstPass := -1    // index in order of the first that met the target
+	after := 0         // whole-file encodes since one met the target, that one included
 	finishing := false // re-probing the best, which stopped early, to the end
 	for {
 		f, err := p.fileAt(i, !finishing && len(order) < maxProbes-1)
@@ -585,8 +585,8 @@ func (st *strategy) run(p prober) (int, error) {
 		if !st.passes(f) && i == searchMax {
 			return 0, fmt.Errorf("%w: distortion %.4g at the largest λ exceeds %g", ErrNoLambda, f.d, st.target)
 		}
-		if st.passes(f) && firstPass < 0 {
-			firstPass = len(order) - 1
+		if after > 0 || st.passes(f) {
+			after++
 		}
 		lo, hi := st.bracket()
 		done := hi-lo <= 1 || len(order) >= maxProbes
@@ -595,7 +595,7 @@ func (st *strategy) run(p prober) (int, error) {
 			// Rate falls as distortion rises, by the sample's elasticity:
 			// stop when landing on the target would save too little.
 			done = done || b.d > 0 && 1-math.Pow(st.target*(1-aim)/b.d, -st.elasticity(hi)) < worthRate ||
-				len(order)-firstPass >= maxKept ||
+				after >= maxKept ||
 				lo >= searchMin && st.rateGap(lo, hi) < worthRate
 		}
 		if done {
