@@ -181,8 +181,8 @@ type samplePoint struct {
 
 // fileProbe is one whole-file encode, complete or stopped early.
 type fileProbe struct {
-	d        float64 // relative distortion of the states encoded
-	rate     float64 // ideal bits per state of the states encoded
+	d        float64  // relative distortion of the states encoded
+	rate     float64  // ideal bits per state of the states encoded
 	costs    []uint64 // ideal cost of the states coded by each of the file's first checkpoints reached
 	complete bool
 	under    bool        // stopped far below the target
