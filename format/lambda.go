@@ -207,12 +207,13 @@ type searcher struct {
 	sampled  int64
 	encoded  int64
 
-	kept map[int]*fileProbe // whole-file encodes that met the target, by grid point
+	kept   map[int]*fileProbe // whole-file encodes that met the target, by grid point
+	paused map[int]*fileRun   // whole-file encodes stopped far below the target
 }
 
 func newSearcher(ctx context.Context, m *wm.Model, gp *gate.Params, eps []wm.Episode, keyframe int, target float64, progress func(Probe), opts []Option) *searcher {
 	s := &searcher{ctx: ctx, m: m, gp: gp, eps: eps, target: target, progress: progress,
-		kept: map[int]*fileProbe{}}
+		kept: map[int]*fileProbe{}, paused: map[int]*fileRun{}}
 	// Whole-file probes write the file as asked (one of them is the
 	// result); sample probes never embed the model.
 	s.opts = slices.Clip(opts)
@@ -282,15 +283,32 @@ func (s *searcher) sampleAt(i int) (samplePoint, error) {
 	return p, nil
 }
 
+// fileRun is a whole-file encode in progress. One stopped far below the
+// target is kept, so that finishing it later continues where it stopped.
+type fileRun struct {
+	w                        *Writer
+	buf                      bytes.Buffer
+	e, t                     int // the next state: episode e, step t; t < 0 before the episode's record
+	dist, cost, sdist, scost uint64
+	done                     int64
+	costs                    []uint64
+}
+
 // fileAt encodes the whole file at grid point i. It stops once the
 // distortion exceeds the target, and if low is set once a share lowShare
-// of the states is coded with distortion below target·lowFactor.
+// of the states is coded with distortion below target·lowFactor; such an
+// encode continues at the next call for i.
 func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, s.m, append(s.opts, WithLambda(lambdaAt(i)))...)
-	if err != nil {
-		return fileProbe{}, err
+	r := s.paused[i]
+	delete(s.paused, i)
+	if r == nil {
+		r = &fileRun{t: -1}
+		var err error
+		if r.w, err = NewWriter(&r.buf, s.m, append(s.opts, WithLambda(lambdaAt(i)))...); err != nil {
+			return fileProbe{}, err
+		}
 	}
+	start := r.done
 	n := s.m.Geom.N()
 	// The target in the account's units, per state; without a slot norm
 	// every distortion is 0.
@@ -300,56 +318,62 @@ func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
 		limit = math.Inf(1)
 	}
 	early := int64(math.Ceil(lowShare * float64(s.states)))
-	var dist, cost, sdist, scost uint64
-	var done int64
-	var costs []uint64
 	stop := func(under bool) (fileProbe, error) {
-		s.encoded += done
-		f := fileProbe{d: s.gp.RelDistortion(dist, done), rate: bitsPerState(cost, done), costs: costs, under: under}
-		s.report(i, f.d, done, false, true)
+		s.encoded += r.done - start
+		f := fileProbe{d: s.gp.RelDistortion(r.dist, r.done), rate: bitsPerState(r.cost, r.done), costs: r.costs, under: under}
+		if under {
+			s.paused[i] = r
+		}
+		s.report(i, f.d, r.done-start, false, true)
 		return f, nil
 	}
-	for e, ep := range s.eps {
-		if err := w.WriteEpisode(nil); err != nil {
-			return fileProbe{}, err
+	for ; r.e < len(s.eps); r.e, r.t = r.e+1, -1 {
+		ep := s.eps[r.e]
+		if r.t < 0 {
+			if err := r.w.WriteEpisode(nil); err != nil {
+				return fileProbe{}, err
+			}
+			r.t = 0
 		}
-		for t, a := range ep.Actions {
-			if done%64 == 0 {
+		for r.t < len(ep.Actions) {
+			t := r.t
+			if r.done%64 == 0 {
 				if err := s.ctx.Err(); err != nil {
 					return fileProbe{}, err
 				}
 			}
-			if err := w.WriteState(a, ep.Codes[t*n:(t+1)*n]); err != nil {
+			if err := r.w.WriteState(ep.Actions[t], ep.Codes[t*n:(t+1)*n]); err != nil {
 				return fileProbe{}, err
 			}
-			done++
-			acc := w.LastAccount()
-			dist += acc.DistSum
-			cost += acc.Cost
-			if s.inSample[e] != nil && s.inSample[e][t] {
-				sdist += acc.DistSum
-				scost += acc.Cost
+			r.t++
+			r.done++
+			acc := r.w.LastAccount()
+			r.dist += acc.DistSum
+			r.cost += acc.Cost
+			if s.inSample[r.e] != nil && s.inSample[r.e][t] {
+				r.sdist += acc.DistSum
+				r.scost += acc.Cost
 			}
-			if k := int64(len(costs)) + 1; done == (k*s.states+checkpoints-1)/checkpoints {
-				costs = append(costs, cost)
+			if k := int64(len(r.costs)) + 1; r.done == (k*s.states+checkpoints-1)/checkpoints {
+				r.costs = append(r.costs, r.cost)
 			}
-			if float64(dist) > limit {
+			if float64(r.dist) > limit {
 				return stop(false)
 			}
-			if low && done == early && float64(dist) < lowFactor*unit*float64(done) {
+			if low && r.done == early && float64(r.dist) < lowFactor*unit*float64(r.done) {
 				return stop(true)
 			}
 		}
 	}
-	if err := w.Close(); err != nil {
+	if err := r.w.Close(); err != nil {
 		return fileProbe{}, err
 	}
-	s.encoded += done
-	acct := w.Account()
-	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(cost, done), costs: costs, complete: true,
-		file: buf.Bytes(), acct: acct,
-		sample: samplePoint{d: s.gp.RelDistortion(sdist, s.sampled), rate: bitsPerState(scost, s.sampled)}}
-	s.report(i, f.d, done, false, false)
+	s.encoded += r.done - start
+	acct := r.w.Account()
+	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(r.cost, r.done), costs: r.costs,
+		complete: true, file: r.buf.Bytes(), acct: acct,
+		sample: samplePoint{d: s.gp.RelDistortion(r.sdist, s.sampled), rate: bitsPerState(r.scost, s.sampled)}}
+	s.report(i, f.d, r.done-start, false, false)
 	if f.d <= s.target {
 		s.kept[i] = &f
 	}

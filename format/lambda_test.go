@@ -269,3 +269,32 @@ func TestSearchLambdaNoNorm(t *testing.T) {
 		t.Fatalf("λ %#x, distortion %v; want λ %#x, 0", r.Lambda, r.Distortion, lambdaAt(searchMin))
 	}
 }
+
+// TestSearchResume checks that an encode stopped far below the target
+// continues where it stopped, into the file a Writer writes at that λ.
+func TestSearchResume(t *testing.T) {
+	m, eps, weps := searchFile(t)
+	gp, err := gate.FromModel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 12 * searchStep // keeps nearly everything
+	s := newSearcher(context.Background(), m, gp, weps, 8, 1, nil, []Option{WithKeyframeInterval(8)})
+	f, err := s.fileAt(i, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.under || s.paused[i] == nil || s.encoded != 90 {
+		t.Fatalf("not stopped below the target after a quarter: %+v, %d states", f, s.encoded)
+	}
+	if f, err = s.fileAt(i, true); err != nil {
+		t.Fatal(err)
+	}
+	if !f.complete || s.encoded != 360 || s.kept[i] == nil {
+		t.Fatalf("resumed encode: complete %v, %d states", f.complete, s.encoded)
+	}
+	want := encode(t, m, eps, WithKeyframeInterval(8), WithLambda(lambdaAt(i)))
+	if !bytes.Equal(f.file, want) {
+		t.Fatal("the resumed encode differs from the Writer's")
+	}
+}

@@ -162,6 +162,8 @@ func encodeDistortion(m *wm.Model, tr *npz.Trajectory, out string, target float6
 			note = fmt.Sprintf("  (sample of %d states)", p.States)
 		case p.Stopped:
 			note = fmt.Sprintf("  (stopped after %d states)", p.States)
+		case p.States < int64(tr.T):
+			note = fmt.Sprintf("  (continued for %d states)", p.States)
 		}
 		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
 	}
@@ -174,6 +176,7 @@ func encodeDistortion(m *wm.Model, tr *npz.Trajectory, out string, target float6
 		return err
 	}
 	if !quiet {
+		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
 		fmt.Printf("lambda %.6g: distortion %.6g (target %g)\n", float64(r.Lambda)/65536, r.Distortion, target)
 	}
 	f, err := atomicfile.Create(out)
