@@ -54,7 +54,8 @@ const (
 	samplePiece  = 2        // fewest states of a chunk in the sample
 	locateTol    = 4        // grid points: the sample only locates; whole-file encodes land
 	worthRate    = 0.05     // a rate saving below this is not worth another encode
-	aim          = 0.02     // later encodes aim this far below the target
+	aim          = 0.02     // later encodes aim this far below the target,
+	aimMiss      = 0.06     // or this far after one that missed: the curve is rough at fine scale
 	slopeMin     = -4.0     // d ln D / d log2 λ assumed at most this steep,
 	slopeMax     = -0.3     // and at least this
 	maxKept      = 3        // whole-file encodes once one met the target, that one included
@@ -62,6 +63,7 @@ const (
 	lowFactor    = 0.25     // if its distortion is below this share of the target
 	maxProbes    = 8        // whole-file encodes in all; the last is at the largest λ
 	checkpoints  = 64       // points along the file where encodes record their cost
+	farOff       = 1.5      // a distortion this factor off the target is far: steps on one side double
 )
 
 // SearchLambda encodes eps, one episode each without metadata, at the
@@ -654,9 +656,13 @@ func (st *strategy) run(p prober) (int, error) {
 // next returns the grid point of the next whole-file encode: by regula
 // falsi in log distortion between the encodes either side of the target,
 // or by a secant (from two encodes on one side, else the sample's slope)
-// stepping at least twice as far as the last step on that side.
+// stepping, while far from the target, at least twice as far as the last
+// step on that side.
 func (st *strategy) next(p prober, order []int, lo, hi int) (int, error) {
 	goal := math.Log(1 - aim)
+	if !st.passes(st.files[order[len(order)-1]]) {
+		goal = math.Log(1 - aimMiss)
+	}
 	at := func(i int) (float64, float64) { return float64(i) / searchStep, st.logD(st.files[i].d) }
 	if lo >= searchMin && hi <= searchMax {
 		xa, ya := at(lo)
@@ -695,7 +701,8 @@ func (st *strategy) next(p prober, order []int, lo, hi int) (int, error) {
 		}
 	}
 	c := int(math.Round((x + (goal-y)/s) * searchStep))
-	if len(side) >= 2 {
+	// Far from the target the slope is least reliable: gallop.
+	if len(side) >= 2 && math.Abs(y) > math.Log(farOff) {
 		prev := side[len(side)-1] - side[len(side)-2]
 		if prev < 0 {
 			prev = -prev
