@@ -13,7 +13,7 @@ import (
 )
 
 // The distortion-target search. Method, tuning and measurements:
-// docs/results-gate.md, "Distortion target at the cost of a few encodes".
+// docs/results-gate.md, "Distortion target in a few encodes".
 
 // A Probe reports one encoding made by SearchLambda.
 type Probe struct {
