@@ -21,6 +21,8 @@
 //     WithLevels with Writer.SetLevel gives each state one of up to 16
 //     lambdas (storage by access rank, package ctmc). Flush ends the
 //     current chunk and makes everything written durable.
+//   - SearchLambda encodes episodes at the least-storage λ it finds whose
+//     distortion meets a target, in a few encodes of the file.
 //   - Append continues a closed file with more episodes, giving the same
 //     bytes as writing everything at once.
 //   - Reader decodes a file sequentially from an io.Reader and checks every

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -99,15 +100,8 @@ func runEncode(args []string) error {
 	if *access != "" {
 		return encodeByAccess(m, tr, *access, *out, *budget, *tau, aspace, tmode, *guard, *keyframe, *embed, *quiet)
 	}
-	var acct format.Account
 	if *distortion >= 0 {
-		var d float64
-		if lambda, d, err = searchLambda(m, tr, *keyframe, *distortion, *quiet); err != nil {
-			return err
-		}
-		if !*quiet {
-			fmt.Printf("lambda %.6g: distortion %.6g (target %g)\n", float64(lambda)/65536, d, *distortion)
-		}
+		return encodeDistortion(m, tr, *out, *distortion, *keyframe, *embed, *quiet)
 	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {
@@ -115,7 +109,8 @@ func runEncode(args []string) error {
 	}
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
-	if acct, err = encodeTo(bw, m, tr, progress(*quiet, "encoding"), format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed), format.WithLambda(lambda)); err != nil {
+	acct, err := encodeTo(bw, m, tr, progress(*quiet, "encoding"), format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed), format.WithLambda(lambda))
+	if err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -126,16 +121,21 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state", *out, tr.T, size, float64(size)*8/float64(max(tr.T, 1)))
-		if lambda != format.LambdaLossless {
-			fmt.Printf(", retained %.4f", float64(acct.Retained)/float64(max(acct.States, 1)*int64(m.Geom.N())))
-			if p, err := gate.FromModel(m); err == nil {
-				fmt.Printf(", distortion %.6g", p.RelDistortion(acct.DistSum, acct.States))
-			}
-		}
-		fmt.Println()
+		printWrote(m, *out, tr.T, size, lambda, acct)
 	}
 	return nil
+}
+
+// printWrote prints the summary of a written file.
+func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, acct format.Account) {
+	fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state", out, states, size, float64(size)*8/float64(max(states, 1)))
+	if lambda != format.LambdaLossless {
+		fmt.Printf(", retained %.4f", float64(acct.Retained)/float64(max(acct.States, 1)*int64(m.Geom.N())))
+		if p, err := gate.FromModel(m); err == nil {
+			fmt.Printf(", distortion %.6g", p.RelDistortion(acct.DistSum, acct.States))
+		}
+	}
+	fmt.Println()
 }
 
 // encodeTo writes every episode of tr to w and returns the writer's account.
@@ -149,56 +149,49 @@ type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
 
-// searchLambda finds, by bisection over λ = 2^(k/4), k = −16..63, the
-// smallest λ whose closed-loop encoding of tr has relative distortion ≤
-// target (the writer's account in the gate's integer distances), assuming
-// distortion does not grow with λ. Each step is one full encoding.
-func searchLambda(m *wm.Model, tr *npz.Trajectory, keyframe int, target float64, quiet bool) (uint32, float64, error) {
-	p, err := gate.FromModel(m)
+// encodeDistortion writes tr at the least-storage λ whose encoding meets
+// the distortion target (format.SearchLambda).
+func encodeDistortion(m *wm.Model, tr *npz.Trajectory, out string, target float64, keyframe int, embed, quiet bool) error {
+	report := func(p format.Probe) {
+		if quiet {
+			return
+		}
+		note := ""
+		switch {
+		case p.Sample:
+			note = fmt.Sprintf("  (sample of %d states)", p.States)
+		case p.Stopped:
+			note = fmt.Sprintf("  (stopped after %d states)", p.States)
+		case p.States < int64(tr.T):
+			note = fmt.Sprintf("  (continued for %d states)", p.States)
+		}
+		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
+	}
+	r, err := format.SearchLambda(context.Background(), m, episodes(tr), target, report,
+		format.WithKeyframeInterval(keyframe), format.WithEmbeddedModel(embed))
+	if errors.Is(err, format.ErrNoLambda) {
+		return fmt.Errorf("%v: use --lossless", err)
+	}
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	at := func(k int) uint32 {
-		l, _ := gate.LambdaFixed(math.Exp2(float64(k) / 4))
-		return l
+	if !quiet {
+		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
+		fmt.Printf("lambda %.6g: distortion %.6g (target %g)\n", float64(r.Lambda)/65536, r.Distortion, target)
 	}
-	eval := func(k int) (float64, error) {
-		a, err := encodeTo(&countWriter{}, m, tr, func(int, int) {}, format.WithKeyframeInterval(keyframe), format.WithLambda(at(k)))
-		if err != nil {
-			return 0, err
-		}
-		d := p.RelDistortion(a.DistSum, a.States)
-		if !quiet {
-			fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g\n", float64(at(k))/65536, d)
-		}
-		return d, nil
-	}
-	lo, hi := -16, 63 // invariant: D(hi) ≤ target, or hi is the top
-	dHi, err := eval(hi)
+	f, err := atomicfile.Create(out)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	if dHi > target {
-		return 0, 0, fmt.Errorf("distortion %.4g at the largest λ already exceeds %g: use --lossless", dHi, target)
+	defer f.Abort()
+	if _, err := f.Write(r.File); err != nil {
+		return err
 	}
-	dLo, err := eval(lo)
-	if err != nil {
-		return 0, 0, err
+	if err := f.Commit(); err != nil {
+		return err
 	}
-	if dLo <= target {
-		return at(lo), dLo, nil
+	if !quiet {
+		printWrote(m, out, tr.T, int64(len(r.File)), r.Lambda, r.Account)
 	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		d, err := eval(mid)
-		if err != nil {
-			return 0, 0, err
-		}
-		if d <= target {
-			hi, dHi = mid, d
-		} else {
-			lo = mid
-		}
-	}
-	return at(hi), dHi, nil
+	return nil
 }
