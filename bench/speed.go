@@ -134,10 +134,13 @@ type SpeedReport struct {
 	Go         string `json:"go"`
 	Platform   string `json:"platform"`
 	CPU        string `json:"cpu,omitempty"`
-	Date       string `json:"date"`
-	Reads      int    `json:"reads"`
-	ReadSeed   uint64 `json:"read_seed"`
-	MinTime    string `json:"min_time"`
+	// Load is the 1-minute load average before and after the
+	// measurements (Linux): other work on the machine slows every figure.
+	Load     string `json:"load_average,omitempty"`
+	Date     string `json:"date"`
+	Reads    int    `json:"reads"`
+	ReadSeed uint64 `json:"read_seed"`
+	MinTime  string `json:"min_time"`
 
 	Rows  []Row    `json:"rows"`
 	Notes []string `json:"notes"`
@@ -256,6 +259,7 @@ func Measure(s *Setup, coders []Coder, opt SpeedOptions) (*SpeedReport, error) {
 		e := rng.IntN(t.episodes())
 		reads[i] = [2]int{e, rng.IntN(t.starts[e+1] - t.starts[e])}
 	}
+	load := loadAvg()
 	for _, c := range coders {
 		opt.Log("measuring %s", c.Info().Coder)
 		row, err := measure(c, t, reads, opt)
@@ -266,6 +270,9 @@ func Measure(s *Setup, coders []Coder, opt SpeedOptions) (*SpeedReport, error) {
 			return nil, fmt.Errorf("%s: %w", c.Info().Coder, err)
 		}
 		rep.Rows = append(rep.Rows, row)
+	}
+	if load != "" {
+		rep.Load = load + " before, " + loadAvg() + " after"
 	}
 	rep.Notes = append(rep.Notes,
 		"bits/state = bytes × 8 ÷ test states; model bytes (the wmzip model, a zstd dictionary, xz's compressed train) are shared and not counted",
@@ -434,6 +441,19 @@ func cpuModel() string {
 	return ""
 }
 
+// loadAvg is the 1-minute load average on Linux, "" elsewhere.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
 // WriteText prints the report as one table with its setup and notes.
 func (r *SpeedReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %d test states in %d episodes (train %d), %d coordinates, K=%d\n", r.Input, r.TestStates, r.Episodes, r.TrainStates, r.Coordinates, r.Alphabet)
@@ -444,8 +464,12 @@ func (r *SpeedReport) WriteText(w io.Writer) error {
 	if r.GateSeconds > 0 {
 		fmt.Fprintf(w, ", gate in %.1fs", r.GateSeconds)
 	}
-	fmt.Fprintf(w, "\n%s, %s, GOMAXPROCS %d, %s; %s; %d random reads (seed %d), each figure repeated for %s\n\n",
+	fmt.Fprintf(w, "\n%s, %s, GOMAXPROCS %d, %s; %s; %d random reads (seed %d), each figure repeated for %s",
 		r.Go, r.Platform, r.GOMAXPROCS, r.CPU, r.Date, r.Reads, r.ReadSeed, r.MinTime)
+	if r.Load != "" {
+		fmt.Fprintf(w, "; load average %s", r.Load)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	par := r.Threads > 1
 	fmt.Fprint(tw, "coder\tbits/state\tmodel bytes\tenc states/s\tdec states/s\t")

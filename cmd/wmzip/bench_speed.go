@@ -25,9 +25,21 @@ func runBenchSpeed(args []string) error {
 	codes := fs.Bool("codes", false, "ignore float obs: code-only input, no quantizer and no lossy rows")
 	external := fs.Bool("external", true, "run xz and brotli when installed")
 	quiet := fs.Bool("q", false, "no progress output")
+	fromJSON := fs.String("from-json", "", "print the table of a saved --json report instead of measuring")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *fromJSON != "" {
+		b, err := os.ReadFile(*fromJSON)
+		if err != nil {
+			return err
+		}
+		var rep bench.SpeedReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return fmt.Errorf("%s: %w", *fromJSON, err)
+		}
+		return rep.WriteText(os.Stdout)
 	}
 	if len(pos) != 0 && len(pos) != 2 {
 		return errors.New("want train.npz and test.npz, or nothing for graphworld")
