@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -98,6 +99,16 @@ type Row struct {
 	ReadP50 float64 `json:"read_p50_ms"`
 	ReadP90 float64 `json:"read_p90_ms"`
 
+	// The same on CPU time (this process and the exec'd tools), which
+	// other work on the machine inflates less than wall time; CPUShare is
+	// CPU ÷ wall time over the row's one-goroutine figures (0: CPU time
+	// not measured on this system).
+	EncodeCPURate float64 `json:"encode_states_per_cpu_s,omitempty"`
+	DecodeCPURate float64 `json:"decode_states_per_cpu_s,omitempty"`
+	ReadCPUP50    float64 `json:"read_cpu_p50_ms,omitempty"`
+	ReadCPUP90    float64 `json:"read_cpu_p90_ms,omitempty"`
+	CPUShare      float64 `json:"cpu_share,omitempty"`
+
 	// Exact is set once every decode and read returned what was written.
 	Exact bool `json:"exact"`
 
@@ -176,27 +187,26 @@ func DefaultCoders(s *Setup, opt SpeedOptions) ([]Coder, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ll := newWmzip(s.Model, t, opt.Keyframe, format.LambdaLossless, Row{Coder: "wmzip lossless", Lossless: true})
-	cs = append(cs, ll)
-	if len(opt.Distortions) > 0 {
-		if s.Gate == nil {
-			notes = append(notes, "lossy wmzip rows skipped: "+s.NoGate)
-		}
+	wz := []*wmzipCoder{newWmzip(s.Model, t, opt.Keyframe, format.LambdaLossless, Row{Coder: "wmzip lossless", Lossless: true})}
+	if len(opt.Distortions) > 0 && s.Gate == nil {
+		notes = append(notes, "lossy wmzip rows skipped: "+s.NoGate)
+	} else {
 		for _, d := range opt.Distortions {
-			if s.Gate == nil {
-				break
-			}
 			opt.Log("wmzip: searching λ for distortion %g", d)
 			c, err := lossyWmzip(s, t, opt.Keyframe, d)
+			if err != nil && !errors.Is(err, ErrInput) {
+				return nil, nil, err
+			}
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("wmzip D<=%g skipped: %v", d, err))
 				continue
 			}
-			cs = append(cs, c)
+			wz = append(wz, c)
 		}
 	}
-	for _, c := range cs {
-		c.(*wmzipCoder).row.ModelBytes = int64(len(mb))
+	for _, c := range wz {
+		c.row.ModelBytes = int64(len(mb))
+		cs = append(cs, c)
 	}
 	cs = append(cs,
 		newZstd("zstd fastest", t, zstd.SpeedFastest, nil),
@@ -291,52 +301,69 @@ func measure(c Coder, t *testSet, reads [][2]int, opt SpeedOptions) (Row, error)
 	states := t.states()
 	var enc *Encoding
 	var err error
-	if row.EncodeRate, err = rate(states, opt.MinTime, func() error { enc, err = c.Encode(1); return err }); err != nil {
+	var wall, cpu span
+	encode := func(n int) func() error {
+		return func() error { enc, err = c.Encode(n); return err }
+	}
+	sp, err := repeat(opt.MinTime, encode(1))
+	if err != nil {
 		return row, err
 	}
+	wall, cpu = wall.add(sp.wall), cpu.add(sp.cpu)
+	row.EncodeRate, row.EncodeCPURate = sp.wall.rate(states), sp.cpu.rate(states)
 	row.Bytes = enc.Bytes
 	row.BitsPerState = float64(enc.Bytes) * 8 / float64(states)
 	if row.Lossless != (enc.Want == nil) {
 		return row, fmt.Errorf("%w: lossless %v but the encoder's reconstruction is %v", ErrInput, row.Lossless, enc.Want != nil)
 	}
 	var dec *Decoded
-	if row.DecodeRate, err = rate(states, opt.MinTime, func() error { dec, err = c.Decode(enc.File, 1); return err }); err != nil {
+	decode := func(e *Encoding, n int) func() error {
+		return func() error { dec, err = c.Decode(e.File, n); return err }
+	}
+	e1 := enc
+	if sp, err = repeat(opt.MinTime, decode(e1, 1)); err != nil {
 		return row, err
 	}
-	if err := t.check(dec, enc.Want); err != nil {
+	wall, cpu = wall.add(sp.wall), cpu.add(sp.cpu)
+	row.DecodeRate, row.DecodeCPURate = sp.wall.rate(states), sp.cpu.rate(states)
+	if err := t.check(dec, e1.Want); err != nil {
 		return row, err
 	}
 	if n := c.Threads(opt.Threads); n > 1 {
 		row.Threads = n
-		var encN *Encoding
-		if row.EncodeRateN, err = rate(states, opt.MinTime, func() error { encN, err = c.Encode(n); return err }); err != nil {
+		if sp, err = repeat(opt.MinTime, encode(n)); err != nil {
 			return row, err
 		}
-		if encN.Bytes != enc.Bytes {
-			row.BytesN = encN.Bytes
+		row.EncodeRateN = sp.wall.rate(states)
+		if enc.Bytes != e1.Bytes {
+			row.BytesN = enc.Bytes
 		}
-		if row.DecodeRateN, err = rate(states, opt.MinTime, func() error { dec, err = c.Decode(encN.File, n); return err }); err != nil {
+		if sp, err = repeat(opt.MinTime, decode(enc, n)); err != nil {
 			return row, err
 		}
-		if err := t.check(dec, encN.Want); err != nil {
+		row.DecodeRateN = sp.wall.rate(states)
+		if err := t.check(dec, enc.Want); err != nil {
 			return row, fmt.Errorf("%d goroutines: %w", n, err)
 		}
 	}
-	sr, err := c.Open(enc.File)
+	sr, err := c.Open(e1.File)
 	if err != nil {
 		return row, err
 	}
-	want := enc.Want
+	want := e1.Want
 	if want == nil {
 		want = t.codes
 	}
 	lat := make([]time.Duration, len(reads))
+	latCPU := make([]time.Duration, len(reads))
 	var st []uint16
 	runtime.GC()
 	for i, p := range reads {
+		c0 := cpuTime()
 		t0 := time.Now()
 		st, err = sr.State(p[0], p[1], st)
 		lat[i] = time.Since(t0)
+		latCPU[i] = cpuTime() - c0
 		if err != nil {
 			return row, fmt.Errorf("read of episode %d step %d: %w", p[0], p[1], err)
 		}
@@ -344,36 +371,63 @@ func measure(c Coder, t *testSet, reads [][2]int, opt SpeedOptions) (Row, error)
 		if !slices.Equal(st, want[k*t.n:(k+1)*t.n]) {
 			return row, fmt.Errorf("%w: read of episode %d step %d", ErrMismatch, p[0], p[1])
 		}
+		wall, cpu = wall.add(span{lat[i], 1}), cpu.add(span{latCPU[i], 1})
 	}
 	slices.Sort(lat)
+	slices.Sort(latCPU)
 	row.Reads = len(lat)
 	row.ReadP50, row.ReadP90 = percentile(lat, 0.5), percentile(lat, 0.9)
+	if cpu.d > 0 {
+		row.ReadCPUP50, row.ReadCPUP90 = percentile(latCPU, 0.5), percentile(latCPU, 0.9)
+		row.CPUShare = float64(cpu.d) / float64(wall.d)
+	}
 	row.Exact = true
 	return row, nil
 }
 
-// rate runs f until minTime has passed, at least once, and returns states
-// per second; past one run, the first is left out as a warm-up.
-func rate(states int, minTime time.Duration, f func() error) (float64, error) {
+// A span is time spent over some runs.
+type span struct {
+	d    time.Duration
+	runs int
+}
+
+func (s span) add(o span) span { return span{s.d + o.d, s.runs + o.runs} }
+
+// rate is states per second of one run; 0 when no time was measured.
+func (s span) rate(states int) float64 {
+	if s.d <= 0 {
+		return 0
+	}
+	return float64(s.runs*states) / s.d.Seconds()
+}
+
+// timing is wall and CPU time over the same runs.
+type timing struct{ wall, cpu span }
+
+// repeat runs f until minTime has passed, at least once, and returns the
+// wall and CPU time of the runs; past one run, the first is left out as a
+// warm-up.
+func repeat(minTime time.Duration, f func() error) (timing, error) {
+	var first, all timing
 	runtime.GC()
-	var first, total time.Duration
-	runs := 0
-	for total < minTime {
+	for all.wall.d < minTime {
+		c0 := cpuTime()
 		t0 := time.Now()
 		if err := f(); err != nil {
-			return 0, err
+			return all, err
 		}
-		d := time.Since(t0)
-		if runs == 0 {
-			first = d
+		w := span{time.Since(t0), 1}
+		c := span{cpuTime() - c0, 1}
+		if all.wall.runs == 0 {
+			first.wall, first.cpu = w, c
 		}
-		total += d
-		runs++
+		all.wall, all.cpu = all.wall.add(w), all.cpu.add(c)
 	}
-	if runs > 1 {
-		return float64((runs-1)*states) / (total - first).Seconds(), nil
+	if all.wall.runs > 1 {
+		all.wall = span{all.wall.d - first.wall.d, all.wall.runs - 1}
+		all.cpu = span{all.cpu.d - first.cpu.d, all.cpu.runs - 1}
 	}
-	return float64(states) / total.Seconds(), nil
+	return all, nil
 }
 
 // percentile is the nearest-rank percentile of sorted latencies, in ms.
@@ -472,11 +526,19 @@ func (r *SpeedReport) WriteText(w io.Writer) error {
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	par := r.Threads > 1
+	cpu := false
+	for _, x := range r.Rows {
+		cpu = cpu || x.CPUShare > 0
+	}
 	fmt.Fprint(tw, "coder\tbits/state\tmodel bytes\tenc states/s\tdec states/s\t")
 	if par {
 		fmt.Fprintf(tw, "enc ×%d\tdec ×%d\t", r.Threads, r.Threads)
 	}
-	fmt.Fprint(tw, "read p50 ms\tread p90 ms\t\n")
+	fmt.Fprint(tw, "read p50 ms\tread p90 ms\t")
+	if cpu {
+		fmt.Fprint(tw, "enc /CPU s\tdec /CPU s\tread p50 CPU ms\tCPU/wall\t")
+	}
+	fmt.Fprintln(tw)
 	for _, x := range r.Rows {
 		name := x.Coder
 		if x.Exec {
@@ -494,12 +556,19 @@ func (r *SpeedReport) WriteText(w io.Writer) error {
 				fmt.Fprint(tw, "1 thread\t1 thread\t")
 			}
 		}
-		fmt.Fprintf(tw, "%.3g\t%.3g\t\n", x.ReadP50, x.ReadP90)
+		fmt.Fprintf(tw, "%.3g\t%.3g\t", x.ReadP50, x.ReadP90)
+		if cpu {
+			fmt.Fprintf(tw, "%s\t%s\t%.3g\t%.2f\t", perSec(x.EncodeCPURate), perSec(x.DecodeCPURate), x.ReadCPUP50, x.CPUShare)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\n* exec'd: times include process start. Every decode and read was checked against what was written.")
+	if cpu {
+		fmt.Fprintln(w, "CPU columns: the same on CPU time (user+system, this process and the exec'd tools); CPU/wall below 1 means the row waited for a processor.")
+	}
 	for _, x := range r.Rows {
 		if x.Note != "" {
 			fmt.Fprintf(w, "%s: %s\n", x.Coder, x.Note)

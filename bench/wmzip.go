@@ -30,7 +30,7 @@ func (c *wmzipCoder) Info() Row { return c.row }
 // Threads is 1: format codes chunks on one goroutine. When a Writer and
 // Reader option for parallel chunks exists, pass it in Encode and Decode and
 // return n here.
-func (c *wmzipCoder) Threads(n int) int { return 1 }
+func (c *wmzipCoder) Threads(int) int { return 1 }
 
 func (c *wmzipCoder) Encode(int) (*Encoding, error) {
 	var buf bytes.Buffer
@@ -41,8 +41,8 @@ func (c *wmzipCoder) Encode(int) (*Encoding, error) {
 	return &Encoding{File: buf.Bytes(), Bytes: int64(buf.Len()), Want: want}, nil
 }
 
-// write encodes the test states to w and returns the writer's account and,
-// if recon is set, its reconstruction.
+// write encodes the test states to dst and returns the writer's
+// reconstruction (when recon is set) and its account.
 func (c *wmzipCoder) write(dst io.Writer, recon bool) ([]uint16, format.Account, error) {
 	w, err := format.NewWriter(dst, c.m, c.opts...)
 	if err != nil {
