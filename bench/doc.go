@@ -1,7 +1,7 @@
 // Package bench measures wmzip beside general-purpose compressors on the
 // same trajectories, for the `wmzip bench` verbs and for Go programs.
 //
-// Speed prints one table, measured in one run on the same data: per coder,
+// Speed measures one table, in one run on the same data: per coder,
 // bits/state (file bytes × 8 ÷ states, shared model excluded and reported
 // beside), encode and decode states/s on one goroutine (and on more, for
 // coders that can use them), and the latency of a random read of one state.
