@@ -1,0 +1,39 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+)
+
+// TestBenchSpeedCLI: --json prints one object with a checked row per coder;
+// bad arguments give a one-line error.
+func TestBenchSpeedCLI(t *testing.T) {
+	d := t.TempDir()
+	p := func(n string) string { return filepath.Join(d, n) }
+	gen := []string{"gen", "graphworld", "--nodes", "20", "--graph-seed", "3", "--steps", "20", "-q"}
+	mustRun(t, append(gen, "--episodes", "3", "--seed", "1", "-o", p("train.npz"))...)
+	mustRun(t, append(gen, "--episodes", "2", "--seed", "2", "-o", p("test.npz"))...)
+	out := mustRun(t, "bench", "speed", "--json", "-q", "--external=false", "--reads", "5", "--min-time", "1ms", p("train.npz"), p("test.npz"))
+	var rep struct {
+		TestStates int `json:"test_states"`
+		Rows       []struct {
+			Coder string `json:"coder"`
+			Exact bool   `json:"exact"`
+			Reads int    `json:"reads"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep.TestStates != 40 || len(rep.Rows) != 5 || rep.Rows[0].Coder != "wmzip lossless" {
+		t.Fatalf("%d test states, rows %+v", rep.TestStates, rep.Rows)
+	}
+	for _, r := range rep.Rows {
+		if !r.Exact || r.Reads != 5 {
+			t.Errorf("%+v", r)
+		}
+	}
+	mustFail(t, "", "want train.npz and test.npz", "bench", "speed", p("test.npz"))
+	mustFail(t, "", "--distortion", "bench", "speed", "--distortion", "x", p("train.npz"), p("test.npz"))
+}
