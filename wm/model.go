@@ -772,6 +772,15 @@ func spikes(row []uint16) offRow {
 	for k := range o.n {
 		o.e[k] = uint32(row[o.d[k]]) - o.floor
 	}
+	// A spike equal to the floor changes nothing: drop it, keeping order.
+	n := 0
+	for k := range o.n {
+		if o.e[k] > 0 {
+			o.d[n], o.e[n] = o.d[k], o.e[k]
+			n++
+		}
+	}
+	o.n = n
 	return o
 }
 
