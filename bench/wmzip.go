@@ -2,13 +2,13 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"time"
 
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -100,7 +100,9 @@ func (c *wmzipCoder) Decode(file []byte, _ int) (*Decoded, error) {
 }
 
 func (c *wmzipCoder) Open(file []byte) (StateReader, error) {
-	f, err := format.Open(bytes.NewReader(file), int64(len(file)), c.m)
+	// Cold reads: without the chunk cache every read decodes from its
+	// chunk's keyframe, as the first read of a chunk does.
+	f, err := format.Open(bytes.NewReader(file), int64(len(file)), c.m, format.WithCacheBytes(0))
 	if err != nil {
 		return nil, err
 	}
@@ -110,71 +112,32 @@ func (c *wmzipCoder) Open(file []byte) (StateReader, error) {
 type fileReader struct{ f *format.File }
 
 func (r fileReader) State(e, step int, dst []uint16) ([]uint16, error) {
-	s, err := r.f.State(e, step)
-	return append(dst[:0], s...), err
+	_, s, err := r.f.ReadState(e, step, dst[:0])
+	return s, err
 }
 
 // lossyWmzip returns the coder of the least-storage λ whose encoding of the
-// test states has relative distortion ≤ target, found as `wmzip encode
-// --distortion` finds it (searchLambda); the search is timed apart.
+// test states has relative distortion ≤ target, found by
+// format.SearchLambda as `wmzip encode --distortion` finds it; the search
+// is timed apart.
 func lossyWmzip(s *Setup, t *testSet, keyframe int, target float64) (*wmzipCoder, error) {
 	t0 := time.Now()
-	lambda, d, runs, acct, err := searchLambda(s.Model, s.Gate, t, keyframe, target)
+	var eps []wm.Episode
+	for i := 0; i+1 < len(t.starts); i++ {
+		a, b := t.starts[i], t.starts[i+1]
+		eps = append(eps, wm.Episode{Codes: t.codes[a*t.n : b*t.n], Actions: t.actions[a:b]})
+	}
+	res, err := format.SearchLambda(context.Background(), s.Model, eps, target, nil, format.WithKeyframeInterval(keyframe))
 	if err != nil {
 		return nil, err
 	}
+	acct := res.Account
 	row := Row{
-		Coder: fmt.Sprintf("wmzip D<=%g", target), Lambda: float64(lambda) / 65536, Target: target, Distortion: d,
+		Coder: fmt.Sprintf("wmzip D<=%g", target), Lambda: float64(res.Lambda) / 65536, Target: target, Distortion: res.Distortion,
 		Retained:      float64(acct.Retained) / float64(max(acct.States, 1)*int64(t.n)),
-		SearchSeconds: time.Since(t0).Seconds(), SearchRuns: runs,
+		SearchSeconds: time.Since(t0).Seconds(), SearchRuns: max(1, int(math.Ceil(res.Encodes))),
 	}
-	row.Note = fmt.Sprintf("λ %.4g found in %d encodings (%.2fs, not in the encode figure); distortion %.4g, retained %.3f; checked against the writer's reconstruction",
-		row.Lambda, runs, row.SearchSeconds, d, row.Retained)
-	return newWmzip(s.Model, t, keyframe, lambda, row), nil
-}
-
-// searchLambda is `wmzip encode --distortion`'s search: bisection over
-// λ = 2^(k/4), k = −16..63, for the smallest λ whose closed-loop encoding
-// has relative distortion ≤ target under the writer's account, assuming
-// distortion does not grow with λ. It returns λ, its distortion, the
-// encodings run and the account of λ's encoding.
-func searchLambda(m *wm.Model, p *gate.Params, t *testSet, keyframe int, target float64) (uint32, float64, int, format.Account, error) {
-	at := func(k int) uint32 {
-		l, _ := gate.LambdaFixed(math.Exp2(float64(k) / 4))
-		return l
-	}
-	runs := 0
-	eval := func(k int) (float64, format.Account, error) {
-		runs++
-		_, a, err := newWmzip(m, t, keyframe, at(k), Row{}).write(io.Discard, false)
-		return p.RelDistortion(a.DistSum, a.States), a, err
-	}
-	lo, hi := -16, 63 // invariant: D(hi) ≤ target
-	dHi, aHi, err := eval(hi)
-	if err != nil {
-		return 0, 0, 0, aHi, err
-	}
-	if dHi > target {
-		return 0, 0, 0, aHi, fmt.Errorf("%w: distortion %.4g at the largest λ already exceeds %g", ErrInput, dHi, target)
-	}
-	dLo, aLo, err := eval(lo)
-	if err != nil {
-		return 0, 0, 0, aLo, err
-	}
-	if dLo <= target {
-		return at(lo), dLo, runs, aLo, nil
-	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		d, a, err := eval(mid)
-		if err != nil {
-			return 0, 0, 0, a, err
-		}
-		if d <= target {
-			hi, dHi, aHi = mid, d, a
-		} else {
-			lo = mid
-		}
-	}
-	return at(hi), dHi, runs, aHi, nil
+	row.Note = fmt.Sprintf("λ %.4g found in %.1f encodes of the file (%.2fs, not in the encode figure); distortion %.4g, retained %.3f; checked against the writer's reconstruction",
+		row.Lambda, res.Encodes, row.SearchSeconds, res.Distortion, row.Retained)
+	return newWmzip(s.Model, t, keyframe, res.Lambda, row), nil
 }

@@ -28,15 +28,18 @@ const (
 
 // Defaults.
 const (
-	DefaultKeyframeInterval = 256
+	// DefaultKeyframeInterval bounds a cold random read to 127 states
+	// decoded before the one read, for 0–0.4% of rate against 256
+	// (docs/results-random-access.md).
+	DefaultKeyframeInterval = 128
 	// DefaultLanes is the rANS lane count a Writer uses by default. The
 	// world model decodes one coordinate at a time, so more lanes buy no
 	// speed in the container while each costs a 4-byte flush per chunk.
 	DefaultLanes     = 2
 	DefaultMaxMemory = 1 << 30
 	// DefaultCacheBytes is the default cap of a File's chunk cache
-	// (WithCacheBytes): about ten live chunks of 1,024 coordinates per
-	// state at G = 256, or a hundred wholly decoded ones.
+	// (WithCacheBytes): about twenty live chunks of 1,024 coordinates per
+	// state at G = 128, or two hundred wholly decoded ones.
 	DefaultCacheBytes = 64 << 20
 )
 
