@@ -157,11 +157,11 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 			pr.Begin(a)
 			for j, v := range e.Codes[t*n : (t+1)*n] {
 				pr.Predict(j)
-				st, cum := PredStats(pr)
+				st := PredStats(pr)
 				b := min(int(p.binKey(st)>>p.BinShift), nb-1)
 				binN[b]++
 				crdN[j]++
-				iv := float64(p.impact(j, cum, st))
+				iv := float64(p.impact(j, st))
 				if st.Modal != v {
 					binE[b]++
 					crdE[j]++

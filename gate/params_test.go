@@ -126,8 +126,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted section does not round-trip: %v", err)
 		}
 		cum := uniformCum(4, 12)
-		q.Rule(1<<16).RetainStats(5, TableStats(cum, 12), cum)
-		q.Rule(1<<16).RetainStats(5, TwoStepStats(1, 3000, 12, 4), nil)
+		q.Rule(1<<16).RetainStats(5, TableStats(cum, 12))
+		q.Rule(1<<16).RetainStats(5, TwoStepStats(1, 3000, 12, 4))
 	})
 }
 

@@ -34,17 +34,17 @@ func (p *Params) Baseline(pol Policy, knob uint32) func(j int, pr *wm.Predictor)
 		return func(j int, pr *wm.Predictor) bool { return predHash(j, pr) >= knob }
 	case PolicyUncertainty:
 		return func(j int, pr *wm.Predictor) bool {
-			st, _ := PredStats(pr)
+			st := PredStats(pr)
 			return st.H >= knob
 		}
 	case PolicyStaticE:
 		return func(j int, pr *wm.Predictor) bool {
-			st, cum := PredStats(pr)
-			return st.H == 0 || keep(knob, p.CoordErr[j], p.impact(j, cum, st), p.weight(j), st.H)
+			st := PredStats(pr)
+			return st.H == 0 || keep(knob, p.CoordErr[j], p.impact(j, st), p.weight(j), st.H)
 		}
 	case PolicyUniformV:
 		return func(j int, pr *wm.Predictor) bool {
-			st, _ := PredStats(pr)
+			st := PredStats(pr)
 			return st.H == 0 || keep(knob, p.errRate(j, st), p.MeanV, p.weight(j), st.H)
 		}
 	}

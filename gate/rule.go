@@ -53,46 +53,28 @@ func TwoStepStats(top uint16, hit uint32, prec uint, k int) Stats {
 }
 
 // PredStats returns the rule's statistics of the prediction pr holds for
-// its current coordinate, and the coordinate's table when it is coded in
-// one step (nil for a two-step coordinate).
-func PredStats(pr *wm.Predictor) (Stats, []uint16) {
-	top, hit := pr.Prediction()
-	if hit > 0 {
-		return TwoStepStats(top, hit, pr.Precision(), pr.Model().Geom.K), nil
-	}
-	cum := pr.Table()
-	return TableStats(cum, pr.Precision()), cum
+// its current coordinate: its modal value, that value's frequency, and the
+// entropy TwoStepStats gives them (K−1 others equally likely), for one-step
+// and two-step predictions alike.
+func PredStats(pr *wm.Predictor) Stats {
+	v, f := pr.ModalFreq()
+	return TwoStepStats(v, f, pr.Precision(), pr.Model().Geom.K)
 }
 
-// impact returns V_j: the expected distance from the modal value to the
-// true one given that they differ, ⌊Σ_{v≠v̂} f_v·D(v̂,v) / Σ_{v≠v̂} f_v⌋, in
-// distance units (UnitDistance for any error under uniform distances). A
-// two-step prediction (cum nil) has no table of its other values: their
-// mean distance from v̂ stands for V.
-func (p *Params) impact(j int, cum []uint16, st Stats) uint32 {
-	rest := uint64(1)<<p.Precision - uint64(st.FMax)
-	if rest == 0 {
+// impact returns V_j, the distance from the modal value to the true one
+// given that they differ, in distance units: UnitDistance for any error
+// under uniform distances, otherwise the mean distance of the modal value
+// from the K−1 others. (The predicted table's own tail would weight near and
+// far values by their probabilities; the calibration of ê absorbs the
+// difference, and the mean costs nothing per coordinate.)
+func (p *Params) impact(j int, st Stats) uint32 {
+	if uint64(st.FMax) == uint64(1)<<p.Precision {
 		return 0
 	}
 	if p.Dist == nil {
 		return UnitDistance
 	}
-	if cum == nil {
-		return p.meanDist(j, st.Modal)
-	}
-	row := p.table(j)[int(st.Modal)*p.Geom.K:][:len(cum)]
-	top := uint32(1) << p.Precision
-	var s uint64
-	for v := range cum {
-		var f uint32
-		if v+1 < len(cum) {
-			f = uint32(cum[v+1]) - uint32(cum[v])
-		} else {
-			f = top - uint32(cum[v])
-		}
-		s += uint64(f) * uint64(row[v])
-	}
-	return uint32(s / rest)
+	return p.meanDist(j, st.Modal)
 }
 
 // binKey returns the quantity the bins of p are taken on, in 1/256 bit: the
@@ -146,13 +128,11 @@ func (p *Params) Rule(lambda uint32) *Rule { return &Rule{p: p, lambda: lambda} 
 // Retain reports whether coordinate j, whose prediction pr holds (after
 // Predict), is stored. An omitted coordinate takes the modal value.
 func (r *Rule) Retain(j int, pr *wm.Predictor) bool {
-	st, cum := PredStats(pr)
-	return r.RetainStats(j, st, cum)
+	return r.RetainStats(j, PredStats(pr))
 }
 
-// RetainStats is Retain on the statistics of a prediction and its table
-// (nil for a two-step prediction).
-func (r *Rule) RetainStats(j int, st Stats, cum []uint16) bool {
+// RetainStats is Retain on the statistics of a prediction.
+func (r *Rule) RetainStats(j int, st Stats) bool {
 	p := r.p
 	if st.H == 0 {
 		return true // costs nothing to store
@@ -161,9 +141,9 @@ func (r *Rule) RetainStats(j int, st Stats, cum []uint16) bool {
 	if e == 0 {
 		return false
 	}
-	return keep(r.lambda, e, p.impact(j, cum, st), p.weight(j), st.H)
+	return keep(r.lambda, e, p.impact(j, st), p.weight(j), st.H)
 }
 
 // Impact returns V_j, the expected distance given an error, for
 // experiments and reports.
-func (p *Params) Impact(j int, cum []uint16, st Stats) uint32 { return p.impact(j, cum, st) }
+func (p *Params) Impact(j int, st Stats) uint32 { return p.impact(j, st) }

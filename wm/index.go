@@ -140,14 +140,15 @@ func (x *keyIndex) set(i uint64, key uint64, val int32) {
 // direct-mapped: a row is a pure function of the model and its key, so
 // what the cache holds never changes a prediction.
 type rowCache struct {
-	keys []uint64 // key+1, 0 when empty
-	rows []uint16
-	k    int
+	keys  []uint64 // key+1, 0 when empty
+	rows  []uint16
+	modal []rowModal
+	k     int
 }
 
 func newRowCache(k, maxBytes int) rowCache {
 	n := newRowCacheSize(k, maxBytes)
-	return rowCache{keys: make([]uint64, n), rows: make([]uint16, n*k), k: k}
+	return rowCache{keys: make([]uint64, n), rows: make([]uint16, n*k), modal: make([]rowModal, n), k: k}
 }
 
 // newRowCacheSize is the number of rows of newRowCache: a power of two, at
@@ -162,12 +163,20 @@ func newRowCacheSize(k, maxBytes int) int {
 
 // get returns the row of key and whether it is valid; if not, the caller
 // fills the returned slice and it becomes valid.
-func (c *rowCache) get(key uint64) ([]uint16, bool) {
+func (c *rowCache) get(key uint64) ([]uint16, *rowModal, bool) {
 	i := int((key * 0x9E3779B97F4A7C15) >> 40 & uint64(len(c.keys)-1))
 	row := c.rows[i*c.k : (i+1)*c.k]
 	if c.keys[i] == key+1 {
-		return row, true
+		return row, &c.modal[i], true
 	}
 	c.keys[i] = key + 1
-	return row, false
+	c.modal[i] = rowModal{v: -1}
+	return row, &c.modal[i], false
+}
+
+// rowModal is the modal value of a fallback row and its frequency, v < 0
+// until found.
+type rowModal struct {
+	v int32
+	f uint32
 }

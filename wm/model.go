@@ -122,13 +122,14 @@ type Model struct {
 	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
-	dictVals  []uint16  // first codes with dictCnt > 0, ascending
-	tileOff   []int     // per distinct tile: offset of its codes in refCodes
-	dict      tileIndex // distinct tiles by content
-	offLaw    []offRow  // the offset law as a floor and spikes, per bucket pair
-	fallCum   []uint16  // fallback rows, cumulative
-	pow1      []uint32  // powers of the fallback rows (with a second table)
-	pow2      []uint32  // powers of the second table's rows
+	dictVals  []uint16   // first codes with dictCnt > 0, ascending
+	tileOff   []int      // per distinct tile: offset of its codes in refCodes
+	dict      tileIndex  // distinct tiles by content
+	offLaw    []offRow   // the offset law as a floor and spikes, per bucket pair
+	fallCum   []uint16   // fallback rows, cumulative
+	fallModal []rowModal // the modal value of each fallback row
+	pow1      []uint32   // powers of the fallback rows (with a second table)
+	pow2      []uint32   // powers of the second table's rows
 
 	sections []Section
 
@@ -673,6 +674,12 @@ func (m *Model) derive() {
 			m.fallCum[r+v] = uint16(c)
 			c += uint32(f)
 		}
+	}
+	m.fallModal = make([]rowModal, len(m.fallback)/g.K)
+	for r := range m.fallModal {
+		row := m.fallCum[r*g.K : (r+1)*g.K]
+		v := argmaxRow(row)
+		m.fallModal[r] = rowModal{int32(v), freqAt(row, v, 16)}
 	}
 	if m.fall2Ctx > 0 {
 		m.pow1 = mixPowers(m.fallback, g.K, m.fallExp[0])

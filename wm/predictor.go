@@ -142,7 +142,9 @@ type Predictor struct {
 	hit     uint32
 	tab     []uint16 // Table's result for the current coordinate, or nil
 	modal   uint16
-	modalOK bool
+	modalF  uint32
+	modalJ  int       // j+1 of the coordinate modal and modalF are of
+	pureRow *rowModal // the modal value of the fallback row f, when known
 
 	incMat, incMis [nClasses]int32 // per class: L increments on a match, a mismatch
 	incM, incX     uint32          // bit c: incMat[c], incMis[c] hold for the current value
@@ -500,6 +502,7 @@ func (p *Predictor) fallRows() {
 	p.r1 = p.mm*m.fallCtx + ctx
 	p.f1 = m.fallCum[p.r1*K : (p.r1+1)*K]
 	p.f = p.f1
+	p.pureRow = &m.fallModal[p.r1]
 	p.mixed = m.fall2Ctx == 0
 }
 
@@ -514,7 +517,8 @@ func (p *Predictor) mix() {
 	if p.mm > 0 {
 		ctx2 = int(p.hist[p.base+p.j-1])
 	}
-	row, ok := p.rows.get(uint64(p.r1)*uint64(m.fall2Ctx) + uint64(ctx2))
+	row, mod, ok := p.rows.get(uint64(p.r1)*uint64(m.fall2Ctx) + uint64(ctx2))
+	p.pureRow = mod
 	if !ok {
 		m.mixRow(p.r1, p.mm*m.fall2Ctx+ctx2, row, p.scratch)
 	}
@@ -658,17 +662,16 @@ func (p *Predictor) Table() []uint16 {
 	if p.tab != nil {
 		return p.tab
 	}
-	p.modalOK = true
 	if p.hit == 0 && !p.virt && len(p.groups) == 0 {
 		// Only new content: the fallback row itself.
 		if p.prec == 16 {
-			p.tab, p.modalOK = p.f, false
+			p.tab = p.f
 			return p.tab
 		}
 		for v := range p.wq {
 			p.wq[v] = freqAt(p.f, v, 16)
 		}
-		p.modal = uint16(rans.QuantizeTrusted(p.wq, p.prec, p.cum))
+		rans.QuantizeTrusted(p.wq, p.prec, p.cum)
 		p.tab = p.cum
 		return p.tab
 	}
@@ -694,6 +697,7 @@ func (p *Predictor) Table() []uint16 {
 	if p.hit > 0 {
 		w[p.top] = 0
 		p.f = p.f1
+		p.pureRow = nil
 	}
 	// Σ w without virtual weights is known; with them, it is summed.
 	tot := alpha<<16 + beta*uint64(len(w)) + p.spikes<<8
@@ -720,11 +724,10 @@ func (p *Predictor) Table() []uint16 {
 		}
 	}
 	if total == 0 {
-		arg = rans.QuantizeTrusted(wq, p.prec, p.cum)
+		rans.QuantizeTrusted(wq, p.prec, p.cum)
 	} else {
 		rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
 	}
-	p.modal = uint16(arg)
 	p.tab = p.cum
 	return p.tab
 }
@@ -737,15 +740,33 @@ func (p *Predictor) Prediction() (top uint16, hit uint32) { return p.top, p.hit 
 // value of highest frequency in Table, the lowest among equals. It is the
 // value an omitted coordinate takes.
 func (p *Predictor) Modal() uint16 {
+	v, _ := p.ModalFreq()
+	return v
+}
+
+// ModalFreq returns Modal and its frequency at the model's precision (hit
+// for a two-step coordinate).
+func (p *Predictor) ModalFreq() (uint16, uint32) {
 	if p.hit > 0 {
-		return p.top
+		return p.top, p.hit
 	}
-	p.Table()
-	if !p.modalOK {
-		p.modal = uint16(argmaxRow(p.tab))
-		p.modalOK = true
+	if p.modalJ == p.j+1 {
+		return p.modal, p.modalF
 	}
-	return p.modal
+	tab := p.Table()
+	if p.prec == 16 && p.pureRow != nil && &tab[0] == &p.f[0] {
+		// A fallback row keeps its modal value once found.
+		if p.pureRow.v < 0 {
+			v := argmaxRow(tab)
+			p.pureRow.v, p.pureRow.f = int32(v), freqAt(tab, v, 16)
+		}
+		p.modal, p.modalF = uint16(p.pureRow.v), p.pureRow.f
+	} else {
+		v := argmax(tab, p.prec)
+		p.modal, p.modalF = uint16(v), freqAt(tab, v, p.prec)
+	}
+	p.modalJ = p.j + 1
+	return p.modal, p.modalF
 }
 
 // Precision returns P, the precision of the predictor's frequencies.
@@ -753,10 +774,14 @@ func (p *Predictor) Precision() uint { return p.prec }
 
 // argmaxRow returns the value of highest frequency of a table of
 // precision 16, the lowest among equals.
-func argmaxRow(cum []uint16) int {
+func argmaxRow(cum []uint16) int { return argmax(cum, 16) }
+
+// argmax returns the value of highest frequency of a table of precision
+// prec, the lowest among equals.
+func argmax(cum []uint16, prec uint) int {
 	best, bf := 0, uint32(0)
 	for v := range cum {
-		if f := freqAt(cum, v, 16); f > bf {
+		if f := freqAt(cum, v, prec); f > bf {
 			best, bf = v, f
 		}
 	}
