@@ -680,6 +680,9 @@ func (p *Predictor) Table() []uint16 {
 		// first, as for a hit.
 		p.mix()
 	}
+	if !p.virt && p.hit == 0 {
+		return p.weakTable()
+	}
 	w := p.w[:p.K]
 	f := p.f[:len(w)]
 	alpha, beta := p.alpha, p.beta
@@ -721,6 +724,54 @@ func (p *Predictor) Table() []uint16 {
 		total += uint64(y)
 		if y > top {
 			top, arg = y, v
+		}
+	}
+	if total == 0 {
+		rans.QuantizeTrusted(wq, p.prec, p.cum)
+	} else {
+		rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
+	}
+	p.tab = p.cum
+	return p.tab
+}
+
+// weakTable is Table for a one-step coordinate with groups and no virtual
+// hypothesis: Σ w is known beforehand, so the weights are shifted as they
+// are made, and the groups' values corrected after.
+func (p *Predictor) weakTable() []uint16 {
+	K := p.K
+	alpha, beta := p.alpha, p.beta
+	tot := alpha<<16 + beta*uint64(K) + p.spikes<<8
+	sh := uint(0)
+	if n := bits.Len64(tot); n > 31 {
+		sh = uint(n - 31)
+	}
+	f := p.f[:K]
+	wq := p.wq[:K]
+	var total uint64
+	var top uint32
+	arg := 0
+	last := K - 1
+	for v := range last {
+		y := uint32((alpha*uint64(f[v+1]-f[v]) + beta) >> sh)
+		wq[v] = y
+		total += uint64(y)
+		if y > top {
+			top, arg = y, v
+		}
+	}
+	y := uint32((alpha*uint64(1<<16-uint32(f[last])) + beta) >> sh)
+	wq[last] = y
+	total += uint64(y)
+	if y > top {
+		top, arg = y, last
+	}
+	for _, v := range p.touched {
+		y := uint32((alpha*uint64(freqAt(f, int(v), 16)) + beta + p.acc[v]<<8) >> sh)
+		total += uint64(y - wq[v])
+		wq[v] = y
+		if y > top || y == top && int(v) < arg {
+			top, arg = y, int(v)
 		}
 	}
 	if total == 0 {
