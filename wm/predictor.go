@@ -143,7 +143,7 @@ type Predictor struct {
 	tab     []uint16 // Table's result for the current coordinate, or nil
 	modal   uint16
 	modalF  uint32
-	modalJ  int       // j+1 of the coordinate modal and modalF are of
+	modalOK bool      // modal and modalF hold for the current coordinate
 	pureRow *rowModal // the modal value of the fallback row f, when known
 
 	incMat, incMis [nClasses]int32 // per class: L increments on a match, a mismatch
@@ -628,6 +628,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	p.beta = wS * (256 - a) * (1 << 16 / uint64(p.K))
 	p.top, p.hit = 0, 0
 	p.tab = nil
+	p.modalOK = false
 	if p.virt || len(p.groups) == 0 {
 		p.mix()
 		return 0, 0
@@ -801,7 +802,7 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 	if p.hit > 0 {
 		return p.top, p.hit
 	}
-	if p.modalJ == p.j+1 {
+	if p.modalOK {
 		return p.modal, p.modalF
 	}
 	tab := p.Table()
@@ -816,7 +817,7 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 		v := argmax(tab, p.prec)
 		p.modal, p.modalF = uint16(v), freqAt(tab, v, p.prec)
 	}
-	p.modalJ = p.j + 1
+	p.modalOK = true
 	return p.modal, p.modalF
 }
 
