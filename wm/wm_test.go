@@ -249,3 +249,39 @@ func TestPredictorSteadyStateAllocs(t *testing.T) {
 		t.Errorf("%.0f allocations per chunk in the steady state", a)
 	}
 }
+
+// TestModalFreqFresh checks that the modal value reported for every
+// coordinate is that of its own prediction, across states and Resets: a
+// value cached for one coordinate must not outlive it.
+func TestModalFreqFresh(t *testing.T) {
+	g := Geometry{S: 4, M: 8, K: 16}
+	eps := synth(9, g, 3, 12)
+	m, err := Train(g, eps, TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.NewPredictor()
+	n := g.N()
+	for _, e := range eps {
+		p.Reset()
+		for s := range e.Actions {
+			p.Begin(e.Actions[s])
+			for j := range n {
+				top, hit := p.Predict(j)
+				v, f := p.ModalFreq()
+				if hit > 0 {
+					if v != top || f != hit {
+						t.Fatalf("state %d coordinate %d: modal %d/%d, two-step %d/%d", s, j, v, f, top, hit)
+					}
+				} else {
+					cum := p.Table()
+					w := argmax(cum, m.Precision)
+					if int(v) != w || f != freqAt(cum, w, m.Precision) {
+						t.Fatalf("state %d coordinate %d: modal %d/%d, table's %d", s, j, v, f, w)
+					}
+				}
+				p.Commit(j, e.Codes[s*n+j])
+			}
+		}
+	}
+}
