@@ -190,7 +190,7 @@ const (
 
 // pruneBits is how far (in bits) below the best hypothesis a group may
 // fall before it is dropped.
-const pruneBits = 24
+const pruneBits = 20
 
 // slotBackoff is the weight, in observations, of the bucket's class
 // frequencies against the slot's own.
