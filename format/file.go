@@ -243,17 +243,7 @@ func (f *File) Info() Info {
 	}
 }
 
-func (f *File) payloadEnd() int64 {
-	end := f.bodyStart
-	if n := len(f.idx.episodes); n > 0 {
-		e := &f.idx.episodes[n-1]
-		end = e.offset + episodeHdrSize + e.metaLen + crcSize
-		if k := len(e.chunks); k > 0 {
-			end = e.chunks[k-1].offset + e.chunks[k-1].length
-		}
-	}
-	return end
-}
+func (f *File) payloadEnd() int64 { return payloadEnd(f.idx, f.bodyStart) }
 
 func (f *File) episode(e int) (*episodeRef, error) {
 	if e < 0 || e >= len(f.idx.episodes) {

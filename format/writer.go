@@ -275,7 +275,10 @@ func (w *Writer) flushBuf() error {
 // underlying writer and, if that writer has a Sync method (as *os.File
 // does), calls it. Everything written before a Flush survives a crash: a
 // file cut anywhere after it recovers (WithRecovery, Recover) with every
-// episode and state written before the Flush. Ending a chunk early makes
+// state written before the Flush and the episodes that hold them. An
+// episode without states is recovered once the next record has begun: cut
+// right after its record, it cannot be told from one whose states were
+// lost. Ending a chunk early makes
 // the next state of the episode a keyframe, which costs bits (the world
 // model's history restarts): the output depends on where Flush was called,
 // so flush at the pace durability needs, not after every state.
