@@ -136,7 +136,7 @@ func openHeader(r io.ReaderAt, size int64, opts []Option, decoding bool) (*File,
 	if mem := f.h.memory(); decoding && mem > cfg.maxMemory {
 		return nil, tooLarge(0, mem, cfg.maxMemory)
 	}
-	f.bodyStart = f.h.bodyStart()
+	f.bodyStart = f.h.BodyStart()
 	if f.bodyStart+indexHdrSize+TrailerSize > size && !cfg.recover {
 		return nil, truncated(HeaderSize, "embedded model")
 	}

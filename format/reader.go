@@ -452,7 +452,7 @@ func (r *Reader) readEnd() error {
 		FileBytes:    r.off,
 		HeaderBytes:  HeaderSize,
 		ModelBytes:   r.h.ModelSize,
-		PayloadBytes: at - r.h.bodyStart(),
+		PayloadBytes: at - r.h.BodyStart(),
 		IndexBytes:   r.off - at,
 		Lambda:       r.h.Lambda,
 		Levels:       r.h.Levels,

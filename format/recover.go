@@ -205,6 +205,9 @@ func (f *File) scanRecords() error {
 			if gap.Offset < 0 && f.indexMatches(x, pos) {
 				return finish(true, nil)
 			}
+			if len(rec.Gaps) > 0 {
+				return finish(false, corrupt(pos, "index reached after skipping damaged records"))
+			}
 			return finish(false, corrupt(pos, "index and trailer do not match the records"))
 		default:
 			err := corrupt(pos, "unexpected record tag %#x", tag[0])
