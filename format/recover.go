@@ -126,8 +126,10 @@ func (f *File) scanRecords() error {
 		}
 		cur = nil
 		next, indexed, ok := f.nextBoundary(pos, bounds)
-		gap.Indexed = gap.Indexed || indexed
-		pos = next
+		if ok {
+			gap.Indexed = gap.Indexed || indexed
+			pos = next // always past pos
+		}
 		return ok
 	}
 	grow := func(k int64) error {
