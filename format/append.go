@@ -31,6 +31,7 @@ type AppendFile interface {
 // the new ones written so far, which Open with WithRecovery (or Recover)
 // restores. With WithRecovery, Append also continues a file that was never
 // closed, after its last valid record; the bytes after that are discarded.
+// A file damaged before that (Recovery.Gaps) is refused: Recover it first.
 //
 // The old episodes are not decoded again (unless WithRecovery scans them),
 // so appending costs a read of the index, not of the file. Only one Writer
@@ -47,6 +48,9 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 	}
 	end := old.payloadEnd()
 	if rec, ok := old.Recovered(); ok {
+		if len(rec.Gaps) > 0 {
+			return nil, &FormatError{Offset: rec.Gaps[0].Offset, Msg: "damaged records before the end: Recover the file before appending", Err: ErrCorrupt}
+		}
 		end = rec.End
 	}
 	w := &Writer{

@@ -1,4 +1,4 @@
-// Package format implements the wmzip container (.wmz), version 2, as
+// Package format implements the wmzip container (.wmz), version 3, as
 // specified in SPEC.md, section "Container" (whose source is
 // docs/spec-format.md).
 //
@@ -33,11 +33,12 @@
 //     last (WithCacheBytes) makes reading their other states cheap;
 //     File.Verify checks the whole file from there; WithAccessLog records
 //     which states are read.
-//   - WithRecovery opens a file cut short by a crash with exactly its
-//     complete episodes and chunks; Recover writes that prefix as a valid
-//     file.
+//   - WithRecovery opens a file cut short by a crash, or damaged, with
+//     exactly its valid episodes and chunks (a damaged episode up to the
+//     damage); Recover writes them as a valid file.
 //
-// ReadHeader inspects only the fixed-size header.
+// ReadHeader inspects only the fixed-size header; ReadInfo also the level
+// table, index and trailer, without a model.
 //
 // Errors from decoding are *FormatError (the input is not a valid file) or
 // *UnsupportedError (a valid file using a feature this package does not

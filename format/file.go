@@ -60,6 +60,64 @@ func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 
 // Open reads the header, embedded model, trailer and index of a .wmz file
 // of the given size. model may be nil if the file embeds its model.
 func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, error) {
+	f, err := openHeader(r, size, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	cfg := f.cfg
+	var raw []byte
+	if f.h.ModelEmbedded {
+		if raw, err = f.readAt(HeaderSize, f.h.ModelSize, "embedded model"); err != nil {
+			return nil, err
+		}
+	}
+	if f.model, err = resolveModel(&f.h, raw, model); err != nil {
+		return nil, err
+	}
+	if err := f.readLevels(); err != nil {
+		return nil, err
+	}
+	if _, f.rules, err = useGate(&f.h, f.model, cfg); err != nil {
+		return nil, err
+	}
+	f.coderCost = coderBytes(f.model, f.h.KeyframeInterval)
+	if cfg.cacheBytes > 0 {
+		f.cache = newChunkCache(cfg.cacheBytes)
+	}
+	if cfg.recover {
+		if err := f.scanRecords(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	if err := f.readIndex(f.h.memory()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadInfo reads what a .wmz file of the given size says about itself,
+// without a model and without decoding a state: its header, level table,
+// trailer and index, checked as Open checks them. The embedded model, if
+// any, is neither read nor checked, nor are the records (File.Verify
+// does that). It is to Open what image/png's DecodeConfig is to Decode.
+func ReadInfo(r io.ReaderAt, size int64, opts ...Option) (Header, Info, error) {
+	f, err := openHeader(r, size, opts, false)
+	if err != nil {
+		return Header{}, Info{}, err
+	}
+	if err := f.readLevels(); err != nil {
+		return Header{}, Info{}, err
+	}
+	if err := f.readIndex(0); err != nil {
+		return Header{}, Info{}, err
+	}
+	return f.h, f.Info(), nil
+}
+
+// openHeader reads and checks the header of a File being opened, and with
+// decoding set, that the decoder's working set fits the memory limit.
+func openHeader(r io.ReaderAt, size int64, opts []Option, decoding bool) (*File, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -75,71 +133,57 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 	if f.h, err = parseHeader(b); err != nil {
 		return nil, err
 	}
-	mem := f.h.memory()
-	if mem > cfg.maxMemory {
+	if mem := f.h.memory(); decoding && mem > cfg.maxMemory {
 		return nil, tooLarge(0, mem, cfg.maxMemory)
 	}
-	f.bodyStart = f.h.bodyStart()
+	f.bodyStart = f.h.BodyStart()
 	if f.bodyStart+indexHdrSize+TrailerSize > size && !cfg.recover {
 		return nil, truncated(HeaderSize, "embedded model")
 	}
-	var raw []byte
-	if f.h.ModelEmbedded {
-		if raw, err = f.readAt(HeaderSize, f.h.ModelSize, "embedded model"); err != nil {
-			return nil, err
-		}
+	return f, nil
+}
+
+// readLevels reads the level table, if the header announces one.
+func (f *File) readLevels() error {
+	n := f.h.levelBytes()
+	if n == 0 {
+		return nil
 	}
-	if f.model, err = resolveModel(&f.h, raw, model); err != nil {
-		return nil, err
+	off := HeaderSize + f.h.ModelSize
+	b, err := f.readAt(off, n, "level table")
+	if err != nil {
+		return err
 	}
-	if n := f.h.levelBytes(); n > 0 {
-		b, err := f.readAt(HeaderSize+f.h.ModelSize, n, "level table")
-		if err != nil {
-			return nil, err
-		}
-		if err := parseLevels(b, &f.h, HeaderSize+f.h.ModelSize); err != nil {
-			return nil, err
-		}
-	}
-	if _, f.rules, err = useGate(&f.h, f.model, cfg); err != nil {
-		return nil, err
-	}
-	f.coderCost = coderBytes(f.model, f.h.KeyframeInterval)
-	if cfg.cacheBytes > 0 {
-		f.cache = newChunkCache(cfg.cacheBytes)
-	}
-	if cfg.recover {
-		if err := f.scanRecords(); err != nil {
-			return nil, err
-		}
-		return f, nil
-	}
-	toff := size - TrailerSize
+	return parseLevels(b, &f.h, off)
+}
+
+// readIndex reads the trailer and the index it points to; mem is the
+// memory the caller holds besides the index.
+func (f *File) readIndex(mem int64) error {
+	toff := f.size - TrailerSize
 	tb, err := f.readAt(toff, TrailerSize, "trailer")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t, err := parseTrailer(tb, toff)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if t.indexOffset < f.bodyStart {
-		return nil, corrupt(toff, "index offset %d inside the header", t.indexOffset)
+		return corrupt(toff, "index offset %d inside the header", t.indexOffset)
 	}
-	if need := mem + t.indexLength*3; need > cfg.maxMemory {
-		return nil, tooLarge(toff+8, need, cfg.maxMemory)
+	if need := mem + t.indexLength*3; need > f.cfg.maxMemory {
+		return tooLarge(toff+8, need, f.cfg.maxMemory)
 	}
 	ib, err := f.readAt(t.indexOffset, t.indexLength, "index")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if crc(ib) != t.indexCRC {
-		return nil, badSum(toff+16, "index checksum")
+		return badSum(toff+16, "index checksum")
 	}
-	if f.idx, err = parseIndex(ib, t.indexOffset, f.bodyStart, int64(f.h.KeyframeInterval)); err != nil {
-		return nil, err
-	}
-	return f, nil
+	f.idx, err = parseIndex(ib, t.indexOffset, f.bodyStart, int64(f.h.KeyframeInterval))
+	return err
 }
 
 // readAt reads n bytes at off; the caller has checked n against the size
@@ -199,17 +243,7 @@ func (f *File) Info() Info {
 	}
 }
 
-func (f *File) payloadEnd() int64 {
-	end := f.bodyStart
-	if n := len(f.idx.episodes); n > 0 {
-		e := &f.idx.episodes[n-1]
-		end = e.offset + episodeHdrSize + e.metaLen + crcSize
-		if k := len(e.chunks); k > 0 {
-			end = e.chunks[k-1].offset + e.chunks[k-1].length
-		}
-	}
-	return end
-}
+func (f *File) payloadEnd() int64 { return payloadEnd(f.idx, f.bodyStart) }
 
 func (f *File) episode(e int) (*episodeRef, error) {
 	if e < 0 || e >= len(f.idx.episodes) {

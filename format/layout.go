@@ -112,8 +112,10 @@ func (h *Header) levelBytes() int64 {
 	return 4*int64(len(h.Levels)) + crcSize
 }
 
-// bodyStart is the offset of the first record.
-func (h *Header) bodyStart() int64 { return HeaderSize + h.ModelSize + h.levelBytes() }
+// BodyStart is the offset of the first record: past the header, the
+// embedded model and the level table. Damage from there on is what
+// recovery (WithRecovery) can work around.
+func (h *Header) BodyStart() int64 { return HeaderSize + h.ModelSize + h.levelBytes() }
 
 // lambdas returns the lambda of every level: Levels, or the header's
 // lambda alone.

@@ -176,7 +176,13 @@ func TestFlushIsDurable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sameEpisodes(normalize(got), normalize(want)); err != nil {
+		// An episode without states last cannot be told from one whose
+		// states were lost: recovery drops it.
+		keep := want
+		if k := len(keep); k > 0 && len(keep[k-1].actions) == 0 {
+			keep = keep[:k-1]
+		}
+		if err := sameEpisodes(normalize(got), normalize(keep)); err != nil {
 			t.Fatalf("recovered after a flush: %v", err)
 		}
 	}

@@ -37,6 +37,8 @@ func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
 	return m, nil
 }
 
+// tooLarge reports sizes declared in a file whose decoding would need more
+// memory than the limit: the file is small, its claims are not.
 func tooLarge(off, need, limit int64) error {
-	return &FormatError{Offset: off, Msg: fmt.Sprintf("needs %d bytes, limit %d", need, limit), Err: ErrTooLarge}
+	return &FormatError{Offset: off, Msg: fmt.Sprintf("sizes declared in the file need %d bytes of memory, limit %d", need, limit), Err: ErrTooLarge}
 }

@@ -36,6 +36,10 @@ type Reader struct {
 	rec     []byte
 	done    bool
 	end     Info // filled when the trailer has been checked
+
+	// framed is set while the record being read has been read whole but
+	// not yet checked: in recovery, damage found then can be stepped over.
+	framed bool
 }
 
 // NewReader reads the header (and embedded model) of a .wmz stream from r.
@@ -126,8 +130,12 @@ func (r *Reader) read(n int, what string) ([]byte, error) {
 
 func (r *Reader) fail(err error) error {
 	if r.cfg.recover && r.err == nil && recoverable(err) {
-		// Recovery: the valid records before the damage are the file.
-		r.done, r.cur, r.more = true, nil, false
+		// Recovery: step over a damaged record that was read whole, on to
+		// the next episode record; else the valid records before it are
+		// the file.
+		r.cur, r.more = nil, false
+		r.done = !r.framed
+		r.framed = false
 		return io.EOF
 	}
 	if r.err == nil {
@@ -154,29 +162,93 @@ func (r *Reader) NextEpisode() (meta []byte, err error) {
 			return nil, err
 		}
 	}
-	if r.done { // recovery ended the file inside the episode
-		return nil, io.EOF
-	}
-	tag, err := r.peekTag()
-	if err != nil {
-		return nil, r.fail(err)
-	}
-	switch tag {
-	case tagEpisode:
-		meta, err = r.readEpisode()
-	case tagIndex:
-		err = r.readEnd()
-		if err == nil {
-			r.done = true
+	for {
+		if r.err != nil {
+			return nil, r.err
+		}
+		if r.done { // recovery ended the file
 			return nil, io.EOF
 		}
+		tag, err := r.peekTag()
+		if err != nil {
+			return nil, r.fail(err)
+		}
+		switch {
+		case tag == tagEpisode:
+			meta, err := r.readEpisode()
+			if err != nil {
+				if err := r.fail(err); err != io.EOF {
+					return nil, err
+				}
+				continue
+			}
+			if !r.cfg.recover || r.firstChunk() {
+				return meta, nil
+			}
+		case tag == tagChunk && r.cfg.recover:
+			// A chunk of an episode being skipped, or outside any episode.
+			if err := r.skipChunk(); err != nil {
+				if err := r.fail(err); err != io.EOF {
+					return nil, err
+				}
+			}
+		case tag == tagIndex:
+			if err := r.readEnd(); err != nil {
+				return nil, r.fail(err)
+			}
+			r.done = true
+			return nil, io.EOF
+		default:
+			return nil, r.fail(corrupt(r.off, "expected an episode record, found tag %#x", tag))
+		}
+	}
+}
+
+// firstChunk, in recovery, reads the first chunk of the episode just
+// begun. It reports whether the episode is kept: with that chunk, or empty
+// when another episode record or the index follows. An episode followed
+// by damage or the end of the file is dropped, as its states were lost.
+func (r *Reader) firstChunk() bool {
+	tag, err := r.peekTag()
+	switch {
+	case err != nil:
+	case tag == tagEpisode || tag == tagIndex:
+		return true
+	case tag == tagChunk:
+		if err = r.readChunk(); err == nil {
+			return true
+		}
 	default:
-		err = corrupt(r.off, "expected an episode record, found tag %#x", tag)
+		err = corrupt(r.off, "unknown record tag %#x", tag)
 	}
+	r.idx.episodes = r.idx.episodes[:len(r.idx.episodes)-1]
+	r.fail(err)
+	return false
+}
+
+// skipChunk steps over a chunk record by its framing, unchecked: the
+// record follows damage in its episode.
+func (r *Reader) skipChunk() error {
+	start := r.off
+	r.framed = false
+	b, err := r.read(chunkHdrSize, "chunk record")
 	if err != nil {
-		return nil, r.fail(err)
+		return err
 	}
-	return meta, nil
+	n, sl := int64(le.Uint32(b[4:])), int64(le.Uint32(b[8:]))
+	if b[1] != 0 || b[2] != 0 || b[3] != 0 || n < 1 || n > int64(r.h.KeyframeInterval) || sl > MaxStreamBytes {
+		return corrupt(start, "implausible chunk record header")
+	}
+	k, err := r.br.Discard(int(sl) + crcSize)
+	r.off += int64(k)
+	if err != nil {
+		if err == io.EOF {
+			return truncated(r.off, "chunk record")
+		}
+		return err
+	}
+	r.framed = true
+	return corrupt(start, "chunk record outside an episode")
 }
 
 func (r *Reader) peekTag() (byte, error) {
@@ -192,6 +264,7 @@ func (r *Reader) peekTag() (byte, error) {
 
 func (r *Reader) readEpisode() ([]byte, error) {
 	start := r.off
+	r.framed = false
 	b, err := r.read(episodeHdrSize, "episode record")
 	if err != nil {
 		return nil, err
@@ -211,6 +284,7 @@ func (r *Reader) readEpisode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.framed = true
 	sum := crc32Update(crc(head[:]), rest[:ml])
 	if sum != le.Uint32(rest[ml:]) {
 		return nil, badSum(start+episodeHdrSize+ml, "episode record checksum")
@@ -222,6 +296,7 @@ func (r *Reader) readEpisode() ([]byte, error) {
 		}
 		meta = bytes.Clone(rest[:ml])
 	}
+	r.framed = false
 	if err := r.growIndex(indexEpisodeLen); err != nil {
 		return nil, err
 	}
@@ -287,6 +362,7 @@ func (r *Reader) next() (int, error) {
 
 func (r *Reader) readChunk() error {
 	start := r.off
+	r.framed = false
 	b, err := r.read(chunkHdrSize, "chunk record")
 	if err != nil {
 		return err
@@ -316,6 +392,7 @@ func (r *Reader) readChunk() error {
 	if err != nil {
 		return err
 	}
+	r.framed = true
 	if crc32Update(crc(head[:]), rest[:sl]) != le.Uint32(rest[sl:]) {
 		return badSum(start+chunkHdrSize+sl, "chunk record checksum")
 	}
@@ -323,6 +400,7 @@ func (r *Reader) readChunk() error {
 	if err := c.decodeChunk(rest[:sl], int(n), le.Uint32(head[12:]), r.actions, r.codes, start); err != nil {
 		return err
 	}
+	r.framed = false
 	r.cur.chunks = append(r.cur.chunks, chunkRef{offset: start, length: r.off - start, states: n, first: r.cur.states})
 	r.cur.states += n
 	r.idx.states += n
@@ -337,6 +415,7 @@ func (r *Reader) readChunk() error {
 // readEnd checks that the index and trailer are exactly those the records
 // imply, and that nothing follows.
 func (r *Reader) readEnd() error {
+	r.framed = false
 	want := r.idx.marshal()
 	at := r.off
 	got, err := r.read(len(want), "index")
@@ -373,7 +452,7 @@ func (r *Reader) readEnd() error {
 		FileBytes:    r.off,
 		HeaderBytes:  HeaderSize,
 		ModelBytes:   r.h.ModelSize,
-		PayloadBytes: at - r.h.bodyStart(),
+		PayloadBytes: at - r.h.BodyStart(),
 		IndexBytes:   r.off - at,
 		Lambda:       r.h.Lambda,
 		Levels:       r.h.Levels,

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -92,7 +93,7 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	}
 	gp, rules, err := useGate(&wr.h, model, cfg)
 	if err != nil {
-		return nil, err
+		return nil, argError(err)
 	}
 	wr.coder = newChunkCoder(&wr.h, model, rules)
 	wr.coder.gp = gp
@@ -102,6 +103,21 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	wr.buf = append(wr.h.marshal(), raw...)
 	wr.buf = append(wr.buf, wr.h.marshalLevels()...)
 	return wr, nil
+}
+
+// argError restates an error about a header being written, which checks
+// share with decoders, without the file offset it would carry when
+// reading: the fault is in the arguments.
+func argError(err error) error {
+	var fe *FormatError
+	var ue *UnsupportedError
+	switch {
+	case errors.As(err, &fe):
+		return fmt.Errorf("%w: %s", fe.Err, fe.Msg)
+	case errors.As(err, &ue):
+		return fmt.Errorf("%w: %s", ue.Err, ue.Msg)
+	}
+	return err
 }
 
 // SetLevel sets the retention level of the states written next: an index
@@ -259,7 +275,10 @@ func (w *Writer) flushBuf() error {
 // underlying writer and, if that writer has a Sync method (as *os.File
 // does), calls it. Everything written before a Flush survives a crash: a
 // file cut anywhere after it recovers (WithRecovery, Recover) with every
-// episode and state written before the Flush. Ending a chunk early makes
+// state written before the Flush and the episodes that hold them. An
+// episode without states is recovered once the next record has begun: cut
+// right after its record, it cannot be told from one whose states were
+// lost. Ending a chunk early makes
 // the next state of the episode a keyframe, which costs bits (the world
 // model's history restarts): the output depends on where Flush was called,
 // so flush at the pace durability needs, not after every state.

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/klauspost/compress/zip"
+
+	"github.com/wmzip/wmzip/internal/atomicfile"
 )
 
 // zipTime is the modification time of every member written, the earliest
@@ -106,20 +106,11 @@ func writeNPZ(path string, arrays []Array, c config) error {
 }
 
 func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("npz: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	if err = write(bw); err != nil {
 		return err
@@ -127,22 +118,8 @@ func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("npz: %w", err)
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Commit(); err != nil {
 		return fmt.Errorf("npz: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	// Make the rename durable; some systems cannot sync a directory.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func runBenchLossless(args []string) error {
 	if err != nil {
 		return err
 	}
-	got, err := decodeAll(f, true)
+	got, _, err := decodeAll(f, true)
 	if err != nil {
 		return err
 	}

@@ -40,15 +40,37 @@ func openWMZ(path, modelPath string, opts ...format.Option) (*format.File, *os.F
 	f, err := format.Open(fh, st.Size(), m, opts...)
 	if err != nil {
 		fh.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, wmzError(path, err)
 	}
 	return f, fh, nil
 }
 
-// decodeAll decodes every episode of f into a trajectory.
-func decodeAll(f *format.File, quiet bool) (*npz.Trajectory, error) {
+// wmzError names the .wmz file at path in err and, when the damage lies
+// where recovery can work around it (after the header, embedded model and
+// level table), says how to keep what is left.
+func wmzError(path string, err error) error {
+	var fe *format.FormatError
+	if !errors.As(err, &fe) || errors.Is(err, format.ErrModelMismatch) || errors.Is(err, format.ErrNoModel) || errors.Is(err, format.ErrTooLarge) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fh, oerr := os.Open(path)
+	if oerr != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer fh.Close()
+	h, herr := format.ReadHeader(fh)
+	if herr != nil || fe.Offset < h.BodyStart() {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover -o fixed.wmz %s' keeps its valid records)", path, err, path)
+}
+
+// decodeAll decodes every episode of f into a trajectory. Episodes without
+// states are left out, as a trajectory .npz cannot hold them: eps gives
+// the file's episode of each episode of tr.
+func decodeAll(f *format.File, quiet bool) (tr *npz.Trajectory, eps []int, err error) {
 	h := f.Header()
-	tr := &npz.Trajectory{S: h.Geom.S, M: h.Geom.M, HasActions: true}
+	tr = &npz.Trajectory{S: h.Geom.S, M: h.Geom.M, HasActions: true}
 	if h.Geom.K <= 256 {
 		tr.CodesDtype = "uint8"
 	} else {
@@ -58,18 +80,18 @@ func decodeAll(f *format.File, quiet bool) (*npz.Trajectory, error) {
 	for e := range f.Episodes() {
 		acts, codes, err := f.DecodeEpisode(e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		tr.EpisodeStart = append(tr.EpisodeStart, int64(len(tr.Actions)))
-		tr.Actions = append(tr.Actions, acts...)
-		tr.Codes = append(tr.Codes, codes...)
+		if len(acts) > 0 {
+			tr.EpisodeStart = append(tr.EpisodeStart, int64(len(tr.Actions)))
+			tr.Actions = append(tr.Actions, acts...)
+			tr.Codes = append(tr.Codes, codes...)
+			eps = append(eps, e)
+		}
 		prog(e+1, f.Episodes())
 	}
 	tr.T = len(tr.Actions)
-	if tr.T == 0 {
-		tr.EpisodeStart = []int64{0}
-	}
-	return tr, nil
+	return tr, eps, nil
 }
 
 // decodeStream decodes every state of the file at path in order with a
@@ -98,7 +120,7 @@ func decodeStream(path string, m *wm.Model, access func(e, t int64), quiet bool)
 		} else if err != nil {
 			return nil, nil, err
 		}
-		tr.EpisodeStart = append(tr.EpisodeStart, int64(len(tr.Actions)))
+		start := int64(len(tr.Actions))
 		for t := int64(0); ; t++ {
 			a, c, err := r.ReadState(buf)
 			if err == io.EOF {
@@ -115,14 +137,14 @@ func decodeStream(path string, m *wm.Model, access func(e, t int64), quiet bool)
 				access(e, t)
 			}
 		}
+		if int64(len(tr.Actions)) > start { // an .npz cannot hold an empty episode
+			tr.EpisodeStart = append(tr.EpisodeStart, start)
+		}
 	}
 	if _, ok := r.Info(); !ok {
 		return nil, nil, fmt.Errorf("%w: stream ended before its index", format.ErrCorrupt)
 	}
 	tr.T = len(tr.Actions)
-	if tr.T == 0 {
-		tr.EpisodeStart = []int64{0}
-	}
 	return tr, levels, nil
 }
 
@@ -230,14 +252,14 @@ func runDecode(args []string) (err error) {
 			}
 			a, c, err := f.StateAction(*episode, *step)
 			if err != nil {
-				return fmt.Errorf("%s: %w", pos[0], err)
+				return wmzError(pos[0], err)
 			}
 			tr.Actions, tr.Codes = []int64{a}, c
 			what = fmt.Sprintf(" (episode %d, step %d)", *episode, *step)
 		} else {
 			a, c, err := f.DecodeEpisode(*episode)
 			if err != nil {
-				return fmt.Errorf("%s: %w", pos[0], err)
+				return wmzError(pos[0], err)
 			}
 			tr.Actions, tr.Codes = a, c
 			what = fmt.Sprintf(" (episode %d)", *episode)
@@ -250,12 +272,21 @@ func runDecode(args []string) (err error) {
 			access = tw.Access
 		}
 		if tr, levels, err = decodeStream(pos[0], f.Model(), access, *quiet); err != nil {
-			return fmt.Errorf("%s: %w", pos[0], err)
+			return wmzError(pos[0], err)
 		}
 	default:
-		if tr, err = decodeAll(f, *quiet); err != nil {
-			return fmt.Errorf("%s: %w", pos[0], err)
+		if tr, _, err = decodeAll(f, *quiet); err != nil {
+			return wmzError(pos[0], err)
 		}
+	}
+	switch {
+	case tr.T == 0 && *episode >= 0:
+		return fmt.Errorf("%s: episode %d has no states", pos[0], *episode)
+	case tr.T == 0:
+		return fmt.Errorf("%s: no states to decode (%d episodes, none with a state)", pos[0], f.Episodes())
+	}
+	if empty := f.Episodes() - len(tr.EpisodeStart); *episode < 0 && empty > 0 {
+		what = fmt.Sprintf(" (left out %d of %d episodes: without states, which an .npz cannot hold)", empty, f.Episodes())
 	}
 	// With a quantizer in the model, also give back the slot vectors.
 	q, err := quantizerOf(f.Model())

@@ -21,8 +21,26 @@ func init() {
 	register("encode", "compress a trajectory (.npz) into a .wmz file", runEncode)
 }
 
+// trajectoryNote ends the help of the verbs that read trajectories.
+const trajectoryNote = `
+input: a trajectory .npz with codes [T,S,M] or [T,N] (uint8 or uint16), or
+float obs [T,S,d] when the model has a quantizer; actions [T] (int32 or
+int64), the action leading into each step: without it every action is -1
+(none); episode_start [E]: without it the trajectory is one episode.
+`
+
+// addUsageNote prints note after a verb's flags in its help.
+func addUsageNote(fs *flag.FlagSet, note string) {
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), note)
+	}
+}
+
 func runEncode(args []string) error {
 	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T] [--alloc-space lambda|bits] [--tail ranked|flat] [--tail-guard G]] [flags] -o out.wmz in.npz")
+	addUsageNote(fs, trajectoryNote)
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
@@ -50,16 +68,20 @@ func runEncode(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one input trajectory")
 	}
-	if *lossless && (*lambdaF >= 0 || *distortion >= 0) || *lambdaF >= 0 && *distortion >= 0 {
-		return errors.New("--lossless, --lambda and --distortion exclude each other")
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	withLambda, withDist := set["lambda"], set["distortion"]
+	if *lossless && (withLambda || withDist) || withLambda && withDist {
+		return errors.New("--lossless, --lambda and --distortion exclude each other")
+	}
+	if withDist && (!(*distortion >= 0) || math.IsInf(*distortion, 0)) {
+		return fmt.Errorf("--distortion %v: want a finite D ≥ 0", *distortion)
+	}
 	if *access != "" || set["budget"] || set["tau"] || set["alloc-space"] || set["tail"] || set["tail-guard"] {
 		if *access == "" {
 			return errors.New("--budget, --tau, --alloc-space, --tail and --tail-guard need --access trace.tsv")
 		}
-		if *lossless || *lambdaF >= 0 || *distortion >= 0 {
+		if *lossless || withLambda || withDist {
 			return errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
 		}
 		if !set["budget"] {
@@ -84,9 +106,9 @@ func runEncode(args []string) error {
 		return err
 	}
 	lambda := uint32(format.LambdaLossless)
-	if *lambdaF >= 0 {
+	if withLambda {
 		if lambda, err = gate.LambdaFixed(*lambdaF); err != nil {
-			return err
+			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}
 	m, err := loadModel(*modelPath)
@@ -97,10 +119,13 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
+	if tr.T == 0 {
+		return fmt.Errorf("%s: no states to encode", pos[0])
+	}
 	if *access != "" {
 		return encodeByAccess(m, tr, *access, *out, *budget, *tau, aspace, tmode, *guard, *keyframe, *embed, *quiet)
 	}
-	if *distortion >= 0 {
+	if withDist {
 		return encodeDistortion(m, tr, *out, *distortion, *keyframe, *embed, *quiet)
 	}
 	f, err := atomicfile.Create(*out)

@@ -46,10 +46,10 @@ type infoJSON struct {
 }
 
 func runInfo(args []string) error {
-	fs := newFlags("info", "[--json] [-m model.wmm] in.wmz")
+	fs := newFlags("info", "[--json] [-m model.wmm] [--ref in.npz] in.wmz")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	modelPath := fs.String("m", "", "model file (default: the embedded one)")
-	ref := fs.String("ref", "", "source trajectory (.npz codes): decode and report the distortion against it")
+	modelPath := fs.String("m", "", "model file, checked against the file (not needed: header and index tell the rest)")
+	ref := fs.String("ref", "", "source trajectory (.npz codes): decode and report the distortion against it (needs the model: -m or the embedded one)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -57,13 +57,21 @@ func runInfo(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
-	f, fh, err := openWMZ(pos[0], *modelPath)
-	if err != nil {
+	// Header, level table, index and trailer need no model; the model is
+	// opened only to check it or to decode.
+	var f *format.File
+	var h format.Header
+	var in format.Info
+	if *modelPath != "" || *ref != "" {
+		var fh *os.File
+		if f, fh, err = openWMZ(pos[0], *modelPath); err != nil {
+			return err
+		}
+		defer fh.Close()
+		h, in = f.Header(), f.Info()
+	} else if h, in, err = readInfo(pos[0]); err != nil {
 		return err
 	}
-	defer fh.Close()
-	in := f.Info()
-	h := f.Header()
 	st := float64(max(in.States, 1))
 	noModel := in.FileBytes - in.ModelBytes
 	j := infoJSON{
@@ -100,9 +108,9 @@ func runInfo(args []string) error {
 		if err != nil {
 			return err
 		}
-		got, err := decodeAll(f, true)
+		got, _, err := decodeAll(f, true)
 		if err != nil {
-			return err
+			return wmzError(pos[0], err)
 		}
 		if got.T != want.T {
 			return fmt.Errorf("%d states decoded, %s has %d", got.T, *ref, want.T)
@@ -131,6 +139,24 @@ func runInfo(args []string) error {
 	fmt.Println()
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
 	return nil
+}
+
+// readInfo reads the header and index of the .wmz at path, without a model.
+func readInfo(path string) (format.Header, format.Info, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return format.Header{}, format.Info{}, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return format.Header{}, format.Info{}, err
+	}
+	h, in, err := format.ReadInfo(fh, st.Size())
+	if err != nil {
+		return h, in, wmzError(path, err)
+	}
+	return h, in, nil
 }
 
 // bitsFor is the raw width of one code: ceil(log2 K).

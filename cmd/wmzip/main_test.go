@@ -155,7 +155,7 @@ func TestPipeline(t *testing.T) {
 	if err := npz.WriteTrajectory(p("shape.npz"), &shape); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("shape.wmz"), p("shape.npz")) // same N: accepted
+	mustFail(t, p("shape.wmz"), "shape", "encode", "-q", "-m", p("m.wmm"), "-o", p("shape.wmz"), p("shape.npz")) // same N, other slots (issue 15)
 
 	// A file from another model.
 	mustRun(t, "gen", "graphworld", "--nodes", "40", "--graph-seed", "9", "--episodes", "2", "--steps", "20", "--seed", "1", "-q", "-o", p("other.npz"))

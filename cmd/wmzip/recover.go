@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("recover", "rebuild a .wmz cut short by a crash from its complete records", runRecover)
+	register("recover", "rebuild a .wmz cut short by a crash, or damaged, from its valid records", runRecover)
 }
 
 func runRecover(args []string) error {
@@ -58,6 +58,9 @@ func runRecover(args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
+	if info.States == 0 && !rec.Complete {
+		return fmt.Errorf("%s: nothing recoverable, no complete chunk of states: %v", pos[0], rec.Stop)
+	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -69,8 +72,12 @@ func runRecover(args []string) error {
 		case rec.Complete:
 			fmt.Printf("%s: complete file, copied unchanged: %d states in %d episodes\n", pos[0], info.States, info.Episodes)
 		default:
-			fmt.Printf("wrote %s: %d states in %d episodes, %d chunks; kept %d of %d bytes (%v)\n",
-				*out, info.States, info.Episodes, info.Chunks, rec.End, st.Size(), rec.Stop)
+			fmt.Printf("wrote %s: %d states in %d episodes, %d chunks; kept %d of %d bytes\n",
+				*out, info.States, info.Episodes, info.Chunks, info.FileBytes-info.IndexBytes, st.Size())
+			for _, g := range rec.Gaps {
+				fmt.Printf("  skipped bytes %d to %d, a damaged record and the rest of its episode: %v\n", g.Offset, g.Offset+g.Length, g.Err)
+			}
+			fmt.Printf("  scan ended at byte %d: %v\n", rec.End, rec.Stop)
 		}
 	}
 	return nil

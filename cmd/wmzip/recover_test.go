@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/npz"
 )
 
 // TestRecover cuts an encoded file as a crash would and recovers it: the
@@ -45,4 +51,154 @@ func TestRecover(t *testing.T) {
 	mustFail(t, p("x.wmz"), "missing -o", "recover", p("cut.wmz"))
 	mustRun(t, "recover", "-h")
 	mustFail(t, "", "another file", "recover", "-o", p("cut.wmz"), p("cut.wmz"))
+}
+
+// recordEnds re-encodes the trajectory at path as `encode -m model
+// --keyframe g` does and returns the file's bytes, the offset where each
+// episode record ends, and where each chunk record of each episode ends
+// with the states it holds (Flush at a chunk's end changes no byte).
+func recordEnds(t *testing.T, path, model string, g int) (b []byte, epEnd []int64, chunks [][][2]int64) {
+	t.Helper()
+	m, err := loadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := npz.ReadTrajectory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := format.NewWriter(&buf, m, format.WithKeyframeInterval(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tr.S * tr.M
+	for _, e := range tr.Episodes() {
+		if err := w.WriteEpisode(nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		epEnd = append(epEnd, int64(buf.Len()))
+		var cs [][2]int64
+		for s := e[0]; s < e[1]; s++ {
+			if err := w.WriteState(tr.Actions[s], tr.Codes[s*n:(s+1)*n]); err != nil {
+				t.Fatal(err)
+			}
+			if k := s - e[0] + 1; k%g == 0 || s == e[1]-1 {
+				w.Flush()
+				cs = append(cs, [2]int64{int64(buf.Len()), int64((k-1)%g + 1)})
+			}
+		}
+		chunks = append(chunks, cs)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), epEnd, chunks
+}
+
+// TestRecoverThenDecode (issue 15, point 1): a 6-episode file cut at every
+// 997th byte, or with a byte flipped in any one chunk, recovers to a file
+// that decodes to every intact episode and every complete chunk of a cut
+// or damaged one (states as in the source); where no state survives,
+// recover fails with one line and writes nothing.
+func TestRecoverThenDecode(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	gen := []string{"gen", "graphworld", "--nodes", "40", "--graph-seed", "3", "--episodes", "6", "--steps", "50", "-q"}
+	mustRun(t, append(gen, "--seed", "1", "-o", p("train.npz"))...)
+	mustRun(t, append(gen, "--seed", "2", "-o", p("t.npz"))...)
+	mustRun(t, "train", "-q", "-o", p("m.wmm"), p("train.npz"))
+	const g = 16
+	mustRun(t, "encode", "-q", "--keyframe", fmt.Sprint(g), "-m", p("m.wmm"), "-o", p("t.wmz"), p("t.npz"))
+	full, err := os.ReadFile(p("t.wmz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, epEnd, chunks := recordEnds(t, p("t.npz"), p("m.wmm"), g)
+	if !bytes.Equal(same, full) {
+		t.Fatal("re-encoding differs from encode's file")
+	}
+	src, err := npz.ReadTrajectory(p("t.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := src.S * src.M
+	srcEps := src.Episodes()
+	// check recovers in and decodes the result: keep[e] states of
+	// source episode e must come back, in order (0: the episode is gone).
+	check := func(name string, in []byte, keep []int) {
+		t.Helper()
+		os.Remove(p("fixed.wmz"))
+		if err := os.WriteFile(p("in.wmz"), in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, k := range keep {
+			total += k
+		}
+		if total == 0 {
+			mustFail(t, p("fixed.wmz"), "nothing recoverable", "recover", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("in.wmz"))
+			return
+		}
+		mustRun(t, "recover", "-q", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("in.wmz"))
+		mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("back.npz"), p("fixed.wmz"))
+		got, err := npz.ReadTrajectory(p("back.npz"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.T != total {
+			t.Fatalf("%s: %d states decoded, want %d", name, got.T, total)
+		}
+		gotEps := got.Episodes()
+		i := 0
+		for e, k := range keep {
+			if k == 0 {
+				continue
+			}
+			if i >= len(gotEps) || gotEps[i][1]-gotEps[i][0] != k {
+				t.Fatalf("%s: episode %d of the source: want %d states back as episode %d, got %v", name, e, k, i, gotEps)
+			}
+			s0, g0 := srcEps[e][0], gotEps[i][0]
+			if !slices.Equal(got.Codes[g0*n:(g0+k)*n], src.Codes[s0*n:(s0+k)*n]) ||
+				!slices.Equal(got.Actions[g0+1:g0+k], src.Actions[s0+1:s0+k]) {
+				t.Fatalf("%s: episode %d decodes to other states", name, e)
+			}
+			i++
+		}
+	}
+	check("cut inside the first chunk", full[:epEnd[0]+5], make([]int, len(chunks)))
+	cuts := 0
+	for cut := 997; cut < len(full); cut += 997 {
+		keep := make([]int, len(chunks))
+		for e, cs := range chunks {
+			for _, c := range cs {
+				if epEnd[e] <= int64(cut) && c[0] <= int64(cut) {
+					keep[e] += int(c[1])
+				}
+			}
+		}
+		check(fmt.Sprintf("cut at %d", cut), full[:cut], keep)
+		cuts++
+	}
+	flips := 0
+	for e, cs := range chunks {
+		start := epEnd[e]
+		for c, ch := range cs {
+			bad := bytes.Clone(full)
+			bad[(start+ch[0])/2] ^= 0x10
+			keep := make([]int, len(chunks))
+			for i, cs := range chunks {
+				for j, x := range cs {
+					if i != e || j < c {
+						keep[i] += int(x[1])
+					}
+				}
+			}
+			check(fmt.Sprintf("episode %d chunk %d damaged", e, c), bad, keep)
+			start = ch[0]
+			flips++
+		}
+	}
+	t.Logf("%d cuts, %d damaged chunks, %d bytes", cuts, flips, len(full))
 }

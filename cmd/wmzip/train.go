@@ -16,6 +16,7 @@ func init() {
 
 func runTrain(args []string) error {
 	fs := newFlags("train", "[flags] -o model.wmm train.npz...")
+	addUsageNote(fs, trajectoryNote)
 	out := fs.String("o", "", "output model file (required)")
 	prec := fs.Uint("precision", wm.DefaultPrecision, "rANS probability precision in bits (10..16)")
 	maxRef := fs.Int("max-ref", 65536, "most states kept in the model's reference store")

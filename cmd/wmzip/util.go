@@ -112,9 +112,12 @@ func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
 // checkCodes checks that a trajectory's codes fit geometry g (when set).
 func checkCodes(path string, tr *npz.Trajectory, g *wm.Geometry) (*npz.Trajectory, error) {
 	if g != nil {
-		if tr.S*tr.M != g.N() {
-			return nil, fmt.Errorf("%s: codes have %d coordinates per state (shape %dx%d), the model expects %d (%dx%d)", path, tr.S*tr.M, tr.S, tr.M, g.N(), g.S, g.M)
+		// [T,S,M] as the model's, or [T,N] (read as S=1, M=N); the same N
+		// in another shape would silently mean other slots and subspaces.
+		if (tr.S != g.S || tr.M != g.M) && (tr.S != 1 || tr.M != g.N()) {
+			return nil, fmt.Errorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]", path, tr.S, tr.M, g.S, g.M, g.N())
 		}
+		tr.S, tr.M = g.S, g.M
 		for i, v := range tr.Codes {
 			if int(v) >= g.K {
 				return nil, fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, i/g.N(), i%g.N(), g.K)

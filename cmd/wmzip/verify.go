@@ -28,18 +28,16 @@ func runVerify(args []string) error {
 	}
 	defer fh.Close()
 	if err := f.Verify(); err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
+		return wmzError(pos[0], err)
 	}
-	got, err := decodeAll(f, *quiet)
+	got, eps, err := decodeAll(f, *quiet)
 	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
+		return wmzError(pos[0], err)
 	}
 	// Random access must agree with sequential decoding.
 	n := got.S * got.M
-	for e, st := range got.EpisodeStart {
-		if f.EpisodeLen(e) == 0 {
-			continue
-		}
+	for i, st := range got.EpisodeStart {
+		e := eps[i]
 		last := f.EpisodeLen(e) - 1
 		c, err := f.State(e, last)
 		if err != nil {
@@ -86,7 +84,7 @@ func runVerify(args []string) error {
 			msg += ", identical to " + *against
 		}
 		msg += against2
-		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, len(got.EpisodeStart), msg)
+		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, f.Episodes(), msg)
 	}
 	return nil
 }

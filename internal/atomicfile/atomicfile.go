@@ -5,9 +5,13 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // File is an output file under construction.
@@ -17,17 +21,45 @@ type File struct {
 	done bool
 }
 
-// Create starts writing path.
+// Create starts writing path. The file is created with mode 0666 less the
+// umask, as os.Create would, not the 0600 of os.CreateTemp; errors name
+// path, not the temporary file.
 func Create(path string) (*File, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return nil, err
+	for range 1000 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64()%1e10, 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+		}
+		return &File{File: f, dst: path}, nil
 	}
-	return &File{File: f, dst: path}, nil
+	return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("no unused temporary name")}
+}
+
+// unwrapPath returns the cause of a *fs.PathError, which names the
+// temporary file.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Write writes to the temporary file; errors name the destination.
+func (f *File) Write(b []byte) (int, error) {
+	n, err := f.File.Write(b)
+	if err != nil {
+		err = &fs.PathError{Op: "write", Path: f.dst, Err: unwrapPath(err)}
+	}
+	return n, err
 }
 
 // Commit syncs the file and renames it to its destination.
@@ -36,18 +68,28 @@ func (f *File) Commit() error {
 		return fmt.Errorf("atomicfile: %s already closed", f.dst)
 	}
 	f.done = true
-	if err := f.File.Sync(); err != nil {
+	fail := func(op string, err error) error {
 		f.File.Close()
 		os.Remove(f.File.Name())
-		return err
+		return &fs.PathError{Op: op, Path: f.dst, Err: unwrapPath(err)}
+	}
+	if err := f.File.Sync(); err != nil {
+		return fail("sync", err)
 	}
 	if err := f.File.Close(); err != nil {
-		os.Remove(f.File.Name())
-		return err
+		return fail("close", err)
 	}
 	if err := os.Rename(f.File.Name(), f.dst); err != nil {
-		os.Remove(f.File.Name())
-		return err
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fail("rename", err)
+	}
+	// Make the rename durable; some systems cannot sync a folder.
+	if d, err := os.Open(filepath.Dir(f.dst)); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }

@@ -1,0 +1,34 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"syscall"
+	"testing"
+)
+
+// TestOutputPermissions (issue 15, point 4): every verb's output is
+// created with mode 0666 less the umask, like other tools' outputs.
+func TestOutputPermissions(t *testing.T) {
+	for _, c := range []struct {
+		umask int
+		want  os.FileMode
+	}{{0o022, 0o644}, {0o077, 0o600}} {
+		old := syscall.Umask(c.umask) // inherited by the verbs run
+		p := smallSet(t)
+		mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("t.wmz"), p("test.npz"))
+		mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("back.npz"), p("t.wmz"))
+		mustRun(t, "recover", "-q", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("t.wmz"))
+		syscall.Umask(old)
+		for _, f := range []string{"train.npz", "m.wmm", "t.wmz", "back.npz", "fixed.wmz"} {
+			st, err := os.Stat(p(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := st.Mode().Perm(); got != c.want {
+				t.Errorf("umask %#o: %s has mode %#o, want %#o", c.umask, f, got, c.want)
+			}
+		}
+	}
+}
