@@ -18,6 +18,16 @@ type ModelID [ModelIDSize]byte
 
 func (id ModelID) String() string { return fmt.Sprintf("%x", id[:]) }
 
+// Format prints id as 32 hex digits for %v, %s and %x (%X: upper case), so
+// that %x does not hex-encode String's hex again.
+func (id ModelID) Format(f fmt.State, verb rune) {
+	if verb == 'X' {
+		fmt.Fprintf(f, "%X", id[:])
+		return
+	}
+	fmt.Fprintf(f, "%x", id[:])
+}
+
 // ErrModelFormat reports a model file that is not valid.
 var ErrModelFormat = errors.New("wm: invalid model file")
 

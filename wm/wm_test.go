@@ -3,8 +3,10 @@ package wm
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -283,5 +285,23 @@ func TestModalFreqFresh(t *testing.T) {
 				p.Commit(j, e.Codes[s*n+j])
 			}
 		}
+	}
+}
+
+// TestModelIDFormat: %x of a ModelID prints its 32 hex digits, not the hex
+// of its String (issue 15, point 6).
+func TestModelIDFormat(t *testing.T) {
+	var id ModelID
+	for i := range id {
+		id[i] = byte(i * 17)
+	}
+	want := id.String()
+	for _, f := range []string{"%v", "%s", "%x"} {
+		if got := fmt.Sprintf(f, id); got != want {
+			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+	if got := fmt.Sprintf("%X", id); got != strings.ToUpper(want) {
+		t.Errorf("%%X: %q", got)
 	}
 }
