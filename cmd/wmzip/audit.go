@@ -179,13 +179,21 @@ func printReport(w io.Writer, name, source string, r *ctmc.Report, elapsed time.
 			pl.XMin, pl.Alpha, pl.KS, pl.NTail, 100*pl.TailShare, pl.Candidates)
 		t, l, e := r.Truncated, r.LogNormal, r.Exponential
 		fmt.Fprintf(w, "truncated PL   α %.4f  λ %.4g\n", t.Alpha, t.Lambda)
-		fmt.Fprintf(w, "log-normal     μ %.4f  σ %.4f\n", l.Mu, l.Sigma)
+		if l.Degenerate {
+			fmt.Fprintf(w, "log-normal     degenerate (no finite maximum: μ → −∞, σ² ∝ −μ): a power law, α %.4f, on the tail\n", l.Alpha)
+		} else {
+			fmt.Fprintf(w, "log-normal     μ %.4f  σ %.4f\n", l.Mu, l.Sigma)
+		}
 		fmt.Fprintf(w, "exponential    λ %.4g\n", e.Lambda)
 		fmt.Fprintln(w, "Vuong tests    (normalised log-likelihood ratio, two-sided p; positive favours the first)")
 		for _, cm := range r.Comparisons {
 			extra := ""
 			if cm.NestedP != nil {
 				extra = fmt.Sprintf("  nested χ² p %.3g", *cm.NestedP)
+			}
+			if cm.Reason != "" {
+				fmt.Fprintf(w, "  %-19s vs %-19s  undecided: %s\n", cm.A, cm.B, cm.Reason)
+				continue
 			}
 			fmt.Fprintf(w, "  %-19s vs %-19s  LR %+8.3f  p %.3g  favours %s%s\n", cm.A, cm.B, cm.Statistic, cm.P, cm.Favors, extra)
 		}
