@@ -31,7 +31,7 @@ file (one non-negative integer per line), or a web-browsing step log
 func runAudit(args []string) error {
 	fs := newFlags("audit", auditUsage)
 	countsMode := fs.Bool("counts", false, "FILE is a counts file")
-	by := fs.String("by", "page", "for a *.jsonl step log: count visits per `page` or per state (page, scroll_y)")
+	by := fs.String("by", "page", "for a *.jsonl step log, count visits per `page|state`: per page, or per (page, scroll_y) state")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	plotPath := fs.String("plot", "", "write the CCDF with fitted tails to this `PNG` file")
 	sims := fs.Int("sims", 500, "bootstrap simulations for p_gof (0 skips the bootstrap)")
@@ -55,8 +55,7 @@ func runAudit(args []string) error {
 		args = fs.Args()[1:]
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("want one FILE, got %d", len(pos))
+		return fmt.Errorf("want one FILE, got %d; see wmzip audit -h", len(pos))
 	}
 	if *sims < 0 || *workers < 0 || *maxCand < 0 || *xmax < 1 {
 		return errors.New("--sims, --workers, --max-candidates must be ≥ 0 and --xmax ≥ 1")
