@@ -160,8 +160,12 @@ func ExampleAppend() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	path := filepath.Join(os.TempDir(), "wmzip-example-append.wmz")
-	defer os.Remove(path)
+	dir, err := os.MkdirTemp("", "wmzip-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "memory.wmz")
 	f, err := os.Create(path)
 	if err != nil {
 		log.Fatal(err)

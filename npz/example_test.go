@@ -7,14 +7,20 @@ import (
 	"path/filepath"
 
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/wm"
 )
 
 // A trajectory .npz (numpy.savez of codes, actions and episode_start) is
-// read into time-major slices and split into episodes.
+// read into time-major slices and split into the episodes wm.Train and
+// format.Writer take.
 func ExampleReadTrajectory() {
-	path := filepath.Join(os.TempDir(), "wmzip-example.npz")
-	defer os.Remove(path)
-	err := npz.WriteTrajectory(path, &npz.Trajectory{
+	dir, err := os.MkdirTemp("", "wmzip-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "trajectory.npz")
+	err = npz.WriteTrajectory(path, &npz.Trajectory{
 		T: 5, S: 2, M: 3,
 		Codes:        []uint16{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 4, 7, 7, 7, 7, 7, 7, 0, 1, 2, 3, 4, 5},
 		Actions:      []int64{-1, 3, 3, -1, 1},
@@ -29,11 +35,16 @@ func ExampleReadTrajectory() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n := tr.S * tr.M
+	g := wm.Geometry{S: tr.S, M: tr.M, K: 64} // K: the codes' alphabet, 6 bits here
+	n := g.N()
+	var eps []wm.Episode
 	for _, e := range tr.Episodes() {
-		fmt.Println("steps", e[0], "to", e[1], "actions", tr.Actions[e[0]:e[1]], "last state", tr.Codes[(e[1]-1)*n:e[1]*n])
+		eps = append(eps, wm.Episode{Codes: tr.Codes[e[0]*n : e[1]*n], Actions: tr.Actions[e[0]:e[1]]})
+	}
+	for _, ep := range eps {
+		fmt.Println("actions", ep.Actions, "last state", ep.Codes[len(ep.Codes)-n:])
 	}
 	// Output:
-	// steps 0 to 3 actions [-1 3 3] last state [0 1 2 3 4 4]
-	// steps 3 to 5 actions [-1 1] last state [0 1 2 3 4 5]
+	// actions [-1 3 3] last state [0 1 2 3 4 4]
+	// actions [-1 1] last state [0 1 2 3 4 5]
 }
