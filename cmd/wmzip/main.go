@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,7 +74,7 @@ func main() {
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
-		printUsage(os.Stderr, verbFlags)
+		os.Stderr.Write(verbOutput.Bytes())
 	case flagsFailed && verbFlags != nil:
 		fmt.Fprintf(os.Stderr, "wmzip %s: %v; see wmzip %s -h\n", verbFlags.Name(), err, verbFlags.Name())
 		os.Exit(2)
@@ -83,38 +84,30 @@ func main() {
 	}
 }
 
-// verbFlags is the FlagSet of the verb being run (the last newFlags made)
-// and flagsFailed reports that parsing it failed: main then prints the
-// error with a hint, or the usage for -h, instead of the flag package.
+// verbFlags is the FlagSet of the verb being run (the last newFlags made),
+// verbOutput what the flag package and its Usage printed, and flagsFailed
+// reports that parsing failed or help was asked: main then prints the
+// usage for -h, or the error as one line with a hint.
 var (
 	verbFlags   *flag.FlagSet
+	verbOutput  bytes.Buffer
 	flagsFailed bool
 )
-
-// usageLines holds each FlagSet's usage line.
-var usageLines = map[*flag.FlagSet]string{}
 
 // newFlags returns a FlagSet for a verb whose errors are returned, not
 // printed, so main reports them as one line. Usage strings may name a
 // flag's value in backquotes (flag.PrintDefaults); a bool flag's must not.
 func newFlags(name, usageLine string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() { flagsFailed = true }
-	usageLines[fs] = usageLine
+	verbOutput.Reset()
+	fs.SetOutput(&verbOutput)
+	fs.Usage = func() {
+		flagsFailed = true
+		fmt.Fprintf(fs.Output(), "usage: wmzip %s %s\n\nflags:\n", name, usageLine)
+		fs.PrintDefaults()
+	}
 	verbFlags = fs
 	return fs
-}
-
-// printUsage prints a verb's usage line and flags.
-func printUsage(w io.Writer, fs *flag.FlagSet) {
-	if fs == nil {
-		return
-	}
-	fmt.Fprintf(w, "usage: wmzip %s %s\n\nflags:\n", fs.Name(), usageLines[fs])
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
 }
 
 // printVersion prints the module version (with the VCS revision the
