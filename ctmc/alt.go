@@ -200,8 +200,15 @@ func lnPoint(x, xmin int64, mu, sigma float64) float64 {
 	return lp - norm
 }
 
-// lnFit is a discrete log-normal fit.
-type lnFit struct{ mu, sigma, logLik float64 }
+// lnFit is a discrete log-normal fit. A degenerate fit has no maximum at
+// finite (μ, σ): its likelihood rises toward μ → −∞ with σ² = −μ/(α−1),
+// where the log-normal tail becomes the power law of exponent alpha (see
+// lnLimPoint); mu and sigma are then −Inf and +Inf.
+type lnFit struct {
+	mu, sigma, logLik float64
+	degenerate        bool
+	alpha             float64 // a degenerate fit's limit exponent
+}
 
 func (t *tailStats) lnLogLik(mu, sigma float64) float64 {
 	ll := 0.0
@@ -211,8 +218,16 @@ func (t *tailStats) lnLogLik(mu, sigma float64) float64 {
 	return ll
 }
 
-// fitLogNormal maximises the discrete log-normal likelihood by Nelder–Mead
-// over (μ, ln σ), started from the moments of ln x as poweRlaw does.
+// lnDegenerateTol is how little, relative to |ln L|, a finite log-normal
+// may beat its power-law limit and still count as degenerate: the
+// likelihood's numerical noise far out on the ridge, not evidence.
+const lnDegenerateTol = 1e-6
+
+// fitLogNormal maximises the discrete log-normal likelihood: by
+// Nelder–Mead over (μ, ln σ), started from the moments of ln x as poweRlaw
+// does, and along the ridge toward the power-law limit, where (μ, σ) are
+// ill-conditioned and a search in (α = 1 − μ/σ², β = 1/(2σ²)) is not.
+// When no finite fit beats the limit, the fit is degenerate.
 func (t *tailStats) fitLogNormal() lnFit {
 	mu0 := t.sumLog / t.n
 	v := 0.0
@@ -232,8 +247,7 @@ func (t *tailStats) fitLogNormal() lnFit {
 		return -ll
 	}
 	best := lnFit{mu: mu0, sigma: sd0, logLik: -nll([]float64{mu0, math.Log(sd0)})}
-	// Restarts guard against Nelder–Mead stalling on a ridge: far tails
-	// often want μ ≪ ln x_min with a large σ.
+	// Restarts guard against Nelder–Mead stalling on the ridge.
 	start := []float64{mu0, math.Log(sd0)}
 	for r := 0; r < 3; r++ {
 		x, f := nelderMead(nll, start, []float64{0.5, 0.3}, 1e-12, 4000)
@@ -242,7 +256,77 @@ func (t *tailStats) fitLogNormal() lnFit {
 		}
 		start = []float64{x[0] - 0.5, x[1] + 0.3}
 	}
+	lim := t.fitLNLimit()
+	if r := t.fitLNRidge(lim.alpha); r.logLik > best.logLik {
+		best = r
+	}
+	if best.logLik-lim.logLik <= lnDegenerateTol*math.Max(1, math.Abs(lim.logLik)) {
+		return lim
+	}
 	return best
+}
+
+// lnLimPoint returns ln P(X = x) of the log-normal tail's limit as μ → −∞
+// with σ² = −μ/(α−1), α > 1: a continuous power law rounded to the
+// integers, [(x−½)^{1−α} − (x+½)^{1−α}] / (x_min−½)^{1−α}.
+func lnLimPoint(x, xmin int64, alpha float64) float64 {
+	s := 1 - alpha
+	lo := math.Log(float64(x) - 0.5)
+	return s*(lo-math.Log(float64(xmin)-0.5)) + math.Log(-math.Expm1(s*(math.Log(float64(x)+0.5)-lo)))
+}
+
+// fitLNLimit fits the power-law limit of the log-normal tail.
+func (t *tailStats) fitLNLimit() lnFit {
+	nll := func(a float64) float64 {
+		ll := 0.0
+		for i, v := range t.vals {
+			ll += float64(t.freq[i]) * lnLimPoint(v, t.xmin, a)
+		}
+		return -ll
+	}
+	a, f := brentMin(nll, alphaLo, alphaHi, 1e-10)
+	return lnFit{mu: math.Inf(-1), sigma: math.Inf(1), logLik: -f, degenerate: true, alpha: a}
+}
+
+// Ridge search range, log10 β: σ from about 2,200 down to 0.2.
+const (
+	lnRidgeLo = -7.0
+	lnRidgeHi = 1.0
+)
+
+// fitLNRidge maximises the log-normal likelihood in (α, log10 β), from the
+// limit's exponent a0: a grid over β, then Nelder–Mead from its best point.
+func (t *tailStats) fitLNRidge(a0 float64) lnFit {
+	ll := func(a, u float64) float64 {
+		if u < lnRidgeLo || u > lnRidgeHi {
+			return math.Inf(-1)
+		}
+		beta := math.Pow(10, u)
+		l := t.lnLogLik(-(a-1)/(2*beta), 1/math.Sqrt(2*beta))
+		if math.IsNaN(l) {
+			return math.Inf(-1)
+		}
+		return l
+	}
+	bestA, bestU, bestLL := a0, lnRidgeLo, math.Inf(-1)
+	for u := lnRidgeLo; u <= lnRidgeHi; u += 0.5 {
+		a, f := brentMin(func(a float64) float64 { return -ll(a, u) }, a0-5, a0+5, 1e-9)
+		if -f > bestLL {
+			bestA, bestU, bestLL = a, u, -f
+		}
+	}
+	x, f := nelderMead(func(p []float64) float64 {
+		l := ll(p[0], p[1])
+		if math.IsInf(l, 0) {
+			return 1e300
+		}
+		return -l
+	}, []float64{bestA, bestU}, []float64{0.05, 0.25}, 1e-12, 2000)
+	if -f > bestLL {
+		bestA, bestU, bestLL = x[0], x[1], -f
+	}
+	beta := math.Pow(10, bestU)
+	return lnFit{mu: -(bestA - 1) / (2 * beta), sigma: 1 / math.Sqrt(2*beta), logLik: bestLL}
 }
 
 // expFit is a discrete exponential fit (closed form).

@@ -1,11 +1,13 @@
 package ctmc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -68,10 +70,35 @@ type TruncatedPowerLaw struct {
 }
 
 // LogNormal is the discrete log-normal tail on x ≥ x_min.
+//
+// On power-law-like tails its likelihood may have no maximum at finite
+// (μ, σ) but rise toward μ → −∞ with σ² = −μ/(α−1), where the log-normal
+// becomes a power law of exponent α on the tail; any point along that ridge
+// is an arbitrary stop of the search. Such a fit is Degenerate: Mu is −Inf,
+// Sigma +Inf (null in JSON), and LogLik and Alpha are those of the limit.
 type LogNormal struct {
 	Mu     float64 `json:"mu"`
 	Sigma  float64 `json:"sigma"`
 	LogLik float64 `json:"loglik"`
+	// Degenerate fits only: Alpha is the exponent of the power law that
+	// the fit approaches (1 − μ/σ² along the ridge).
+	Alpha      float64 `json:"alpha,omitempty"`
+	Degenerate bool    `json:"degenerate,omitempty"`
+}
+
+// MarshalJSON writes a degenerate fit's infinite μ and σ as null.
+func (l LogNormal) MarshalJSON() ([]byte, error) {
+	type plain LogNormal
+	if !l.Degenerate {
+		return json.Marshal(plain(l))
+	}
+	return json.Marshal(struct {
+		Mu     *float64 `json:"mu"`
+		Sigma  *float64 `json:"sigma"`
+		LogLik float64  `json:"loglik"`
+		Alpha  float64  `json:"alpha"`
+		Degen  bool     `json:"degenerate"`
+	}{nil, nil, l.LogLik, l.Alpha, true})
 }
 
 // Exponential is the discrete exponential tail on x ≥ x_min.
@@ -174,7 +201,7 @@ func Audit(counts []int64, opt Options) (*Report, error) {
 	ln := t.fitLogNormal()
 	ex := t.fitExp()
 	r.Truncated = &TruncatedPowerLaw{Alpha: tp.alpha, Lambda: tp.lambda, LogLik: tp.logLik}
-	r.LogNormal = &LogNormal{Mu: ln.mu, Sigma: ln.sigma, LogLik: ln.logLik}
+	r.LogNormal = &LogNormal{Mu: ln.mu, Sigma: ln.sigma, LogLik: ln.logLik, Alpha: ln.alpha, Degenerate: ln.degenerate}
 	r.Exponential = &Exponential{Lambda: ex.lambda, LogLik: ex.logLik}
 
 	lzPL := math.Log(hurwitz(fit.alpha, fit.xmin))
@@ -182,6 +209,9 @@ func Audit(counts []int64, opt Options) (*Report, error) {
 	lzTP := math.Log(tp.z)
 	pTP := func(v int64) float64 { return -tp.alpha*logInt(v) - tp.lambda*float64(v) - lzTP }
 	pLN := func(v int64) float64 { return lnPoint(v, fit.xmin, ln.mu, ln.sigma) }
+	if ln.degenerate {
+		pLN = func(v int64) float64 { return lnLimPoint(v, fit.xmin, ln.alpha) }
+	}
 	pEX := func(v int64) float64 { return math.Log(-math.Expm1(-ex.lambda)) - ex.lambda*float64(v-fit.xmin) }
 	nested := vuong("power_law", "truncated_power_law", pPL, pTP, &t)
 	np := math.Erfc(math.Sqrt(math.Abs(nested.LogLikRatio)))
@@ -191,6 +221,15 @@ func Audit(counts []int64, opt Options) (*Report, error) {
 		nested,
 		vuong("power_law", "log_normal", pPL, pLN, &t),
 		vuong("power_law", "exponential", pPL, pEX, &t),
+	}
+	if ln.degenerate {
+		// Both sides are power laws on this tail: they differ only in how a
+		// density is put on the integers, which says nothing of the tail.
+		why := fmt.Sprintf("log-normal degenerate: a power law (α %.2f) on this tail", ln.alpha)
+		if tp.lambda == 0 {
+			r.Comparisons[0].tie(why)
+		}
+		r.Comparisons[2].tie(why)
 	}
 	if opt.Sims > 0 {
 		b, err := bootstrap(s, fit, opt)
@@ -232,11 +271,14 @@ func (r *Report) screen() {
 		r.Verdict = fmt.Sprintf("passes the tail screen: power-law-compatible tail above x_min=%d (α̂=%.2f, n_tail=%d, %s)",
 			pl.XMin, pl.Alpha, pl.NTail, pText)
 	} else {
-		sc.Reason = fmt.Sprint(why)
-		sc.Reason = sc.Reason[1 : len(sc.Reason)-1]
+		sc.Reason = strings.Join(why, ", ")
 		r.Verdict = fmt.Sprintf("fails the tail screen (%s): no power-law claim above x_min=%d (α̂=%.2f)", sc.Reason, pl.XMin, pl.Alpha)
 	}
 	c := r.Comparisons[0]
+	if c.Reason != "" {
+		r.Verdict += fmt.Sprintf("; truncated power law vs log-normal undecided (%s)", c.Reason)
+		return
+	}
 	switch c.Favors {
 	case "truncated_power_law":
 		r.Verdict += fmt.Sprintf("; truncated power law favoured over log-normal (LR %.2f, p=%.3f)", c.Statistic, c.P)

@@ -61,10 +61,11 @@
 //   - the paper's screen: n_tail ≥ 100 and p_gof ≥ 0.10, stated as a
 //     verdict together with the truncated-power-law vs log-normal test.
 //
-// On power-law-like tails the log-normal maximum likelihood drifts toward
-// μ → −∞, σ → ∞, where the log-normal approaches a power law; the reported
-// (μ, σ) are where the search stopped, and its likelihood is then close to
-// the supremum.
+// On power-law-like tails the log-normal likelihood may have no maximum: it
+// rises toward μ → −∞ with σ² ∝ −μ, where the log-normal becomes a power law
+// on the tail. Audit reports such a fit as degenerate (LogNormal.Degenerate)
+// with the limit's exponent instead of an arbitrary point on the ridge, and
+// its Vuong tests against a power law as ties with the reason.
 //
 // # Allocation
 //

@@ -60,7 +60,11 @@ func PlotCCDF(w io.Writer, counts []int64, r *Report, title string) error {
 			z0 := tplNorm(t.Alpha, t.Lambda, pl.XMin)
 			lines = append(lines, tailCurve{"truncated power law", color.RGBA{B: 200, A: 255}, func(x int64) float64 { return tplNorm(t.Alpha, t.Lambda, x) / z0 }})
 		}
-		if l := r.LogNormal; l != nil {
+		if l := r.LogNormal; l != nil && l.Degenerate {
+			lines = append(lines, tailCurve{"log-normal (degenerate: power law)", color.RGBA{G: 150, A: 255}, func(x int64) float64 {
+				return math.Pow((float64(x)-0.5)/(float64(pl.XMin)-0.5), 1-l.Alpha)
+			}})
+		} else if l != nil {
 			l0 := logSurvStd((math.Log(float64(pl.XMin)-0.5) - l.Mu) / l.Sigma)
 			lines = append(lines, tailCurve{"log-normal", color.RGBA{G: 150, A: 255}, func(x int64) float64 {
 				return math.Exp(logSurvStd((math.Log(float64(x)-0.5)-l.Mu)/l.Sigma) - l0)

@@ -107,6 +107,14 @@ type Comparison struct {
 	NestedP *float64 `json:"nested_p,omitempty"`
 	// Favors is A or B when P < 0.10, else "neither".
 	Favors string `json:"favors"`
+	// Reason, if set, says why the test cannot separate A and B; then a
+	// tie has Statistic 0, P 1 and Favors "neither".
+	Reason string `json:"reason,omitempty"`
+}
+
+// tie marks a comparison as undecided for the given reason.
+func (c *Comparison) tie(reason string) {
+	c.Statistic, c.P, c.Favors, c.Reason = 0, 1, "neither", reason
 }
 
 func vuong(a, b string, la, lb func(x int64) float64, t *tailStats) Comparison {

@@ -17,7 +17,7 @@ type Episode struct {
 
 // TrainOptions configure Train. The zero value gives the defaults.
 type TrainOptions struct {
-	// Precision is the rANS precision of the model's tables (default 15).
+	// Precision is the rANS precision of the model's tables (default DefaultPrecision).
 	Precision uint
 	// MaxRefStates caps the reference store; the most recent states of the
 	// training input are kept (default 65536).

@@ -31,7 +31,7 @@ file (one non-negative integer per line), or a web-browsing step log
 func runAudit(args []string) error {
 	fs := newFlags("audit", auditUsage)
 	countsMode := fs.Bool("counts", false, "FILE is a counts file")
-	by := fs.String("by", "page", "for a *.jsonl step log: count visits per `page` or per state (page, scroll_y)")
+	by := fs.String("by", "page", "for a *.jsonl step log, count visits per `page|state`: per page, or per (page, scroll_y) state")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	plotPath := fs.String("plot", "", "write the CCDF with fitted tails to this `PNG` file")
 	sims := fs.Int("sims", 500, "bootstrap simulations for p_gof (0 skips the bootstrap)")
@@ -55,8 +55,7 @@ func runAudit(args []string) error {
 		args = fs.Args()[1:]
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("want one FILE, got %d", len(pos))
+		return fmt.Errorf("want one FILE, got %d; see wmzip audit -h", len(pos))
 	}
 	if *sims < 0 || *workers < 0 || *maxCand < 0 || *xmax < 1 {
 		return errors.New("--sims, --workers, --max-candidates must be ≥ 0 and --xmax ≥ 1")
@@ -179,13 +178,21 @@ func printReport(w io.Writer, name, source string, r *ctmc.Report, elapsed time.
 			pl.XMin, pl.Alpha, pl.KS, pl.NTail, 100*pl.TailShare, pl.Candidates)
 		t, l, e := r.Truncated, r.LogNormal, r.Exponential
 		fmt.Fprintf(w, "truncated PL   α %.4f  λ %.4g\n", t.Alpha, t.Lambda)
-		fmt.Fprintf(w, "log-normal     μ %.4f  σ %.4f\n", l.Mu, l.Sigma)
+		if l.Degenerate {
+			fmt.Fprintf(w, "log-normal     degenerate (no finite maximum: μ → −∞, σ² ∝ −μ): a power law, α %.4f, on the tail\n", l.Alpha)
+		} else {
+			fmt.Fprintf(w, "log-normal     μ %.4f  σ %.4f\n", l.Mu, l.Sigma)
+		}
 		fmt.Fprintf(w, "exponential    λ %.4g\n", e.Lambda)
 		fmt.Fprintln(w, "Vuong tests    (normalised log-likelihood ratio, two-sided p; positive favours the first)")
 		for _, cm := range r.Comparisons {
 			extra := ""
 			if cm.NestedP != nil {
 				extra = fmt.Sprintf("  nested χ² p %.3g", *cm.NestedP)
+			}
+			if cm.Reason != "" {
+				fmt.Fprintf(w, "  %-19s vs %-19s  undecided: %s\n", cm.A, cm.B, cm.Reason)
+				continue
 			}
 			fmt.Fprintf(w, "  %-19s vs %-19s  LR %+8.3f  p %.3g  favours %s%s\n", cm.A, cm.B, cm.Statistic, cm.P, cm.Favors, extra)
 		}

@@ -192,7 +192,7 @@ func runDecode(args []string) (err error) {
 	fs := newFlags("decode", "[-m model.wmm] [--episode E [--step T]] [--access-log trace.tsv] -o out.npz in.wmz")
 	modelPath := fs.String("m", "", "model file (default: the model embedded in the file)")
 	out := fs.String("o", "", "output .npz (required)")
-	codesOnly := fs.Bool("codes-only", false, "write only `codes`, not the quantizer's reconstruction `obs`")
+	codesOnly := fs.Bool("codes-only", false, "write only the codes, not obs, the quantizer's reconstruction")
 	episode := fs.Int("episode", -1, "random access: decode only episode E (0-based) through the index")
 	step := fs.Int("step", -1, "random access: with --episode, decode only state T of the episode")
 	accessLog := fs.String("access-log", "", "append one \"episode<TAB>step\" line per state decoded to this access trace (created with its header if missing; see package ctmc)")

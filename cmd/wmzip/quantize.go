@@ -108,8 +108,8 @@ func loadStates(path string, m *wm.Model) (*npz.Trajectory, error) {
 func runQuantize(args []string) error {
 	fs := newFlags("quantize", "-m model.wmm -o codes.npz in.npz")
 	modelPath := fs.String("m", "", "model file with a quantizer (required)")
-	out := fs.String("o", "", "output .npz with `codes` (required)")
-	keepObs := fs.Bool("keep-obs", false, "also copy the input's `obs` to the output")
+	out := fs.String("o", "", "output .npz with codes (required)")
+	keepObs := fs.Bool("keep-obs", false, "also copy the input's obs to the output")
 	quiet := fs.Bool("q", false, "no summary output")
 	pos, err := parse(fs, args)
 	if err != nil {
