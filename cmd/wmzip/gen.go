@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,7 +18,6 @@ func init() {
 func runGen(args []string) error {
 	if len(args) == 0 || args[0] != "graphworld" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(os.Stderr, "usage: wmzip gen graphworld [flags] -o out.npz")
 			return runGenGraphworld([]string{"-h"})
 		}
 		return errors.New("want a generator name: wmzip gen graphworld [flags] -o out.npz")
