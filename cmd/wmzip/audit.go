@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wmzip/wmzip/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -151,19 +152,15 @@ func wrapNil(wrap func(error) error, err error) error {
 // writePlot writes the PNG beside its destination and renames it, so a
 // failed run leaves no partial file under the final name.
 func writePlot(path string, counts []int64, rep *ctmc.Report, title string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".audit-*.png")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := ctmc.PlotCCDF(tmp, counts, rep, title); err != nil {
-		tmp.Close()
+	if err := ctmc.PlotCCDF(f, counts, rep, title); err != nil {
+		f.Abort()
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return f.Commit()
 }
 
 func printReport(w io.Writer, name, source string, r *ctmc.Report, elapsed time.Duration) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -20,8 +21,16 @@ func TestOutputPermissions(t *testing.T) {
 		mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("t.wmz"), p("test.npz"))
 		mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("back.npz"), p("t.wmz"))
 		mustRun(t, "recover", "-q", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("t.wmz"))
+		var counts []byte
+		for i := 1; i <= 300; i++ {
+			counts = append(counts, []byte(strconv.Itoa(1+3000/(i*i))+"\n")...)
+		}
+		if err := os.WriteFile(p("counts.txt"), counts, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, "audit", "-q", "--counts", "--sims", "0", "--plot", p("ccdf.png"), p("counts.txt"))
 		syscall.Umask(old)
-		for _, f := range []string{"train.npz", "m.wmm", "t.wmz", "back.npz", "fixed.wmz"} {
+		for _, f := range []string{"train.npz", "m.wmm", "t.wmz", "back.npz", "fixed.wmz", "ccdf.png"} {
 			st, err := os.Stat(p(f))
 			if err != nil {
 				t.Fatal(err)
