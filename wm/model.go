@@ -477,6 +477,12 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", ErrModelFormat, len(r.b))
 	}
+	if err := m.checkCounts(); err != nil {
+		return nil, err
+	}
+	if m.refT == 0 && ne > 0 {
+		return nil, fmt.Errorf("%w: reference episodes without reference states", ErrModelFormat)
+	}
 	if m.refT > 0 && (ne == 0 || m.refStart[0] != 0) {
 		return nil, fmt.Errorf("%w: reference episodes must start at 0", ErrModelFormat)
 	}
@@ -579,6 +585,30 @@ func (m *Model) readV2(r *reader) error {
 	return nil
 }
 
+// MaxClassCount bounds every class count of a model file: a chunk adds at
+// most 2^24 to a count (one per slot), so counts and their sums stay below
+// 2^32 and the 32-bit counts of a predictor never wrap.
+const MaxClassCount = 1 << 30
+
+// checkCounts reports class counts above MaxClassCount.
+func (m *Model) checkCounts() error {
+	for b := range nBuckets {
+		for _, x := range m.clsHits[b] {
+			if x > MaxClassCount {
+				return fmt.Errorf("%w: class count %d above 2^30", ErrModelFormat, x)
+			}
+		}
+	}
+	for _, l := range [][]uint32{m.clsMis[:], m.clsN[:], m.clsSlot, m.clsCtx} {
+		for _, x := range l {
+			if x > MaxClassCount {
+				return fmt.Errorf("%w: class count %d above 2^30", ErrModelFormat, x)
+			}
+		}
+	}
+	return nil
+}
+
 // readRows reads M·ctx rows of K frequencies stored minus one, each row
 // summing to 65536.
 func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
@@ -588,7 +618,11 @@ func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
 	}
 	rows := make([]uint16, nf)
 	for i := range rows {
-		rows[i] = r.u16() + 1
+		f := r.u16()
+		if f == 0xFFFF {
+			return nil, fmt.Errorf("%w: fallback frequency 65536", ErrModelFormat)
+		}
+		rows[i] = f + 1
 	}
 	for row := int64(0); row < nf; row += int64(g.K) {
 		var s uint32

@@ -547,6 +547,11 @@ func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
 			top, arg = x, v
 		}
 	}
+	if total == 0 {
+		// Powers peaking apart can leave every product below 2^8.
+		rans.QuantizeTrusted(w, 16, cum)
+		return
+	}
 	rans.QuantizeSummed(w, total, arg, 16, cum)
 }
 

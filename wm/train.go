@@ -1036,7 +1036,11 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 			top, arg = w[v], v
 		}
 	}
-	rans.QuantizeSummed(w[:K], total, arg, 16, cum)
+	if total == 0 {
+		rans.QuantizeTrusted(w[:K], 16, cum)
+	} else {
+		rans.QuantizeSummed(w[:K], total, arg, 16, cum)
+	}
 	for v := range out {
 		out[v] = uint16(freqAt(cum, v, 16))
 	}
