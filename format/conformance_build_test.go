@@ -37,19 +37,30 @@ type wmmBuild struct {
 	codes   []uint16      // reference states, [T][N]
 	buckets []uint8       // [T]
 	secs    []wm.Section
+	at      map[string]int // offsets of the fields, set by bytes
 }
 
 // bytes serializes b by SPEC.md's model file table.
 func (b *wmmBuild) bytes() []byte {
 	le := binary.LittleEndian
 	g := b.g
-	o := []byte("WMZM")
+	var o []byte
+	b.at = map[string]int{}
+	mark := func(field string) { b.at[field] = len(o) }
+	o = append(o, "WMZM"...)
+	mark("version")
 	o = le.AppendUint16(o, uint16(b.version))
+	mark("flags")
 	o = le.AppendUint16(o, 0)
+	mark("S")
 	o = le.AppendUint32(o, uint32(g.S))
+	mark("M")
 	o = le.AppendUint32(o, uint32(g.M))
+	mark("K")
 	o = le.AppendUint32(o, uint32(g.K))
+	mark("P")
 	o = append(o, byte(b.prec), 0, 0, 0)
+	mark("hits")
 	for bk := range 16 {
 		for c := range 8 {
 			o = le.AppendUint32(o, b.hits[bk][c])
@@ -59,21 +70,30 @@ func (b *wmmBuild) bytes() []byte {
 		o = le.AppendUint32(o, b.mis[c])
 		o = le.AppendUint32(o, b.cn[c])
 	}
+	mark("hitsS")
 	for _, h := range b.hitsS {
 		o = le.AppendUint32(o, h)
 	}
+	mark("C")
 	o = le.AppendUint32(o, uint32(b.ctx))
+	mark("fall")
 	for _, f := range b.fall {
 		o = le.AppendUint16(o, f-1)
 	}
+	mark("C2")
 	o = le.AppendUint32(o, uint32(b.ctx2))
+	mark("e1")
 	o = le.AppendUint16(o, b.e1)
+	mark("e2")
 	o = le.AppendUint16(o, b.e2)
+	mark("fall2")
 	for _, f := range b.fall2 {
 		o = le.AppendUint16(o, f-1)
 	}
 	if b.version >= 2 {
+		mark("A")
 		o = le.AppendUint16(o, b.subMix)
+		mark("cont")
 		for _, l := range b.cont {
 			o = append(o, byte(len(l)))
 			for _, e := range l {
@@ -81,14 +101,17 @@ func (b *wmmBuild) bytes() []byte {
 				o = le.AppendUint16(o, e[1])
 			}
 		}
+		mark("R")
 		if b.off == nil {
 			o = le.AppendUint32(o, 0)
 		} else {
 			o = le.AppendUint32(o, 256)
+			mark("off")
 			for _, f := range b.off {
 				o = le.AppendUint16(o, f-1)
 			}
 		}
+		mark("Pctx")
 		if b.hitsP == nil {
 			o = le.AppendUint32(o, 0)
 		} else {
@@ -98,11 +121,15 @@ func (b *wmmBuild) bytes() []byte {
 			}
 		}
 	}
+	mark("E")
 	o = le.AppendUint32(o, uint32(len(b.starts)))
+	mark("starts")
 	for _, s := range b.starts {
 		o = le.AppendUint32(o, s)
 	}
+	mark("T")
 	o = le.AppendUint32(o, uint32(len(b.buckets)))
+	mark("codes")
 	for _, c := range b.codes {
 		if g.K <= 256 {
 			o = append(o, byte(c))
@@ -110,9 +137,12 @@ func (b *wmmBuild) bytes() []byte {
 			o = le.AppendUint16(o, c)
 		}
 	}
+	mark("buckets")
 	o = append(o, b.buckets...)
+	mark("sections")
 	o = le.AppendUint32(o, uint32(len(b.secs)))
 	for _, s := range b.secs {
+		mark("section " + string(s.Tag[:]))
 		o = append(o, s.Tag[:]...)
 		o = le.AppendUint32(o, uint32(len(s.Data)))
 		o = append(o, s.Data...)
@@ -670,4 +700,54 @@ func buildP16() (conformanceInput, *wm.Model) {
 		panic(err)
 	}
 	return inputOf(g, b.prec, eps), gm
+}
+
+// buildWeak: a model whose statistics give the episode-tile and
+// dictionary classes the least prior (no hits), a large dictionary and a
+// chunk of more than 256 distinct tiles, so that the groups those classes
+// would form fall below the pruning line as they form (the shortcuts of
+// SPEC.md's commit steps 4 and 5).
+func buildWeak() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 4, M: 2, K: 32}
+	rng := rand.New(rand.NewPCG(14, 10))
+	n := g.N()
+	b := &wmmBuild{version: 2, g: g, prec: 12}
+	b.classStats(rng, [8]uint32{4000, 10, 10, 10, 10, 0, 0, 40}, false)
+	for i := range b.hitsS {
+		if c := i % 8; c == 5 || c == 6 {
+			b.hitsS[i] = 0
+		}
+	}
+	b.mis[0], b.cn[0] = 0, 1<<20 // prev: no substitutions, so it stays near 0
+	b.ctx = 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed)
+	b.subMix = 128
+	b.cont = contLists(g.S, 1)
+	// 300 reference states of random tiles.
+	ref := episode{actions: make([]int64, 300)}
+	for range ref.actions {
+		for range n {
+			ref.codes = append(ref.codes, uint16(rng.IntN(g.K)))
+		}
+	}
+	b.refFrom([]episode{ref})
+	// A chunk: 100 states of new distinct tiles, then states repeated.
+	var e episode
+	k := 0
+	for t := range 100 {
+		st := make([]uint16, n)
+		for s := range g.S {
+			st[s*2], st[s*2+1] = uint16(k/g.K), uint16(k%g.K)
+			k++
+		}
+		e.actions = append(e.actions, int64(t%2))
+		e.codes = append(e.codes, st...)
+	}
+	e.actions[0] = wm.NoAction
+	last := e.codes[len(e.codes)-n:]
+	for range 4 {
+		e.actions = append(e.actions, 0)
+		e.codes = append(e.codes, last...)
+	}
+	return inputOf(g, b.prec, []episode{e}), b.model()
 }

@@ -106,6 +106,13 @@ var conformanceVectors = []vector{
 		Covers: "every cap: 32 occurrences, 32 and 64 successor states, 1,024 dictionary tiles, 256 episode tiles, 8 continuations; K = 64"},
 	{File: "p16.wmz", Input: "input-p16.json", Model: "model-p16.wmm", Keyframe: 2, Lanes: 2, Lambda: 2 << 16,
 		Covers: "P = 16 with a second fallback table and an empty reference store: combined rows as tables, their modal values read by the gate"},
+	{File: "weak.wmz", Input: "input-weak.json", Model: "model-weak.wmm", Keyframe: 128, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the episode-tile and dictionary classes without hits (least prior), a chunk of 400 distinct tiles: their groups fall below the pruning line as they form"},
+	{File: "tiny.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a small file, the base of the rejection vectors (reject.json)"},
+	{File: "tiny-lossy.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Levels: []uint32{3 << 16, LambdaLossless},
+		Covers: "a small file with two levels and a gate with distance tables and weights, the base of the rejection vectors of levels and gates"},
 }
 
 // builtInputs and builtModels name the inputs and models built by
@@ -117,6 +124,8 @@ var builtVectors = []builtVector{
 	{input: "input-v1.json", model: "model-v1.wmm", build: buildV1},
 	{input: "input-caps.json", model: "model-caps.wmm", build: buildCaps},
 	{input: "input-p16.json", model: "model-p16.wmm", build: buildP16},
+	{input: "input-tiny.json", model: "model-tiny.wmm", build: buildTiny},
+	{input: "input-weak.json", model: "model-weak.wmm", build: buildWeak},
 }
 
 // Schedules of input.json: the level of state t of episode i among four,
