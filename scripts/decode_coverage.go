@@ -7,10 +7,12 @@
 //
 // and reports, for each file of the decode path, the share of the
 // statements of its decode-path functions (listed below) that ran. It
-// exits non-zero if any file, or the decode path as a whole, falls below
-// -min percent. With -v it lists the statements that did not run.
+// exits non-zero if a file leaves more statements unreached than the
+// known ones counted in unreachable, or if the decode path as a whole
+// falls below -min percent: a new decode-path statement needs a vector
+// that reaches it. With -v it lists the statements that did not run.
 //
-//	go run scripts/decode_coverage.go -profile c.out -min 95 [-v]
+//	go run scripts/decode_coverage.go -profile c.out [-min 95] [-v]
 //
 // The list names, for every file, the functions a decoder runs (reading
 // and checking a file, the model and the gate section, the world model's
@@ -58,6 +60,27 @@ var decodePath = map[string][]string{
 	"format/model.go":   {"*"},
 }
 
+// unreachable counts, per file, the decode-path statements no input
+// reaches, and why. A change that makes one reachable should lower its
+// count (and add a vector); one that adds such statements must say why.
+var unreachable = map[string]struct {
+	n   int
+	why string
+}{
+	"wm/predictor.go": {8, "Predict and Commit out of order (misuse, panics); the value and state stamps wrapping after 2^32 coordinates or states; " +
+		"Quantize of an all-zero weight vector in Table and weakTable (a table's weights are never all 0)"},
+	"wm/model.go":      {1, "a header shorter than 24 bytes, rejected before"},
+	"wm/index.go":      {3, "tiles of different lengths compared; the key index's generation wrapping after 2^32 uses"},
+	"wm/tables.go":     {1, "W(d) of a negative d (maxL is the largest log-weight)"},
+	"gate/rule.go":     {2, "F = 2^P (R = 0) and H = 0: a prediction has 1 ≤ F < 2^P, and then H ≥ 1"},
+	"gate/params.go":   {12, "validate's checks that Parse makes first; the mean distance without Prepare; FromModel without a section (the container checks first)"},
+	"rans/decoder.go":  {10, "a lane, precision or table the container never passes (NewDecoder, fail, Decode's and DecodeBinary's argument checks); Close after an error"},
+	"rans/table.go":    {10, "checkPrecision's error; Quantize's all-zero weights (step 2): reached only by the combined row, which calls QuantizeSummed (wm/knownbugs_test.go)"},
+	"format/coder.go":  {5, "the custom retention rule (WithRetainRule, outside the format); NewDecoder's error; a symbol out of range after a failed stream"},
+	"format/layout.go": {3, "a level table of 1 or more than 16 levels, and an index shorter than 48 bytes, both rejected before"},
+	"format/reader.go": {4, "more than 2^24 episodes or 2^48 states (beyond any test file); an episode's end met twice (more is cleared with cur)"},
+}
+
 type block struct {
 	file               string
 	l0, c0, l1, c1, ns int
@@ -71,7 +94,7 @@ type fn struct {
 
 func main() {
 	profile := flag.String("profile", "c.out", "coverage profile")
-	min := flag.Float64("min", 95, "least coverage, percent, of every file and of the whole decode path")
+	min := flag.Float64("min", 95, "least coverage, percent, of the whole decode path")
 	verbose := flag.Bool("v", false, "list the statements that did not run")
 	flag.Parse()
 	blocks, err := readProfile(*profile)
@@ -123,11 +146,16 @@ func main() {
 		allHit += hit
 		p := 100 * float64(hit) / float64(n)
 		mark := ""
-		if p < *min {
-			mark, ok = "  below the bar", false
+		if u := unreachable[f]; n-hit > u.n {
+			mark, ok = fmt.Sprintf("  %d statements unreached, %d known", n-hit, u.n), false
+		} else if n-hit < u.n {
+			mark = fmt.Sprintf("  (%d known unreachable statements now reached: lower the count)", u.n-(n-hit))
 		}
 		fmt.Printf("%-22s %6.1f%% %3d/%-3d %6.1f%% %4d/%-4d%s\n", f, p, hit, n, 100*float64(whit)/float64(wn), whit, wn, mark)
 		if *verbose {
+			if u := unreachable[f]; u.n > 0 {
+				fmt.Printf("    known unreachable: %s\n", u.why)
+			}
 			for _, m := range missed {
 				fmt.Println(m)
 			}
@@ -139,7 +167,7 @@ func main() {
 		ok = false
 	}
 	if !ok {
-		fmt.Printf("decode-path coverage of the conformance vectors is below %.0f%%: add a vector that reaches the statements (go run scripts/decode_coverage.go -v lists them)\n", *min)
+		fmt.Printf("the conformance vectors leave decode-path statements unreached (or cover less than %.0f%%): add a vector that reaches them (go run scripts/decode_coverage.go -v lists them)\n", *min)
 		os.Exit(1)
 	}
 }
