@@ -65,7 +65,7 @@ func (m *actionModel) update(sym int, a int64) {
 
 // countTable fills cum with the table of adaptive counts w of sum total:
 // cum[i] = i + ⌊(Σ_{k<i} w_k)·(2^P − n) / total⌋ for n = len(w) symbols.
-// Actions and levels share this law (SPEC.md 7.2, 7.4).
+// Actions and levels share this law (SPEC.md 6.10, 6.11).
 func countTable(cum []uint16, w []uint32, total uint64, precision uint) []uint16 {
 	span := uint64(1)<<precision - uint64(len(w))
 	var acc uint64

@@ -11,24 +11,30 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/wm"
 )
 
-// Conformance vectors: a fixed trajectory, a model trained on it, and the
-// .wmz files this package writes for them, lossless and lossy, with the
-// SHA-256 of each file and of its decode. The model is committed, not
-// retrained, because training uses floating point; everything after it is
-// integer arithmetic and must give the same bytes under every build and
+// Conformance vectors (SPEC.md, "Conformance vectors"): inputs, models
+// and the .wmz files this package writes for them, with the SHA-256 of each
+// file and of its decode. Two models are trained on input.json and
+// committed, not retrained, because training uses floating point; the
+// other models are built by integer arithmetic (conformance_build_test.go)
+// to reach every decode path. Everything after a model is integer
+// arithmetic and must give the same bytes under every build and
 // architecture (.ci/run runs this test under -tags noasm, GOAMD64=v3,
 // GOARCH=386 and GOARCH=arm64). Regenerate deliberately with
 //
 //	go test ./format -run TestConformance -update
+//
+// which keeps the committed trained models (delete them to retrain).
 const conformanceDir = "../testdata/conformance"
 
-// conformanceInput is the JSON form of testdata/conformance/input.json.
+// conformanceInput is the JSON form of an input file of the vectors.
 type conformanceInput struct {
 	Geometry  wm.Geometry       `json:"geometry"`
 	Precision uint              `json:"precision"`
@@ -39,110 +45,166 @@ type conformanceStep struct {
 	Meta    string   `json:"meta,omitempty"` // "" for none
 	Actions []int64  `json:"actions"`
 	Codes   []uint16 `json:"codes"`
+	// Levels, if present, is the retention level of every state, used by
+	// the vectors with levels; FlushBefore lists the states before which
+	// the vectors with flushes end the chunk.
+	Levels      []int `json:"levels,omitempty"`
+	FlushBefore []int `json:"flush_before,omitempty"`
 }
 
 // vector is one conformance file: how it is written, and its digests.
 type vector struct {
-	File       string   `json:"file"`
-	Model      string   `json:"model"` // the model file the vector is written with
-	Keyframe   int      `json:"keyframe_interval"`
-	Lanes      int      `json:"lanes"`
-	Embed      bool     `json:"embed_model"`
-	Lambda     uint32   `json:"lambda"`           // LambdaLossless or the test rule's lambda
-	Rule       string   `json:"rule"`             // retention rule: "all", "gate" (the model's) or "test-modal-half"
-	Levels     []uint32 `json:"levels,omitempty"` // level lambdas; state t of episode i gets level levelOf(i, t)
-	Flush      bool     `json:"flush,omitempty"`  // Flush before state t of episode i when flushBefore(i, t)
-	SHA256     string   `json:"sha256"`           // of the file
-	DecodeSHA  string   `json:"decode_sha256"`    // of the decode, see decodeDigest
-	Bytes      int      `json:"bytes"`
-	States     int      `json:"states"`
-	Retained   int      `json:"retained_coordinates"`
-	Coordinate int      `json:"coordinates"`
+	File     string   `json:"file"`
+	Input    string   `json:"input"`
+	Model    string   `json:"model"` // the model file the vector is written with
+	Keyframe int      `json:"keyframe_interval"`
+	Lanes    int      `json:"lanes"`
+	Embed    bool     `json:"embed_model"`
+	Lambda   uint32   `json:"lambda"`           // the header's λ (LambdaLossless: lossless)
+	Levels   []uint32 `json:"levels,omitempty"` // level λs; state levels from the input
+	Flush    bool     `json:"flush,omitempty"`  // flush before the input's flush_before states
+	Covers   string   `json:"covers"`           // what the vector exercises (informative)
+
+	SHA256     string `json:"sha256"`        // of the file
+	DecodeSHA  string `json:"decode_sha256"` // of the decode, see decodeDigest
+	Bytes      int    `json:"bytes"`
+	States     int    `json:"states"`
+	Retained   int    `json:"retained_coordinates"`
+	Coordinate int    `json:"coordinates"`
 }
 
-// conformanceVectors lists the vectors and their options. λ is a
-// parameter: lossless; a finite λ with the retention gate calibrated into
-// model-gate.wmm (the normative lossy mode); and a finite λ with an integer
-// test rule that exercises the container's lossy path independently of the
-// gate.
+// lossy reports whether v's file has a finite λ (one level at least).
+func (v *vector) lossy() bool { return v.Lambda != LambdaLossless || len(v.Levels) > 0 }
+
+// conformanceVectors lists the vectors and their options.
 var conformanceVectors = []vector{
-	{File: "lossless.wmz", Model: "model.wmm", Keyframe: 4, Lanes: 3, Embed: true, Lambda: LambdaLossless, Rule: "all"},
-	{File: "lossy.wmz", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Embed: false, Lambda: 8 << 16, Rule: "gate"},
-	{File: "lossy-rule.wmz", Model: "model.wmm", Keyframe: 4, Lanes: 3, Embed: false, Lambda: 3 << 16, Rule: "test-modal-half"},
-	{File: "lossless-g1.wmz", Model: "model.wmm", Keyframe: 1, Lanes: 1, Embed: false, Lambda: LambdaLossless, Rule: "all"},
-	{File: "levels.wmz", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Embed: false, Lambda: LambdaLossless, Rule: "gate",
-		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless}},
-	{File: "flushed.wmz", Model: "model.wmm", Keyframe: 4, Lanes: 2, Embed: true, Lambda: LambdaLossless, Rule: "all", Flush: true},
+	{File: "lossless.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 4, Lanes: 3, Embed: true, Lambda: LambdaLossless,
+		Covers: "a trained model (offset law, class context statistics, C = K+1, no second table), embedded; chunks of 4 states, 3 lanes; empty episodes, metadata, extreme actions"},
+	{File: "lossy.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: 8 << 16,
+		Covers: "the retention gate calibrated on the trained model (modal bins, uniform distances)"},
+	{File: "lossless-g1.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 1, Lanes: 1, Lambda: LambdaLossless,
+		Covers: "every state a keyframe (G = 1), one lane"},
+	{File: "levels.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: LambdaLossless,
+		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
+		Covers: "four retention levels, the last lossless"},
+	{File: "flushed.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 4, Lanes: 2, Embed: true, Lambda: LambdaLossless, Flush: true,
+		Covers: "chunks ended early by flushes"},
+	{File: "lossy-axis0.wmz", Input: "input.json", Model: "model-gate-axis0.wmm", Keyframe: 4, Lanes: 2, Lambda: 100 << 16,
+		Covers: "the gate with entropy bins (axis 0, section version 1), per-subspace distance tables, per-coordinate weights, bins and coordinates with ê = 0, bins without estimate"},
+	{File: "lossy-distn.wmz", Input: "input.json", Model: "model-gate-distn.wmm", Keyframe: 4, Lanes: 2, Lambda: 8 << 16,
+		Covers: "the gate with modal bins at BinShift 0 (keys beyond the last bin), per-coordinate distance tables, no weights"},
+	{File: "mix.wmz", Input: "input-mix.json", Model: "model-mix.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a second fallback table (C2 = K+1) and the combined row, W(d) = 0 in its powers, no offset law (succany by ST), no class context statistics, A = 200, three continuations per slot"},
+	{File: "k257.wmz", Input: "input-k257.json", Model: "model-k257.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
+		Covers: "K = 257 (two-byte reference codes), M = 1, P = 16 (fallback rows used as they are), C = 1, a combined row whose weights reach 2^32 (Quantize's scaling), an offset law with as many spikes as slots"},
+	{File: "k2.wmz", Input: "input-k2.json", Model: "model-k2.wmm", Keyframe: 4096, Lanes: 1, Lambda: LambdaLossless,
+		Levels: []uint32{1 << 16, LambdaLossless},
+		Covers: "K = 2, S = M = 1, P = 10, a chunk of 2,100 states (the action and level models halve their counts), two levels, an empty episode"},
+	{File: "v1.wmz", Input: "input-v1.json", Model: "model-v1.wmm", Keyframe: 8, Lanes: 2, Embed: true, Lambda: LambdaLossless,
+		Covers: "a model file of version 1 (defaults, caps of 16, no predecessors), embedded"},
+	{File: "caps.wmz", Input: "input-caps.json", Model: "model-caps.wmm", Keyframe: 64, Lanes: 4, Lambda: LambdaLossless,
+		Covers: "every cap: 32 occurrences, 32 and 64 successor states, 1,024 dictionary tiles, 256 episode tiles, 8 continuations; K = 64"},
+	{File: "p16.wmz", Input: "input-p16.json", Model: "model-p16.wmm", Keyframe: 2, Lanes: 2, Lambda: 2 << 16,
+		Covers: "P = 16 with a second fallback table and an empty reference store: combined rows as tables, their modal values read by the gate"},
+	{File: "weak.wmz", Input: "input-weak.json", Model: "model-weak.wmm", Keyframe: 128, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the episode-tile and dictionary classes without hits (least prior), a chunk of 400 distinct tiles: their groups fall below the pruning line as they form"},
+	{File: "apart.wmz", Input: "input-apart.json", Model: "model-apart.wmm", Keyframe: 8, Lanes: 1, Lambda: LambdaLossless,
+		Covers: "two fallback tables whose powers peak apart (exponents 1024): every product of the combined row is below 2^8, which is then the uniform table"},
+	{File: "tiny.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a small file, the base of the rejection vectors (reject.json)"},
+	{File: "tiny-lossy.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Levels: []uint32{3 << 16, LambdaLossless},
+		Covers: "a small file with two levels and a gate with distance tables and weights, the base of the rejection vectors of levels and gates"},
 }
 
-// levelOf is the level of state t of episode i in a vector with q levels:
-// runs of two states, cycling through the levels.
-func levelOf(i, t, q int) int { return (3*i + t/2) % q }
+// builtInputs and builtModels name the inputs and models built by
+// conformance_build_test.go.
+var builtVectors = []builtVector{
+	{input: "input-mix.json", model: "model-mix.wmm", build: buildMix},
+	{input: "input-k257.json", model: "model-k257.wmm", build: buildK257},
+	{input: "input-k2.json", model: "model-k2.wmm", build: buildK2},
+	{input: "input-v1.json", model: "model-v1.wmm", build: buildV1},
+	{input: "input-caps.json", model: "model-caps.wmm", build: buildCaps},
+	{input: "input-p16.json", model: "model-p16.wmm", build: buildP16},
+	{input: "input-tiny.json", model: "model-tiny.wmm", build: buildTiny},
+	{input: "input-weak.json", model: "model-weak.wmm", build: buildWeak},
+	{input: "input-apart.json", model: "model-apart.wmm", build: buildApart},
+}
 
-// flushBefore reports whether a vector with Flush calls Flush before state
-// t of episode i (ending a chunk early).
+// Schedules of input.json: the level of state t of episode i among four,
+// and whether a flush comes before it.
+func levelOf(i, t, q int) int   { return (3*i + t/2) % q }
 func flushBefore(i, t int) bool { return t > 0 && (i+t)%5 == 0 }
 
-// encode writes the vector's input eps with model m.
-func (v *vector) encode(t testing.TB, m *wm.Model, eps []episode) []byte {
+// encode writes the vector's input with model m.
+func (v *vector) encode(t testing.TB, m *wm.Model, in *conformanceInput) []byte {
 	t.Helper()
+	eps := in.episodes()
 	return encodeHook(t, m, eps, func(w *Writer, i, k int) error {
-		if v.Flush && flushBefore(i, k) {
+		if v.Flush && slices.Contains(in.Episodes[i].FlushBefore, k) {
 			if err := w.Flush(); err != nil {
 				return err
 			}
 		}
 		if len(v.Levels) > 0 {
-			return w.SetLevel(levelOf(i, k, len(v.Levels)))
+			return w.SetLevel(in.Episodes[i].Levels[k])
 		}
 		return nil
-	}, v.options(m.Precision)...)
+	}, v.options()...)
 }
 
-func (v *vector) options(prec uint) []Option {
+func (v *vector) options() []Option {
 	opts := []Option{WithKeyframeInterval(v.Keyframe), WithLanes(v.Lanes), WithEmbeddedModel(v.Embed)}
 	switch {
-	case v.Rule == "gate" && len(v.Levels) > 0:
+	case len(v.Levels) > 0:
 		opts = append(opts, WithLevels(v.Levels...))
-	case v.Rule == "gate":
+	case v.Lambda != LambdaLossless:
 		opts = append(opts, WithLambda(v.Lambda))
-	case v.Rule == "test-modal-half":
-		opts = append(opts, withGate(v.Lambda, testRetain(prec)))
 	}
 	return opts
 }
 
 // retain returns the vector's retention rule (nil: lossless) for state t
 // of episode i under model m.
-func (v *vector) retain(t *testing.T, m *wm.Model) func(i, t int) retainFunc {
-	switch v.Rule {
-	case "gate":
-		p, err := gate.FromModel(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(v.Levels) == 0 {
-			r := p.Rule(v.Lambda).Retain
-			return func(int, int) retainFunc { return r }
-		}
-		return func(i, k int) retainFunc {
-			l := v.Levels[levelOf(i, k, len(v.Levels))]
-			if l == LambdaLossless {
-				return nil
-			}
-			return p.Rule(l).Retain
-		}
-	case "test-modal-half":
-		r := testRetain(m.Precision)
+func (v *vector) retain(t *testing.T, m *wm.Model, in *conformanceInput) func(i, t int) retainFunc {
+	if !v.lossy() {
+		return func(int, int) retainFunc { return nil }
+	}
+	p, err := gate.FromModel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Levels) == 0 {
+		r := p.Rule(v.Lambda).Retain
 		return func(int, int) retainFunc { return r }
 	}
-	return func(int, int) retainFunc { return nil }
+	return func(i, k int) retainFunc {
+		l := v.Levels[in.Episodes[i].Levels[k]]
+		if l == LambdaLossless {
+			return nil
+		}
+		return p.Rule(l).Retain
+	}
 }
 
-// conformanceEpisodes generates the input with integer arithmetic only:
+// episodes returns the input's episodes.
+func (in *conformanceInput) episodes() []episode {
+	var eps []episode
+	for _, e := range in.Episodes {
+		ep := episode{actions: e.Actions, codes: e.Codes}
+		if e.Meta != "" {
+			ep.meta = []byte(e.Meta)
+		}
+		eps = append(eps, ep)
+	}
+	return eps
+}
+
+// conformanceEpisodes generates input.json with integer arithmetic only:
 // a few "pages" an agent revisits, each state a page with some coordinates
-// changed, persistent slots, small actions and a few extreme ones.
-func conformanceEpisodes() (wm.Geometry, []episode) {
+// changed, persistent slots, small actions and a few extreme ones, and
+// the schedules of levels and flushes.
+func conformanceEpisodes() conformanceInput {
 	g := wm.Geometry{S: 3, M: 4, K: 24}
 	n := g.N()
 	rng := rand.New(rand.NewPCG(0x776d7a, 2026))
@@ -153,37 +215,41 @@ func conformanceEpisodes() (wm.Geometry, []episode) {
 			pages[i][j] = uint16(rng.IntN(g.K))
 		}
 	}
-	var eps []episode
+	in := conformanceInput{Geometry: g, Precision: 12}
 	for i, T := range []int{9, 0, 14, 1, 7, 3} {
-		e := episode{actions: make([]int64, T), codes: make([]uint16, T*n)}
+		e := conformanceStep{Actions: make([]int64, T), Codes: make([]uint16, T*n), Levels: make([]int, T)}
 		if i%2 == 0 {
-			e.meta = fmt.Appendf(nil, `{"episode":%d,"agent":"conformance"}`, i)
+			e.Meta = fmt.Sprintf(`{"episode":%d,"agent":"conformance"}`, i)
 		}
 		cur := append([]uint16(nil), pages[rng.IntN(len(pages))]...)
 		for t := range T {
 			switch r := rng.IntN(16); {
 			case t == 0:
-				e.actions[t] = wm.NoAction
+				e.Actions[t] = wm.NoAction
 			case r < 9:
-				e.actions[t] = int64(r % 4)
+				e.Actions[t] = int64(r % 4)
 			case r < 12: // revisit a page
-				e.actions[t] = 4
+				e.Actions[t] = 4
 				copy(cur, pages[rng.IntN(len(pages))])
 			case r < 15:
-				e.actions[t] = e.actions[t-1]
+				e.Actions[t] = e.Actions[t-1]
 			default:
-				e.actions[t] = []int64{-1 << 63, 1<<63 - 1, 1 << 40, -300}[rng.IntN(4)]
+				e.Actions[t] = []int64{-1 << 63, 1<<63 - 1, 1 << 40, -300}[rng.IntN(4)]
 			}
 			for j := range cur {
 				if rng.IntN(8) == 0 {
 					cur[j] = uint16(rng.IntN(g.K))
 				}
 			}
-			copy(e.codes[t*n:], cur)
+			copy(e.Codes[t*n:], cur)
+			e.Levels[t] = levelOf(i, t, 4)
+			if flushBefore(i, t) {
+				e.FlushBefore = append(e.FlushBefore, t)
+			}
 		}
-		eps = append(eps, e)
+		in.Episodes = append(in.Episodes, e)
 	}
-	return g, eps
+	return in
 }
 
 // decodeDigest is the SHA-256 of a decode: for each episode, its metadata
@@ -209,7 +275,8 @@ func decodeDigest(eps []episode, n int) string {
 // reconstruct computes the writer's reconstruction of vector v
 // independently of the chunk coder, with the world model's predictor and
 // the retention rule of each state.
-func reconstruct(m *wm.Model, eps []episode, v *vector, rules func(i, t int) retainFunc) []episode {
+func reconstruct(m *wm.Model, in *conformanceInput, v *vector, rules func(i, t int) retainFunc) []episode {
+	eps := in.episodes()
 	n := m.Geom.N()
 	p := m.NewPredictor()
 	out := make([]episode, len(eps))
@@ -217,7 +284,7 @@ func reconstruct(m *wm.Model, eps []episode, v *vector, rules func(i, t int) ret
 		out[i] = episode{meta: e.meta, actions: e.actions, codes: make([]uint16, len(e.codes))}
 		inChunk := 0
 		for t, a := range e.actions {
-			if t == 0 || inChunk == v.Keyframe || (v.Flush && flushBefore(i, t)) {
+			if t == 0 || inChunk == v.Keyframe || (v.Flush && slices.Contains(in.Episodes[i].FlushBefore, t)) {
 				p.Reset()
 				inChunk = 0
 			}
@@ -275,15 +342,20 @@ func decodeAllWays(b []byte, m *wm.Model, opts ...Option) ([]episode, error) {
 
 type conformanceSet struct {
 	models  map[string]*wm.Model // by file name
-	eps     []episode
+	inputs  map[string]*conformanceInput
 	vectors []vector
 	files   map[string][]byte
 }
 
-// conformanceModels trains the model of the vectors on their input, and
-// calibrates a retention gate into a copy of it.
+// conformanceModels trains a model on eps and calibrates a retention
+// gate into a copy of it ("model.wmm" and "model-gate.wmm").
 func conformanceModels(t *testing.T, g wm.Geometry, prec uint, eps []episode) map[string]*wm.Model {
 	m := trainModel(g, prec, eps)
+	return map[string]*wm.Model{"model.wmm": m, "model-gate.wmm": calibrated(t, m, eps)}
+}
+
+// calibrated returns m with a retention gate calibrated on eps.
+func calibrated(t *testing.T, m *wm.Model, eps []episode) *wm.Model {
 	train := make([]wm.Episode, 0, len(eps))
 	for _, e := range eps {
 		if len(e.actions) > 0 {
@@ -298,88 +370,148 @@ func conformanceModels(t *testing.T, g wm.Geometry, prec uint, eps []episode) ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*wm.Model{"model.wmm": m, "model-gate.wmm": gm}
+	return gm
+}
+
+// conformanceModelSet returns the models of the vectors: the model trained
+// on input.json and its copy with a calibrated gate (the committed ones if
+// present), copies with the gates of conformanceGates, and the built
+// models.
+func conformanceModelSet(t *testing.T, in *conformanceInput) map[string]*wm.Model {
+	eps := in.episodes()
+	ms := map[string]*wm.Model{}
+	for _, n := range []string{"model.wmm", "model-gate.wmm"} {
+		if b, err := os.ReadFile(filepath.Join(conformanceDir, n)); err == nil {
+			if ms[n], err = wm.UnmarshalModel(b); err != nil {
+				t.Fatalf("%s: %v (delete it to retrain)", n, err)
+			}
+		}
+	}
+	if ms["model.wmm"] == nil {
+		ms["model.wmm"] = trainModel(in.Geometry, in.Precision, eps)
+		delete(ms, "model-gate.wmm")
+	}
+	m := ms["model.wmm"]
+	if ms["model-gate.wmm"] == nil {
+		ms["model-gate.wmm"] = calibrated(t, m, eps)
+	}
+	for n, p := range conformanceGates(m) {
+		gm, err := gate.Apply(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[n] = gm
+	}
+	return ms
+}
+
+// writeInput writes an input file: one line per field, arrays on one line.
+func writeInput(in *conformanceInput) []byte {
+	line := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "{\n \"geometry\": %s,\n \"precision\": %d,\n \"episodes\": [", line(in.Geometry), in.Precision)
+	for i, e := range in.Episodes {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString("\n  {")
+		sep := "\n"
+		if e.Meta != "" {
+			fmt.Fprintf(&sb, "%s   \"meta\": %s", sep, line(e.Meta))
+			sep = ",\n"
+		}
+		fmt.Fprintf(&sb, "%s   \"actions\": %s,\n   \"codes\": %s", sep, line(e.Actions), line(e.Codes))
+		if e.Levels != nil {
+			fmt.Fprintf(&sb, ",\n   \"levels\": %s", line(e.Levels))
+		}
+		if e.FlushBefore != nil {
+			fmt.Fprintf(&sb, ",\n   \"flush_before\": %s", line(e.FlushBefore))
+		}
+		sb.WriteString("\n  }")
+	}
+	sb.WriteString("\n ]\n}\n")
+	return []byte(sb.String())
+}
+
+// updateConformance rewrites the inputs, models, files and vectors.json.
+func updateConformance(t *testing.T) {
+	in := conformanceEpisodes()
+	inputs := map[string]*conformanceInput{"input.json": &in}
+	models := conformanceModelSet(t, &in)
+	for _, b := range builtVectors {
+		bi, bm := b.build()
+		inputs[b.input], models[b.model] = &bi, bm
+	}
+	files := map[string][]byte{}
+	for n, in := range inputs {
+		files[n] = writeInput(in)
+	}
+	for n, m := range models {
+		var err error
+		if files[n], err = m.MarshalBinary(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var vs []vector
+	for _, v := range conformanceVectors {
+		m, in := models[v.Model], inputs[v.Input]
+		if m == nil || in == nil {
+			t.Fatalf("%s: no model %s or input %s", v.File, v.Model, v.Input)
+		}
+		b := v.encode(t, m, in)
+		dm := m
+		if v.Embed {
+			dm = nil // decode with the embedded model
+		}
+		dec, err := decodeAllWays(b, dm, v.options()...)
+		if err != nil {
+			t.Fatalf("%s: %v", v.File, err)
+		}
+		f, err := Open(bytes.NewReader(b), int64(len(b)), m, v.options()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := f.Info()
+		sum := sha256.Sum256(b)
+		v.SHA256, v.DecodeSHA = hex.EncodeToString(sum[:]), decodeDigest(dec, m.Geom.N())
+		v.Bytes, v.States, v.Retained = len(b), int(info.States), int(info.Retained)
+		v.Coordinate = v.States * m.Geom.N()
+		files[v.File] = b
+		vs = append(vs, v)
+	}
+	man, err := json.MarshalIndent(vs, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["vectors.json"] = append(man, '\n')
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(conformanceDir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // loadConformance reads the committed vectors (after writing them with
 // -update).
 func loadConformance(t *testing.T) *conformanceSet {
 	t.Helper()
-	path := func(n string) string { return filepath.Join(conformanceDir, n) }
 	if *update {
-		g, eps := conformanceEpisodes()
-		in := conformanceInput{Geometry: g, Precision: 12}
-		for _, e := range eps {
-			in.Episodes = append(in.Episodes, conformanceStep{string(e.meta), e.actions, e.codes})
-		}
-		js, err := json.MarshalIndent(in, "", " ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(conformanceDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		files := map[string][]byte{"input.json": append(js, '\n')}
-		models := conformanceModels(t, g, in.Precision, eps)
-		for n, m := range models {
-			if files[n], err = m.MarshalBinary(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var vs []vector
-		for _, v := range conformanceVectors {
-			m := models[v.Model]
-			b := v.encode(t, m, eps)
-			dm := m
-			if v.Embed {
-				dm = nil // decode with the embedded model
-			}
-			dec, err := decodeAllWays(b, dm, v.options(m.Precision)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := Open(bytes.NewReader(b), int64(len(b)), m, v.options(m.Precision)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			info := f.Info()
-			sum := sha256.Sum256(b)
-			v.SHA256, v.DecodeSHA = hex.EncodeToString(sum[:]), decodeDigest(dec, g.N())
-			v.Bytes, v.States, v.Retained = len(b), int(info.States), int(info.Retained)
-			v.Coordinate = v.States * g.N()
-			files[v.File] = b
-			vs = append(vs, v)
-		}
-		man, err := json.MarshalIndent(vs, "", " ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		files["vectors.json"] = append(man, '\n')
-		for n, b := range files {
-			if err := os.WriteFile(path(n), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		updateConformance(t)
 	}
 	read := func(n string) []byte {
-		b, err := os.ReadFile(path(n))
+		b, err := os.ReadFile(filepath.Join(conformanceDir, n))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	var in conformanceInput
-	if err := json.Unmarshal(read("input.json"), &in); err != nil {
-		t.Fatal(err)
-	}
-	s := &conformanceSet{models: map[string]*wm.Model{}, files: map[string][]byte{}}
-	for _, e := range in.Episodes {
-		ep := episode{actions: e.Actions, codes: e.Codes}
-		if e.Meta != "" {
-			ep.meta = []byte(e.Meta)
-		}
-		s.eps = append(s.eps, ep)
-	}
+	s := &conformanceSet{models: map[string]*wm.Model{}, inputs: map[string]*conformanceInput{}, files: map[string][]byte{}}
 	if err := json.Unmarshal(read("vectors.json"), &s.vectors); err != nil {
 		t.Fatal(err)
 	}
@@ -391,6 +523,13 @@ func loadConformance(t *testing.T) *conformanceSet {
 				t.Fatalf("%s: %v (if the model format changed on purpose, run: go test ./format -run TestConformance -update)", v.Model, err)
 			}
 			s.models[v.Model] = m
+		}
+		if s.inputs[v.Input] == nil {
+			var in conformanceInput
+			if err := json.Unmarshal(read(v.Input), &in); err != nil {
+				t.Fatalf("%s: %v", v.Input, err)
+			}
+			s.inputs[v.Input] = &in
 		}
 	}
 	return s
@@ -405,9 +544,9 @@ func (s *conformanceSet) modelFor(v *vector) *wm.Model {
 	return s.models[v.Model]
 }
 
-// TestConformance encodes the committed input with the committed model and
-// compares with the committed files byte for byte, then decodes them every
-// way and compares with the committed decode digests, the source
+// TestConformance encodes the committed inputs with the committed models
+// and compares with the committed files byte for byte, then decodes them
+// every way and compares with the committed decode digests, the source
 // (lossless) and an independent reconstruction (lossy).
 func TestConformance(t *testing.T) {
 	s := loadConformance(t)
@@ -416,7 +555,7 @@ func TestConformance(t *testing.T) {
 	}
 	for i := range s.vectors {
 		v := &s.vectors[i]
-		m := s.models[v.Model]
+		m, in := s.models[v.Model], s.inputs[v.Input]
 		n := m.Geom.N()
 		t.Run(v.File, func(t *testing.T) {
 			want := s.files[v.File]
@@ -424,12 +563,12 @@ func TestConformance(t *testing.T) {
 			if hex.EncodeToString(sum[:]) != v.SHA256 {
 				t.Fatalf("%s does not match its SHA-256 in vectors.json", v.File)
 			}
-			opts := v.options(m.Precision)
-			got := v.encode(t, m, s.eps)
+			opts := v.options()
+			got := v.encode(t, m, in)
 			if !bytes.Equal(got, want) {
-				t.Fatalf("encoding input.json gives %d bytes that differ from %s (%d bytes) at byte %d; "+
+				t.Fatalf("encoding %s gives %d bytes that differ from %s (%d bytes) at byte %d; "+
 					"if the change is intended, run: go test ./format -run TestConformance -update",
-					len(got), v.File, len(want), firstDiff(got, want))
+					v.Input, len(got), v.File, len(want), firstDiff(got, want))
 			}
 			dec, err := decodeAllWays(want, s.modelFor(v), opts...)
 			if err != nil {
@@ -438,14 +577,14 @@ func TestConformance(t *testing.T) {
 			if d := decodeDigest(dec, n); d != v.DecodeSHA {
 				t.Fatalf("decode digest %s, want %s", d, v.DecodeSHA)
 			}
-			if err := sameEpisodes(dec, reconstruct(m, s.eps, v, v.retain(t, m))); err != nil {
+			if err := sameEpisodes(dec, reconstruct(m, in, v, v.retain(t, m, in))); err != nil {
 				t.Fatalf("decode differs from the writer's reconstruction: %v", err)
 			}
-			if v.Rule == "all" {
-				if err := sameEpisodes(dec, s.eps); err != nil {
+			if !v.lossy() {
+				if err := sameEpisodes(dec, in.episodes()); err != nil {
 					t.Fatalf("lossless decode differs from the input: %v", err)
 				}
-			} else if v.Retained >= v.Coordinate || sameEpisodes(dec, s.eps) == nil {
+			} else if v.Retained >= v.Coordinate || sameEpisodes(dec, in.episodes()) == nil {
 				t.Fatalf("lossy vector omits nothing (%d of %d retained)", v.Retained, v.Coordinate)
 			}
 		})
@@ -478,7 +617,7 @@ func TestConformanceCorruption(t *testing.T) {
 		n := s.models[v.Model].Geom.N()
 		t.Run(v.File, func(t *testing.T) {
 			b := bytes.Clone(s.files[v.File])
-			opts := v.options(s.models[v.Model].Precision)
+			opts := v.options()
 			m := s.modelFor(v)
 			step := 1
 			if testing.Short() {
@@ -549,4 +688,41 @@ func isPrefix(got, want []episode, n int) error {
 		}
 	}
 	return nil
+}
+
+// TestConformanceModelBytes checks that the models built by
+// conformance_build_test.go, written by SPEC.md's table, are what package
+// wm's own serializer writes for them: re-serialized with one more
+// (empty, last) section, the bytes differ only in the section count and
+// the section appended.
+func TestConformanceModelBytes(t *testing.T) {
+	s := loadConformance(t)
+	for name, m := range s.models {
+		raw, _ := m.MarshalBinary()
+		if le.Uint16(raw[4:]) != wm.ModelVersion {
+			continue // wm writes the newest version only
+		}
+		c, err := m.WithSection("~~~~", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := c.MarshalBinary()
+		if len(got) != len(raw)+8 || string(got[len(raw):]) != "~~~~\x00\x00\x00\x00" {
+			t.Fatalf("%s: re-serialized to %d bytes, want %d", name, len(got), len(raw)+8)
+		}
+		var diff []int
+		for i := range raw {
+			if got[i] != raw[i] {
+				diff = append(diff, i)
+			}
+		}
+		if len(diff) == 0 || diff[len(diff)-1]-diff[0] > 3 {
+			t.Fatalf("%s: re-serialized bytes differ at %v", name, diff)
+		}
+		// The section count, a u32 that grew by one, starts at the first
+		// byte that differs.
+		if at := diff[0]; le.Uint32(got[at:])-le.Uint32(raw[at:]) != 1 {
+			t.Fatalf("%s: re-serialized bytes differ at %v", name, diff)
+		}
+	}
 }

@@ -1,5 +1,5 @@
 // Package format implements the wmzip container (.wmz), version 3, as
-// specified in SPEC.md, section "Container" (whose source is
+// specified in SPEC.md, section 6 "Container" (whose source is
 // docs/spec-format.md).
 //
 // A .wmz file holds episodes of states (vectors of codes) and the actions
@@ -17,7 +17,7 @@
 //
 //   - Writer streams episodes and states to an io.Writer, holding at most
 //     one chunk plus the index in memory; WithLambda makes it lossy under
-//     the retention gate of package gate (SPEC.md, "Retention gate"), and
+//     the retention gate of package gate (SPEC.md 5, "Retention gate"), and
 //     WithLevels with Writer.SetLevel gives each state one of up to 16
 //     lambdas (storage by access rank, package ctmc). Flush ends the
 //     current chunk and makes everything written durable.

@@ -1,42 +1,32 @@
 #!/usr/bin/env bash
-# Rebuilds SPEC.md from its parts in docs/spec-*.md. SPEC.md is the
-# normative document; the parts exist so that each package's section can be
-# edited beside the others. CI checks that SPEC.md is up to date.
+# Rebuilds SPEC.md from its parts in docs/spec-*.md, in the order below
+# (each part defines what the later ones use). SPEC.md is the normative
+# document; the parts exist so that each package's section can be edited
+# beside the others. CI checks that SPEC.md is up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+parts="intro rans model wm gate format checklist vectors informative glossary"
 {
 cat <<'HDR'
 # wmzip format specification
 
-Version 3. This document is normative: a third party must be able to write
-a bit-exact encoder and decoder of `.wmz` files and of `.wmm` model files
-from it alone. Sections:
-
-1. Container (.wmz): byte layout, records, index, checksums, limits, and the
-   decoding procedure.
-2. Entropy coding: rANS tables, Quantize, stream layout.
-3. World model: the integer inference that gives every coordinate its
-   table, and the model file (.wmm).
-4. Retention: the entropy-gated rule that decides, without a stored mask,
-   which coordinates a lossy file codes.
-
-All multi-byte integers are little-endian. All arithmetic on the decode
-path is integer arithmetic as written; nothing depends on floating point.
-Test vectors: `testdata/rans/`, `testdata/format/`, `testdata/conformance/`.
+Container version 3, model file versions 1 and 2, retention-gate section
+versions 1 and 2. This document specifies `.wmz` files and `.wmm` model
+files: a third party must be able to write a bit-exact decoder and encoder
+from it and the files under `testdata/` alone. Section 1 says how it is
+organized and which parts are informative.
 
 (Generated from docs/spec-*.md by scripts/build_spec.sh; edit those files.)
 
+Contents: 1. Introduction · 2. Entropy coding · 3. Model file (.wmm) ·
+4. World model · 5. Retention gate · 6. Container (.wmz) · 7. Decoder
+checklist · 8. Conformance vectors · Appendices A–C (informative) ·
+Glossary.
 HDR
-for part in format rans wm gate; do
+for part in $parts; do
 	f=docs/spec-$part.md
-	[ -f "$f" ] || continue
+	[ -f "$f" ] || { echo "missing $f" >&2; exit 1; }
 	echo
-	# Each part becomes a second-level section: a part whose first heading
-	# is a first-level one is demoted by one level.
-	if [ "$(grep -m1 '^#' "$f" | cut -c1-2)" = "# " ]; then
-		sed -e 's/^#/##/' "$f"
-	else
-		cat "$f"
-	fi
+	cat "$f"
 done
 } > SPEC.md

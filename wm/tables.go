@@ -49,7 +49,7 @@ func Log2Q8(x uint64) int32 { return lg(x) }
 // lg returns log2(x) in 1/256-bit units for x >= 1 (lg(0) is treated as
 // lg(1)): 256*e + log2Frac[next 8 bits below the leading one], e being the
 // position of the leading one. This is the normative integer logarithm of
-// SPEC.md ("World model", fixed-point arithmetic).
+// SPEC.md 1.4, "Fixed-point functions".
 func lg(x uint64) int32 {
 	if x <= 1 {
 		return 0
