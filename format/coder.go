@@ -84,6 +84,7 @@ type chunkCoder struct {
 }
 
 func newChunkCoder(h *Header, m *wm.Model, rules []retainFunc) *chunkCoder {
+	initCosts()
 	c := &chunkCoder{
 		geom:    h.Geom,
 		prec:    h.Precision,

@@ -37,13 +37,18 @@ func log2Fixed(x uint64) uint32 {
 	return r
 }
 
-// symbolCost returns -log2(freq / 2^precision) in units of 2^-16 bit.
-func symbolCost(freq uint32, precision uint) uint64 {
+// initCosts fills the table of symbolCost; coders call it once when made.
+func initCosts() {
 	log2Once.Do(func() {
 		log2Table = make([]uint32, 1<<16+1)
 		for f := 1; f <= 1<<16; f++ {
 			log2Table[f] = log2Fixed(uint64(f))
 		}
 	})
+}
+
+// symbolCost returns -log2(freq / 2^precision) in units of 2^-16 bit
+// (after initCosts).
+func symbolCost(freq uint32, precision uint) uint64 {
 	return uint64(precision)<<costFrac - uint64(log2Table[freq])
 }

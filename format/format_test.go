@@ -444,6 +444,7 @@ func TestLog2Fixed(t *testing.T) {
 			t.Fatalf("log2Fixed(%d) = %v, want %v", x, got, want)
 		}
 	}
+	initCosts()
 	if log2Fixed(1<<10) != 10<<costFrac || symbolCost(1<<9, 10) != 1<<costFrac {
 		t.Fatal("powers of two are not exact")
 	}

@@ -893,7 +893,11 @@ func (p *Predictor) Commit(j int, v uint16) {
 	p.hist[p.base+j] = v
 	fv := uint64(freqAt(p.f, int(v), 16))
 	p.lNew += lg(fv) - 16*256
-	if len(p.groups) > 0 {
+	// The largest and least log-weights, for pruning: of the groups
+	// updated here, then of those the expansions below add.
+	maxL, minL := p.lNew, p.lNew
+	n0 := len(p.groups)
+	if n0 > 0 {
 		a := uint64(p.m.subMix)
 		qv := (fv*a + uint64(1<<16)/uint64(p.K)*(256-a)) >> 8
 		p.incM, p.incX = 0, 0
@@ -915,6 +919,7 @@ func (p *Predictor) Commit(j int, v uint16) {
 				g.l += p.incMis[c]
 				g.mis++
 			}
+			maxL, minL = max(maxL, g.l), min(minL, g.l)
 		}
 	}
 	if m == 0 && p.saLive {
@@ -928,12 +933,9 @@ func (p *Predictor) Commit(j int, v uint16) {
 		p.dictCommit(v)
 	}
 	// prune
-	maxL := p.lNew
-	minL := maxL
-	for i := range p.groups {
+	for i := n0; i < len(p.groups); i++ {
 		l := p.groups[i].l
-		maxL = max(maxL, l)
-		minL = min(minL, l)
+		maxL, minL = max(maxL, l), min(minL, l)
 	}
 	k := len(p.groups)
 	if maxL-minL > pruneBits*256 {
