@@ -87,9 +87,12 @@ func withDefaults(c Config) Config {
 	return c
 }
 
-// sampleRows copies ns of n rows (row i*n/ns), taking dim values at offset
-// off of each stride-long row.
+// sampleRows returns ns of n rows (row i*n/ns), taking dim values at offset
+// off of each stride-long row: a copy, or v itself when that is all of it.
 func sampleRows(v []float32, n, ns, stride, off, dim int) []float32 {
+	if ns == n && stride == dim {
+		return v // every row, contiguous: training only reads them
+	}
 	x := make([]float32, ns*dim)
 	for i := 0; i < ns; i++ {
 		r := int(int64(i) * int64(n) / int64(ns))
@@ -97,6 +100,9 @@ func sampleRows(v []float32, n, ns, stride, off, dim int) []float32 {
 	}
 	return x
 }
+
+// pcaBlock is the number of rows whose covariance is formed at once.
+const pcaBlock = 4096
 
 // trainer holds one book's training state.
 type trainer struct {
@@ -179,29 +185,44 @@ func (t *trainer) pcaRotation() []float32 {
 			mean[j] += float64(v)
 		}
 	}
-	// Centered transpose (dim x n) and centered rows packed (n x dim).
-	xt := make([]float32, dim*n)
-	xc := make([]float32, n*dim)
-	for i := 0; i < n; i++ {
-		for j := 0; j < dim; j++ {
-			v := float32(float64(t.x[i*dim+j]) - mean[j]/float64(n))
-			xc[i*dim+j] = v
-			xt[j*n+i] = v
-		}
+	for j := range mean {
+		mean[j] /= float64(n)
 	}
-	p := packRows(xc, n, dim, dim)
-	xc = nil
+	// The covariance, a block of rows at a time so that memory does not
+	// grow with n: each block's centered rows (b x dim) and their transpose
+	// (dim x b) give its part of the sum, added in float64 in block order
+	// (deterministic for any thread count).
+	blk := min(n, pcaBlock)
+	xt := make([]float32, dim*blk)
+	xc := make([]float32, blk*dim)
 	dimPad := padTo16(dim)
 	cov := make([]float32, dim*dimPad)
+	sum := make([]float64, dim*dim)
 	const rowsPerTask = 16
-	parallelFor(t.cfg.Threads, (dim+rowsPerTask-1)/rowsPerTask, func(_, ti int) {
-		r0 := ti * rowsPerTask
-		gemm(cov[r0*dimPad:], dimPad, xt[r0*n:], n, min(rowsPerTask, dim-r0), p, nil)
-	})
+	for r0 := 0; r0 < n; r0 += blk {
+		b := min(blk, n-r0)
+		for i := 0; i < b; i++ {
+			for j, x := range t.x[(r0+i)*dim : (r0+i+1)*dim] {
+				v := float32(float64(x) - mean[j])
+				xc[i*dim+j] = v
+				xt[j*b+i] = v
+			}
+		}
+		p := packRows(xc[:b*dim], b, dim, dim)
+		parallelFor(t.cfg.Threads, (dim+rowsPerTask-1)/rowsPerTask, func(_, ti int) {
+			q0 := ti * rowsPerTask
+			gemm(cov[q0*dimPad:], dimPad, xt[q0*b:], b, min(rowsPerTask, dim-q0), p, nil)
+		})
+		for i := 0; i < dim; i++ {
+			for j, c := range cov[i*dimPad : i*dimPad+dim] {
+				sum[i*dim+j] += float64(c)
+			}
+		}
+	}
 	sym := mat.NewSymDense(dim, nil)
 	for i := 0; i < dim; i++ {
 		for j := i; j < dim; j++ {
-			sym.SetSym(i, j, (float64(cov[i*dimPad+j])+float64(cov[j*dimPad+i]))/2/float64(n))
+			sym.SetSym(i, j, (sum[i*dim+j]+sum[j*dim+i])/2/float64(n))
 		}
 	}
 	var eig mat.EigenSym
