@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/graphworld"
@@ -93,8 +94,8 @@ func runBenchAlloc(args []string) error {
 	budgetAbs := fs.Float64("budget", 0, "budget in bits/state for every family (overrides --budget-frac)")
 	tau := fs.Float64("tau", 1, "τ of the CTMC, shuffled and reversed allocations")
 	spacesF := fs.String("alloc-space", "lambda,bits", "comma-separated allocation spaces (lambda, bits): what the rank weights scale (encode --access --alloc-space)")
-	guard := fs.Float64("tail-guard", defaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows (each guards the least-read half by its own ranks); 0 is off")
-	tailsF := fs.String("tail", string(defaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
+	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows (each guards the least-read half by its own ranks); 0 is off")
+	tailsF := fs.String("tail", string(alloc.DefaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
 	seed := fs.Uint64("seed", 1, "seed of the walks (train: seed, stored: seed+1, access: seed+2), of the access picks and of the shuffle")
 	codes := fs.Bool("codes", false, "code space: the generator's codes, uniform distances (default: float obs through a trained OPQ quantizer)")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval")
@@ -142,7 +143,7 @@ func runBenchAlloc(args []string) error {
 	rep := &allocReport{Command: "wmzip bench alloc " + strings.Join(args, " "), Config: map[string]any{
 		"nodes": *nodes, "graph_seed": *gseed, "train": fmt.Sprintf("%dx%d", *trainEps, *trainSteps),
 		"stored": fmt.Sprintf("%dx%d", *storedEps, *storedSteps), "access": fmt.Sprintf("%dx%d", *accEps, *accSteps),
-		"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "tail_guard": *guard, "flat_tail_core_mass": accessCoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
+		"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "tail_guard": *guard, "flat_tail_core_mass": alloc.CoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
 	}}
 	for _, fam := range strings.Split(*families, ",") {
 		gen := func(eps, steps int, s uint64, obs bool) (*graphworld.Result, error) {
@@ -215,13 +216,13 @@ func runBenchAlloc(args []string) error {
 		fr.Gini, fr.Top10 = c.Gini, c.Top10Share
 
 		t1 := time.Now()
-		lad, err := fitLadder(s.m, stored, *keyframe, *workers, 0, logf)
+		lad, err := alloc.FitLadder(s.m, episodes(stored), *keyframe, *workers, 0, logf)
 		if err != nil {
 			return err
 		}
-		nLevels := len(lad.lambdas)
-		fr.LosslessBits = lad.fileBits[nLevels-1] / float64(stored.T)
-		fr.LowestBits = lad.fileBits[0] / float64(stored.T)
+		nLevels := len(lad.Lambdas)
+		fr.LosslessBits = lad.FileBits[nLevels-1] / float64(stored.T)
+		fr.LowestBits = lad.FileBits[0] / float64(stored.T)
 		fr.Budget = *budgetAbs
 		if fr.Budget == 0 {
 			fr.Budget = *frac * fr.LosslessBits
@@ -230,12 +231,12 @@ func runBenchAlloc(args []string) error {
 			fam, stored.T, fr.Accesses, fr.Missed, fr.Accessed, fr.LosslessBits, fr.LowestBits, fr.Budget)
 
 		// The flat tail's core: the rank cut k of the top-ranked states
-		// carrying accessCoreMass of the accesses. The same k serves every
+		// carrying alloc.CoreMass of the accesses. The same k serves every
 		// τ > 0 row: CTMC's core is the most-read states, shuffled's a
 		// random set of as many (its ranks are a permutation of CTMC's),
 		// reversed's the least-read states of reversed rank ≤ k (as many
 		// up to the tie groups straddling k).
-		core, err := tailCore(tailFlat, counts)
+		core, err := alloc.TailCore(alloc.TailFlat, counts)
 		if err != nil {
 			return err
 		}
@@ -265,7 +266,7 @@ func runBenchAlloc(args []string) error {
 		}
 		// The tail: the 50% least-accessed states (ties by file order), the
 		// half the tail guard protects.
-		tail := leastReadHalf(base)
+		tail := alloc.LeastReadHalf(base)
 		encodings := 0
 		var rows []allocRow
 		for _, sp := range spaces {
@@ -273,15 +274,15 @@ func runBenchAlloc(args []string) error {
 				var srows []allocRow
 				for _, pl := range plans {
 					k := 0
-					if tm == tailFlat && pl.tau > 0 {
+					if tm == alloc.TailFlat && pl.tau > 0 {
 						k = core
 					}
-					r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, k, *guard, *tries, logf)
+					r, err := alloc.Allocate(s.m, episodes(stored), lad, pl.ranks, alloc.Config{Keyframe: *keyframe, Budget: fr.Budget, Tau: pl.tau, Space: sp, Core: k, Guard: *guard, Tries: *tries, Logf: logf})
 					if err != nil {
 						return fmt.Errorf("%s, %s, %s space, %s tail: %w", fam, pl.name, sp, tm, err)
 					}
-					encodings += r.attempts
-					row := allocRow{Family: fam, Space: string(sp), TailWeights: string(tm), Allocation: pl.name, Tau: pl.tau, BitsPerState: r.bits / float64(stored.T), Levels: r.counts, Encodings: r.attempts}
+					encodings += r.Attempts
+					row := allocRow{Family: fam, Space: string(sp), TailWeights: string(tm), Allocation: pl.name, Tau: pl.tau, BitsPerState: r.Bits / float64(stored.T), Levels: r.Counts, Encodings: r.Attempts}
 					for _, rk := range pl.ranks {
 						if k > 0 && rk <= k {
 							row.CoreItems++
@@ -289,7 +290,7 @@ func runBenchAlloc(args []string) error {
 					}
 					d := make([]float64, stored.T)
 					var sum, wsum float64
-					for i, a := range r.acct {
+					for i, a := range r.Accounts {
 						d[i] = s.p.RelDistortion(a.DistSum, 1)
 						sum += d[i]
 						wsum += float64(counts[i]) * d[i]
@@ -369,8 +370,8 @@ func episodeOf(eps [][2]int, i int) int {
 
 // decodeCheck decodes an allocated file with the sequential reader and
 // reports whether every state and its level equal what the writer wrote.
-func decodeCheck(r *allocResult, s *rdSetup) ([]uint16, bool, error) {
-	rd, err := format.NewReader(bytes.NewReader(r.file), s.m)
+func decodeCheck(r *alloc.Result, s *rdSetup) ([]uint16, bool, error) {
+	rd, err := format.NewReader(bytes.NewReader(r.File), s.m)
 	if err != nil {
 		return nil, false, err
 	}
@@ -393,13 +394,13 @@ func decodeCheck(r *allocResult, s *rdSetup) ([]uint16, bool, error) {
 			}
 			st = c
 			recon = append(recon, c...)
-			if t >= len(r.levels) || rd.Level() != r.levels[t] {
+			if t >= len(r.Levels) || rd.Level() != r.Levels[t] {
 				equal = false
 			}
 			t++
 		}
 	}
-	if t != len(r.levels) || !slices.Equal(recon, r.recon) {
+	if t != len(r.Levels) || !slices.Equal(recon, r.Recon) {
 		equal = false
 	}
 	return recon, equal, nil

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
@@ -50,9 +51,9 @@ func runEncode(args []string) error {
 	access := fs.String("access", "", "access trace (header \"episode<TAB>step\", one line per access; package ctmc): store each state at one of 16 retention levels (15 λ fitted to the file, and lossless) by its access rank r, weight r^-τ scaling its λ (or its bits, --alloc-space), the file within --budget; needs a model with a gate")
 	budget := fs.Float64("budget", 0, "with --access: average bits/state of the file, model excluded")
 	tau := fs.Float64("tau", 1, "with --access: exponent τ ≥ 0 of the rank weights w(r) = r^-τ (0: uniform)")
-	space := fs.String("alloc-space", string(defaultAllocSpace), "with --access: what the rank weights scale: lambda (state i's retention λ_i ∝ w_i, the Lagrangian of minimising access-weighted distortion under the budget; a state takes the highest ladder λ at or below λ_i) or bits (state i's bit budget b_i ∝ w_i; it takes the highest level whose measured cost fits). lambda is the default: in bench alloc (docs/results-ctmc.md) it has the lower access-weighted distortion (τ = 1: on 3 of 5 families and on average; τ = 0: on all five), though at τ = 1 the heavier tail on 4 of 5")
-	guard := fs.Float64("tail-guard", defaultTailGuard, "with --access: the tail guard G: the half of the states read least may lose at most G times the distortion one λ for every state (τ = 0, access-blind) would give them at the same budget (predicted from the measured ladder; every state is floored at the lowest level that keeps it); 0 turns the guard off")
-	tail := fs.String("tail", string(defaultTail), "with --access: ranked (every state weighs r^-τ) or flat (a ranked core, the smallest set of top-ranked states carrying 80% of the accesses, and a flat tail: w = min(r, k)^-τ, k the core's rank cut; ranks among rarely read states are noise). ranked is the default: flat did not meet bench alloc's bar either (docs/results-ctmc.md)")
+	space := fs.String("alloc-space", string(alloc.DefaultSpace), "with --access: what the rank weights scale: lambda (state i's retention λ_i ∝ w_i, the Lagrangian of minimising access-weighted distortion under the budget; a state takes the highest ladder λ at or below λ_i) or bits (state i's bit budget b_i ∝ w_i; it takes the highest level whose measured cost fits). lambda is the default: in bench alloc (docs/results-ctmc.md) it has the lower access-weighted distortion (τ = 1: on 3 of 5 families and on average; τ = 0: on all five), though at τ = 1 the heavier tail on 4 of 5")
+	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "with --access: the tail guard G: the half of the states read least may lose at most G times the distortion one λ for every state (τ = 0, access-blind) would give them at the same budget (predicted from the measured ladder; every state is floored at the lowest level that keeps it); 0 turns the guard off")
+	tail := fs.String("tail", string(alloc.DefaultTail), "with --access: ranked (every state weighs r^-τ) or flat (a ranked core, the smallest set of top-ranked states carrying 80% of the accesses, and a flat tail: w = min(r, k)^-τ, k the core's rank cut; ranks among rarely read states are noise). ranked is the default: flat did not meet bench alloc's bar either (docs/results-ctmc.md)")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	pos, err := parse(fs, args)
@@ -165,14 +166,9 @@ func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, 
 
 // encodeTo writes every episode of tr to w and returns the writer's account.
 func encodeTo(w io.Writer, m *wm.Model, tr *npz.Trajectory, prog func(int, int), opts ...format.Option) (format.Account, error) {
-	a, _, err := encodeWith(w, m, tr, prog, nil, nil, opts...)
+	a, _, err := alloc.EncodeWith(w, m, episodes(tr), prog, nil, nil, opts...)
 	return a, err
 }
-
-// countWriter counts and discards.
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
 
 // encodeDistortion writes tr at the least-storage λ whose encoding meets
 // the distortion target (format.SearchLambda).
