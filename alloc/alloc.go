@@ -16,6 +16,7 @@ package alloc
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -506,6 +507,8 @@ type Config struct {
 	Tries   int                  // most encodings per search phase (DefaultTries when 0)
 	Logf    func(string, ...any) // progress lines, or nil
 	Options []format.Option      // extra writer options (embedding)
+	// Context, if set, stops the search between encodings when done.
+	Context context.Context
 }
 
 // Allocate plans and encodes eps within c.Budget bits/state with per-state
@@ -521,6 +524,14 @@ func Allocate(m *wm.Model, eps []wm.Episode, l *Ladder, ranks []int, c Config) (
 	}
 	if len(ranks) != states(m, eps) {
 		return nil, fmt.Errorf("%d ranks for %d states", len(ranks), states(m, eps))
+	}
+	encode := func(levels []int) (*Result, error) {
+		if c.Context != nil {
+			if err := c.Context.Err(); err != nil {
+				return nil, err
+			}
+		}
+		return EncodeLevels(m, eps, keyframe, l.Lambdas, levels, opts)
 	}
 	T := states(m, eps)
 	total := budget * float64(T)
@@ -568,7 +579,7 @@ func Allocate(m *wm.Model, eps []wm.Episode, l *Ladder, ranks []int, c Config) (
 		r := seen[key]
 		if r == nil {
 			encodes++
-			if r, err = EncodeLevels(m, eps, keyframe, l.Lambdas, levels, opts); err != nil {
+			if r, err = encode(levels); err != nil {
 				return nil, err
 			}
 			r.Predicted = pred
@@ -612,7 +623,7 @@ func Allocate(m *wm.Model, eps []wm.Episode, l *Ladder, ranks []int, c Config) (
 			continue
 		}
 		encodes++
-		r, err := EncodeLevels(m, eps, keyframe, l.Lambdas, levels, opts)
+		r, err := encode(levels)
 		if err != nil {
 			return nil, err
 		}
@@ -658,7 +669,7 @@ func Allocate(m *wm.Model, eps []wm.Episode, l *Ladder, ranks []int, c Config) (
 			r := seen[levelKey(levels)]
 			if r == nil {
 				encodes++
-				if r, err = EncodeLevels(m, eps, keyframe, l.Lambdas, levels, opts); err != nil {
+				if r, err = encode(levels); err != nil {
 					return nil, err
 				}
 				seen[levelKey(levels)] = r

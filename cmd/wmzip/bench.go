@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
@@ -49,63 +50,6 @@ func runBench(args []string) error {
 		return errors.New("want a benchmark name: wmzip bench rd|lossless|alloc|speed [flags] ...")
 	}
 	return runBenchRD(args[1:])
-}
-
-// withGate calibrates the retention gate of a freshly trained model for
-// `wmzip train`: a second model is trained without the last hold episodes
-// and run on them (hold < 0: gate.HoldoutEpisodes; 0: no gate). weights is
-// an optional .npy of N per-coordinate impact weights; gopt sets the
-// binning.
-func withGate(m *wm.Model, eps []wm.Episode, hold int, weights string, gopt gate.CalibOptions, opt wm.TrainOptions) (*wm.Model, error) {
-	if hold < 0 {
-		hold = gate.HoldoutEpisodes(len(eps))
-	}
-	if hold == 0 {
-		return m, nil
-	}
-	if hold >= len(eps) {
-		return nil, fmt.Errorf("--gate-holdout %d leaves no training episode of %d", hold, len(eps))
-	}
-	if weights != "" {
-		var err error
-		if gopt.Weights, err = readWeights(weights, m.Geom.N()); err != nil {
-			return nil, err
-		}
-	}
-	calib, err := wm.Train(m.Geom, eps[:len(eps)-hold], opt)
-	if err != nil {
-		return nil, err
-	}
-	if raw := m.Section(gate.QuantizerTag); raw != nil {
-		if calib, err = calib.WithSection(gate.QuantizerTag, raw); err != nil {
-			return nil, err
-		}
-	}
-	out, _, err := calibrateModel(calib, m, eps[len(eps)-hold:], gopt)
-	return out, err
-}
-
-// readWeights reads a .npy of n numbers.
-func readWeights(path string, n int) ([]float64, error) {
-	a, err := npz.ReadNPY(path)
-	if err != nil {
-		return nil, err
-	}
-	var w []float64
-	switch d := a.Data.(type) {
-	case []float64:
-		w = d
-	case []float32:
-		for _, v := range d {
-			w = append(w, float64(v))
-		}
-	default:
-		return nil, fmt.Errorf("%s: weights must be float32 or float64, not %s", path, a.Dtype)
-	}
-	if len(w) != n {
-		return nil, fmt.Errorf("%s: %d weights, the model has %d coordinates", path, len(w), n)
-	}
-	return w, nil
 }
 
 // rdSetup is what a rate–distortion sweep runs on.
@@ -351,11 +295,11 @@ func prepareRDCal(input string, tr *npz.Trajectory, modelPath, trainPath string,
 			nc := max(1, len(all)/8)
 			fit, cal, s.test = all[:len(all)-nt-nc], all[len(all)-nt-nc:len(all)-nt], all[len(all)-nt:]
 		}
-		g := wm.Geometry{S: trainTr.S, M: trainTr.M, K: alphabetOf(trainTr.Codes)}
+		g := wm.Geometry{S: trainTr.S, M: trainTr.M, K: wmzlib.Alphabet(trainTr.Codes)}
 		if s.q != nil {
 			g.K = s.q.K()
 		} else {
-			g.K = max(g.K, alphabetOf(tr.Codes))
+			g.K = max(g.K, wmzlib.Alphabet(tr.Codes))
 		}
 		t0 := time.Now()
 		m, err := wm.Train(g, fit, wm.TrainOptions{})
@@ -369,7 +313,7 @@ func prepareRDCal(input string, tr *npz.Trajectory, modelPath, trainPath string,
 				return nil, err
 			}
 		}
-		if s.m, s.p, err = calibrateModel(m, m, cal, gopt); err != nil {
+		if s.m, s.p, err = wmzlib.CalibrateGate(m, m, cal, gopt); err != nil {
 			return nil, err
 		}
 		s.info.TrainStates, s.info.CalStates = countStates(fit), countStates(cal)

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/baseline"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/wm"
@@ -62,7 +63,7 @@ func runBenchLossless(args []string) error {
 		if err != nil {
 			return err
 		}
-		gi := wm.Geometry{S: tr.S, M: tr.M, K: alphabetOf(tr.Codes)}
+		gi := wm.Geometry{S: tr.S, M: tr.M, K: wmzlib.Alphabet(tr.Codes)}
 		if i > 0 && gi.N() != g.N() {
 			return fmt.Errorf("%s: %d coordinates per state, %s has %d", p, gi.N(), trains[0], g.N())
 		}
@@ -77,7 +78,7 @@ func runBenchLossless(args []string) error {
 	if test.S*test.M != g.N() {
 		return fmt.Errorf("%s: %d coordinates per state, the training set has %d", pos[0], test.S*test.M, g.N())
 	}
-	g.K = max(g.K, alphabetOf(test.Codes))
+	g.K = max(g.K, wmzlib.Alphabet(test.Codes))
 	rep := losslessReport{Test: pos[0], Train: trains, States: test.T, Coordinates: g.N(), Alphabet: g.K}
 
 	t0 := time.Now()

@@ -11,6 +11,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -142,3 +144,54 @@ func closeOr(c io.Closer, err *error) {
 		*err = e
 	}
 }
+
+// trajectoryEpisodes splits a trajectory into the library's episodes: as
+// float observations when useObs is set and it has them, else as codes.
+func trajectoryEpisodes(tr *npz.Trajectory, useObs bool) []wmzlib.Episode {
+	var out []wmzlib.Episode
+	for _, e := range tr.Episodes() {
+		ep := wmzlib.Episode{Actions: tr.Actions[e[0]:e[1]]}
+		if useObs && tr.Obs != nil {
+			d := tr.ObsS * tr.ObsD
+			ep.Obs, ep.Slots = tr.Obs[e[0]*d:e[1]*d], tr.ObsS
+		} else {
+			n := tr.S * tr.M
+			ep.Codes, ep.Slots = tr.Codes[e[0]*n:e[1]*n], tr.S
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
+// readWeights reads a .npy of per-coordinate weights.
+func readWeights(path string) ([]float64, error) {
+	a, err := npz.ReadNPY(path)
+	if err != nil {
+		return nil, err
+	}
+	switch d := a.Data.(type) {
+	case []float64:
+		return d, nil
+	case []float32:
+		w := make([]float64, len(d))
+		for i, v := range d {
+			w[i] = float64(v)
+		}
+		return w, nil
+	}
+	return nil, fmt.Errorf("%s: weights must be float32 or float64, not %s", path, a.Dtype)
+}
+
+// gateBinsFlag parses --gate-bins: what the gate's error-rate bins are taken
+// on.
+func gateBinsFlag(v string) (gate.CalibOptions, error) {
+	switch v {
+	case "modal":
+		return gate.CalibOptions{}, nil
+	case "entropy":
+		return gate.CalibOptions{EntropyBins: true}, nil
+	}
+	return gate.CalibOptions{}, fmt.Errorf("--gate-bins %q: want modal or entropy", v)
+}
+
+const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the table's own modal error probability) or entropy (GATE version 1, MemoWM's binning)"
