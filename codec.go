@@ -140,3 +140,13 @@ func (c *Codec) Reconstruct(dst []float32, codes []uint16) ([]float32, error) {
 
 // grow extends s by n elements.
 func grow[T any](s []T, n int) []T { return slices.Grow(s, n)[:len(s)+n] }
+
+// RawBits returns the bits of one state packed raw, the reference rates
+// are reported against: N codes of ⌈log2 K⌉ bits each.
+func RawBits(g wm.Geometry) float64 {
+	b := 0
+	for 1<<b < g.K {
+		b++
+	}
+	return float64(g.N() * b)
+}

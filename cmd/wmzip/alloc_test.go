@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/alloc"
+	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/npz"
 )
@@ -218,7 +219,7 @@ func TestBenchAlloc(t *testing.T) {
 	out := mustRun(t, "bench", "alloc", "-q", "--codes", "--families", "modular", "--nodes", "30", "--train-episodes", "8",
 		"--train-steps", "25", "--stored-episodes", "2", "--stored-steps", "20", "--access-episodes", "2", "--access-steps", "60", "--tries", "3", "--budget-frac", "0.6",
 		"--tail", "ranked,flat", "--json")
-	var rep allocReport
+	var rep bench.AllocReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

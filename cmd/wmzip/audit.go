@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/wmzip/wmzip/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/internal/atomicfile"
 )
 
 func init() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 )
@@ -81,7 +82,7 @@ func runInfo(args []string) error {
 		BitsPerState:        float64(noModel) * 8 / st,
 		PayloadBitsPerState: float64(in.PayloadBytes) * 8 / st,
 		IdealBitsPerState:   in.IdealBits() / st,
-		RawBitsPerState:     float64(h.Geom.N()) * bitsFor(h.Geom.K),
+		RawBitsPerState:     wmzlib.RawBits(h.Geom),
 		RetainedFraction:    float64(in.Retained) / float64(max(in.States, 1)*int64(h.Geom.N())),
 		Lossless:            h.Lossless(),
 		ModelID:             in.ModelID.String(), ModelEmbedded: in.Embedded, ModelBytes: in.ModelBytes,
@@ -157,15 +158,6 @@ func readInfo(path string) (format.Header, format.Info, error) {
 		return h, in, wmzError(path, err)
 	}
 	return h, in, nil
-}
-
-// bitsFor is the raw width of one code: ceil(log2 K).
-func bitsFor(k int) float64 {
-	b := 0
-	for 1<<b < k {
-		b++
-	}
-	return float64(b)
 }
 
 // distortionAgainst returns the relative distortion of decoded codes against
