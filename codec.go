@@ -150,3 +150,26 @@ func RawBits(g wm.Geometry) float64 {
 	}
 	return float64(g.N() * b)
 }
+
+// Distortion returns the relative distortion of decoded codes against the
+// source's, in the gate's integer distances (the fraction of wrong codes
+// without a gate), and the number of wrong codes. Only the states both
+// hold are compared.
+func (c *Codec) Distortion(got, want []uint16) (rel float64, wrong int64) {
+	n := c.m.Geom.N()
+	got = got[:min(len(got), len(want))]
+	p, err := gate.FromModel(c.m)
+	var sum uint64
+	for i, v := range got {
+		if v != want[i] {
+			wrong++
+			if err == nil {
+				sum += uint64(p.Distance(i%n, v, want[i]))
+			}
+		}
+	}
+	if err != nil {
+		return float64(wrong) / float64(max(len(got), 1)), wrong
+	}
+	return p.RelDistortion(sum, int64(len(got)/n)), wrong
+}

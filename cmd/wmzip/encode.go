@@ -2,14 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
@@ -112,11 +113,11 @@ func runEncode(args []string) error {
 			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}
-	m, err := loadModel(*modelPath)
+	c, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err
 	}
-	tr, err := loadStates(pos[0], m)
+	tr, err := wmzlib.ReadTrajectory(pos[0], c)
 	if err != nil {
 		return err
 	}
@@ -124,10 +125,10 @@ func runEncode(args []string) error {
 		return fmt.Errorf("%s: no states to encode", pos[0])
 	}
 	if *access != "" {
-		return encodeByAccess(m, tr, *access, *out, *budget, *tau, aspace, tmode, *guard, *keyframe, *embed, *quiet)
+		return encodeByAccess(c, tr, accessArgs{*access, *budget, *tau, aspace, tmode, *guard}, *out, *keyframe, *embed, *quiet)
 	}
 	if withDist {
-		return encodeDistortion(m, tr, *out, *distortion, *keyframe, *embed, *quiet)
+		return encodeDistortion(c, tr, *out, *distortion, *keyframe, *embed, *quiet)
 	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {
@@ -135,7 +136,10 @@ func runEncode(args []string) error {
 	}
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
-	acct, err := encodeTo(bw, m, tr, progress(*quiet, "encoding"), format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed), format.WithLambda(lambda))
+	bar := progress(*quiet, "encoding")
+	acct, err := wmzlib.Encode(context.Background(), bw, c, wmzlib.TrajectoryEpisodes(tr, false),
+		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithFormatOptions(format.WithLambda(lambda)),
+		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
 	if err != nil {
 		return err
 	}
@@ -147,7 +151,7 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		printWrote(m, *out, tr.T, size, lambda, acct)
+		printWrote(c.Model(), *out, tr.T, size, lambda, acct)
 	}
 	return nil
 }
@@ -164,15 +168,9 @@ func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, 
 	fmt.Println()
 }
 
-// encodeTo writes every episode of tr to w and returns the writer's account.
-func encodeTo(w io.Writer, m *wm.Model, tr *npz.Trajectory, prog func(int, int), opts ...format.Option) (format.Account, error) {
-	a, _, err := alloc.EncodeWith(w, m, episodes(tr), prog, nil, nil, opts...)
-	return a, err
-}
-
 // encodeDistortion writes tr at the least-storage λ whose encoding meets
-// the distortion target (format.SearchLambda).
-func encodeDistortion(m *wm.Model, tr *npz.Trajectory, out string, target float64, keyframe int, embed, quiet bool) error {
+// the distortion target.
+func encodeDistortion(c *wmzlib.Codec, tr *npz.Trajectory, out string, target float64, keyframe int, embed, quiet bool) error {
 	report := func(p format.Probe) {
 		if quiet {
 			return
@@ -188,31 +186,35 @@ func encodeDistortion(m *wm.Model, tr *npz.Trajectory, out string, target float6
 		}
 		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
 	}
-	r, err := format.SearchLambda(context.Background(), m, episodes(tr), target, report,
-		format.WithKeyframeInterval(keyframe), format.WithEmbeddedModel(embed))
+	var buf bytes.Buffer
+	w, err := wmzlib.NewWriter(&buf, c, wmzlib.WithDistortion(target), wmzlib.WithProbe(report),
+		wmzlib.WithKeyframeInterval(keyframe), wmzlib.WithEmbeddedModel(embed))
+	if err != nil {
+		return err
+	}
+	eps := wmzlib.TrajectoryEpisodes(tr, false)
+	for i := range eps {
+		if err := w.WriteEpisodeOf(&eps[i]); err != nil {
+			return err
+		}
+	}
+	err = w.Close()
 	if errors.Is(err, format.ErrNoLambda) {
 		return fmt.Errorf("%v: use --lossless", err)
 	}
 	if err != nil {
 		return err
 	}
+	r := w.Search()
 	if !quiet {
 		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
 		fmt.Printf("lambda %.6g: distortion %.6g (target %g)\n", float64(r.Lambda)/65536, r.Distortion, target)
 	}
-	f, err := atomicfile.Create(out)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if _, err := f.Write(r.File); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
+	if err := atomicfile.WriteFile(out, r.File); err != nil {
 		return err
 	}
 	if !quiet {
-		printWrote(m, out, tr.T, int64(len(r.File)), r.Lambda, r.Account)
+		printWrote(c.Model(), out, tr.T, int64(len(r.File)), r.Lambda, r.Account)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func runTrain(args []string) error {
 		if (tr.Obs == nil || *noQuant) && tr.Codes == nil {
 			return fmt.Errorf("%s: no `codes` array", path)
 		}
-		eps = append(eps, trajectoryEpisodes(tr, !*noQuant)...)
+		eps = append(eps, wmzlib.TrajectoryEpisodes(tr, !*noQuant)...)
 	}
 	if *gateWeights != "" {
 		if gopt.Weights, err = readWeights(*gateWeights); err != nil {

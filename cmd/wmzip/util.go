@@ -98,9 +98,8 @@ func loadModel(path string) (*wm.Model, error) {
 	return m, nil
 }
 
-// loadCodes reads a trajectory that must carry codes; when g is non-nil the
-// codes must fit that geometry.
-func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
+// loadCodes reads a trajectory that must carry codes.
+func loadCodes(path string) (*npz.Trajectory, error) {
 	tr, err := npz.ReadTrajectory(path)
 	if err != nil {
 		return nil, err
@@ -108,59 +107,22 @@ func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
 	if tr.Codes == nil {
 		return nil, fmt.Errorf("%s: no `codes` array (float `obs` needs a model with a quantizer)", path)
 	}
-	return checkCodes(path, tr, g)
-}
-
-// checkCodes checks that a trajectory's codes fit geometry g (when set).
-func checkCodes(path string, tr *npz.Trajectory, g *wm.Geometry) (*npz.Trajectory, error) {
-	if g != nil {
-		// [T,S,M] as the model's, or [T,N] (read as S=1, M=N); the same N
-		// in another shape would silently mean other slots and subspaces.
-		if (tr.S != g.S || tr.M != g.M) && (tr.S != 1 || tr.M != g.N()) {
-			return nil, fmt.Errorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]", path, tr.S, tr.M, g.S, g.M, g.N())
-		}
-		tr.S, tr.M = g.S, g.M
-		for i, v := range tr.Codes {
-			if int(v) >= g.K {
-				return nil, fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, i/g.N(), i%g.N(), g.K)
-			}
-		}
-	}
 	return tr, nil
 }
 
-// episodes splits a trajectory into training episodes.
-func episodes(tr *npz.Trajectory) []wm.Episode {
-	n := tr.S * tr.M
-	var out []wm.Episode
-	for _, e := range tr.Episodes() {
-		out = append(out, wm.Episode{Codes: tr.Codes[e[0]*n : e[1]*n], Actions: tr.Actions[e[0]:e[1]]})
+// loadCodec reads the codec at path, or returns nil for an empty path
+// (a file's embedded model is then used).
+func loadCodec(path string) (*wmzlib.Codec, error) {
+	if path == "" {
+		return nil, nil
 	}
-	return out
+	return wmzlib.LoadCodec(path)
 }
 
 func closeOr(c io.Closer, err *error) {
 	if e := c.Close(); e != nil && *err == nil {
 		*err = e
 	}
-}
-
-// trajectoryEpisodes splits a trajectory into the library's episodes: as
-// float observations when useObs is set and it has them, else as codes.
-func trajectoryEpisodes(tr *npz.Trajectory, useObs bool) []wmzlib.Episode {
-	var out []wmzlib.Episode
-	for _, e := range tr.Episodes() {
-		ep := wmzlib.Episode{Actions: tr.Actions[e[0]:e[1]]}
-		if useObs && tr.Obs != nil {
-			d := tr.ObsS * tr.ObsD
-			ep.Obs, ep.Slots = tr.Obs[e[0]*d:e[1]*d], tr.ObsS
-		} else {
-			n := tr.S * tr.M
-			ep.Codes, ep.Slots = tr.Codes[e[0]*n:e[1]*n], tr.S
-		}
-		out = append(out, ep)
-	}
-	return out
 }
 
 // readWeights reads a .npy of per-coordinate weights.
@@ -195,3 +157,9 @@ func gateBinsFlag(v string) (gate.CalibOptions, error) {
 }
 
 const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the table's own modal error probability) or entropy (GATE version 1, MemoWM's binning)"
+
+// modelBytes is the size of the codec's model file.
+func modelBytes(c *wmzlib.Codec) int {
+	b, _ := c.MarshalBinary()
+	return len(b)
+}
