@@ -13,7 +13,6 @@ import (
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/graphworld"
-	"github.com/wmzip/wmzip/npz"
 )
 
 // AllocRow is one allocation of one family in `wmzip bench alloc`.
@@ -119,8 +118,8 @@ func Alloc(c AllocConfig, logf func(string, ...any)) (*AllocReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		stored := resultTrajectory(storedRes)
-		s, err := PrepareRD(RDConfig{Input: fam + " stored walk", Traj: stored, TrainName: fam + " training walk", Train: resultTrajectory(trainRes), CodesOnly: c.Codes, OPQM: 32, OPQK: 64}, logf)
+		stored := storedRes.Trajectory()
+		s, err := PrepareRD(RDConfig{Input: fam + " stored walk", Traj: stored, TrainName: fam + " training walk", Train: trainRes.Trajectory(), CodesOnly: c.Codes, OPQM: 32, OPQK: 64}, logf)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fam, err)
 		}
@@ -293,15 +292,6 @@ func Alloc(c AllocConfig, logf func(string, ...any)) (*AllocReport, error) {
 		rep.Rows = append(rep.Rows, rows...)
 	}
 	return rep, nil
-}
-
-// resultTrajectory lays a generated walk out as a trajectory.
-func resultTrajectory(r *graphworld.Result) *npz.Trajectory {
-	tr := &npz.Trajectory{T: len(r.Actions), Codes: r.Codes, S: r.S, M: r.M, Actions: r.Actions, HasActions: true, EpisodeStart: r.EpisodeStart, CodesDtype: "uint16"}
-	if r.Obs != nil {
-		tr.Obs, tr.ObsS, tr.ObsD = r.Obs, r.S, r.ObsDim
-	}
-	return tr
 }
 
 // episodeOf returns the episode holding state i.

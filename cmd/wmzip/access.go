@@ -48,13 +48,38 @@ type accessArgs struct {
 	guard       float64
 }
 
-// encodeByAccess is `wmzip encode --access`.
-func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out string, keyframe int, embed, quiet bool) error {
-	logf := func(format string, args ...any) {
-		if !quiet {
-			fmt.Fprintf(os.Stderr, format+"\n", args...)
+// accessFlags checks encode's --access flags (set: the flags given;
+// other: a mode --access excludes is set).
+func accessFlags(set map[string]bool, trace string, other bool, budget, tau float64, space, tail string, guard float64) (accessArgs, error) {
+	a := accessArgs{trace: trace, budget: budget, tau: tau, guard: guard}
+	if trace != "" || set["budget"] || set["tau"] || set["alloc-space"] || set["tail"] || set["tail-guard"] {
+		switch {
+		case trace == "":
+			return a, errors.New("--budget, --tau, --alloc-space, --tail and --tail-guard need --access trace.tsv")
+		case other:
+			return a, errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
+		case !set["budget"]:
+			return a, errors.New("--access needs --budget B (average bits/state of the file)")
+		case !(budget > 0) || math.IsInf(budget, 0):
+			return a, fmt.Errorf("--budget %v: want a positive number of bits/state", budget)
+		case !(tau >= 0) || math.IsInf(tau, 0):
+			return a, fmt.Errorf("--tau %v: want a finite τ ≥ 0", tau)
+		}
+		if err := checkTailGuard(guard); err != nil {
+			return a, err
 		}
 	}
+	var err error
+	if a.space, err = parseAllocSpace(space); err != nil {
+		return a, err
+	}
+	a.tail, err = parseTailMode(tail)
+	return a, err
+}
+
+// encodeByAccess is `wmzip encode --access`.
+func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out string, keyframe int, embed, quiet bool) error {
+	logf := logger(quiet)
 	p, err := gate.FromModel(c.Model())
 	if err != nil {
 		return fmt.Errorf("--access needs a model trained with a retention gate (wmzip train calibrates one): %w", err)

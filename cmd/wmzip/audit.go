@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -76,9 +75,7 @@ func runAudit(args []string) error {
 			Source string `json:"source"`
 			*ctmc.Report
 		}{name, source, rep}
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(out)
 	}
 	rep.WriteText(os.Stdout, name, source, elapsed)
 	return nil

@@ -59,11 +59,7 @@ func runBenchRD(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one input trajectory")
 	}
-	logf := func(format string, a ...any) {
-		if !*quiet {
-			fmt.Fprintf(os.Stderr, format+"\n", a...)
-		}
-	}
+	logf := logger(*quiet)
 	if *fromJSON != "" {
 		b, err := os.ReadFile(*fromJSON)
 		if err != nil {
@@ -116,9 +112,7 @@ func runBenchRD(args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(rep)
 	}
 	bench.PrintRD(os.Stdout, rep)
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -72,11 +71,7 @@ func runBenchAlloc(args []string) error {
 	if err != nil {
 		return err
 	}
-	logf := func(format string, a ...any) {
-		if !*quiet {
-			fmt.Fprintf(os.Stderr, format+"\n", a...)
-		}
-	}
+	logf := logger(*quiet)
 	rep, err := bench.Alloc(bench.AllocConfig{
 		Families: strings.Split(*families, ","), Nodes: *nodes, GraphSeed: *gseed,
 		TrainEpisodes: *trainEps, TrainSteps: *trainSteps, StoredEpisodes: *storedEps, StoredSteps: *storedSteps,
@@ -97,9 +92,7 @@ func runBenchAlloc(args []string) error {
 				rep.Rows[i].TailRatio = -1
 			}
 		}
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(rep)
 	}
 	bench.PrintAlloc(os.Stdout, rep)
 	return nil

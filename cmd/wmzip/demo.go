@@ -130,8 +130,9 @@ func runDemo(args []string) error {
 	row("wmzip ideal (model)", in.IdealBits()/states)
 	row("generator entropy", testRes.EntropyBitsPerState)
 	tw.Flush()
+	mb, _ := c.MarshalBinary()
 	fmt.Printf("\n%d test states of %dx%d codes < %d; model %s (%d bytes, not counted); decode verified exact.\n",
-		len(testRes.Actions), g.S, g.M, g.K, c.ID(), modelBytes(c))
+		len(testRes.Actions), g.S, g.M, g.K, c.ID(), len(mb))
 	step("done")
 	return nil
 }

@@ -79,31 +79,7 @@ func runEncode(args []string) error {
 	if withDist && (!(*distortion >= 0) || math.IsInf(*distortion, 0)) {
 		return fmt.Errorf("--distortion %v: want a finite D ≥ 0", *distortion)
 	}
-	if *access != "" || set["budget"] || set["tau"] || set["alloc-space"] || set["tail"] || set["tail-guard"] {
-		if *access == "" {
-			return errors.New("--budget, --tau, --alloc-space, --tail and --tail-guard need --access trace.tsv")
-		}
-		if *lossless || withLambda || withDist {
-			return errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
-		}
-		if !set["budget"] {
-			return errors.New("--access needs --budget B (average bits/state of the file)")
-		}
-		if !(*budget > 0) || math.IsInf(*budget, 0) {
-			return fmt.Errorf("--budget %v: want a positive number of bits/state", *budget)
-		}
-		if !(*tau >= 0) || math.IsInf(*tau, 0) {
-			return fmt.Errorf("--tau %v: want a finite τ ≥ 0", *tau)
-		}
-		if err := checkTailGuard(*guard); err != nil {
-			return err
-		}
-	}
-	aspace, err := parseAllocSpace(*space)
-	if err != nil {
-		return err
-	}
-	tmode, err := parseTailMode(*tail)
+	a, err := accessFlags(set, *access, *lossless || withLambda || withDist, *budget, *tau, *space, *tail, *guard)
 	if err != nil {
 		return err
 	}
@@ -125,7 +101,7 @@ func runEncode(args []string) error {
 		return fmt.Errorf("%s: no states to encode", pos[0])
 	}
 	if *access != "" {
-		return encodeByAccess(c, tr, accessArgs{*access, *budget, *tau, aspace, tmode, *guard}, *out, *keyframe, *embed, *quiet)
+		return encodeByAccess(c, tr, a, *out, *keyframe, *embed, *quiet)
 	}
 	if withDist {
 		return encodeDistortion(c, tr, *out, *distortion, *keyframe, *embed, *quiet)

@@ -61,7 +61,7 @@ func runTrain(args []string) error {
 		eps = append(eps, wmzlib.TrajectoryEpisodes(tr, !*noQuant)...)
 	}
 	if *gateWeights != "" {
-		if gopt.Weights, err = readWeights(*gateWeights); err != nil {
+		if gopt.Weights, err = npz.ReadFloats(*gateWeights); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -125,25 +126,6 @@ func closeOr(c io.Closer, err *error) {
 	}
 }
 
-// readWeights reads a .npy of per-coordinate weights.
-func readWeights(path string) ([]float64, error) {
-	a, err := npz.ReadNPY(path)
-	if err != nil {
-		return nil, err
-	}
-	switch d := a.Data.(type) {
-	case []float64:
-		return d, nil
-	case []float32:
-		w := make([]float64, len(d))
-		for i, v := range d {
-			w[i] = float64(v)
-		}
-		return w, nil
-	}
-	return nil, fmt.Errorf("%s: weights must be float32 or float64, not %s", path, a.Dtype)
-}
-
 // gateBinsFlag parses --gate-bins: what the gate's error-rate bins are taken
 // on.
 func gateBinsFlag(v string) (gate.CalibOptions, error) {
@@ -158,8 +140,18 @@ func gateBinsFlag(v string) (gate.CalibOptions, error) {
 
 const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the table's own modal error probability) or entropy (GATE version 1, MemoWM's binning)"
 
-// modelBytes is the size of the codec's model file.
-func modelBytes(c *wmzlib.Codec) int {
-	b, _ := c.MarshalBinary()
-	return len(b)
+// logger prints a line to stderr unless quiet.
+func logger(quiet bool) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if !quiet {
+			fmt.Fprintf(os.Stderr, format+"\n", args...)
+		}
+	}
+}
+
+// printJSON prints v as one indented JSON object.
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
