@@ -37,6 +37,9 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("%w: no training episodes", ErrInput)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var q *opq.Quantizer
 	codes := make([][]uint16, len(eps))
 	var withObs []int
