@@ -19,7 +19,8 @@
 //     the valid records of a damaged one.
 //   - Storage by access: StoreByAccess gives states read often more bits
 //     within a budget, from an access trace.
-//   - Audit: Audit tests whether an access trace is heavy-tailed.
+//   - Audit: ctmc.Audit tests whether an access trace is heavy-tailed
+//     enough for storage by access to pay.
 //
 // Long calls take a context and report progress through WithProgress.
 // Errors wrap the sentinels below (errors.Is), and damaged files give a

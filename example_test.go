@@ -227,7 +227,7 @@ func ExampleAppend() {
 		log.Fatal(err)
 	}
 	var fixed bytes.Buffer
-	if _, err := wmzip.Recover(&fixed, bytes.NewReader(disk.Bytes()), int64(disk.Len()), codec); err != nil {
+	if _, _, err := wmzip.Recover(&fixed, bytes.NewReader(disk.Bytes()), int64(disk.Len()), codec); err != nil {
 		log.Fatal(err)
 	}
 	recovered, err := wmzip.NewFile(bytes.NewReader(fixed.Bytes()), int64(fixed.Len()), codec)

@@ -187,10 +187,10 @@ func (r *Reader) Codec() *Codec { return r.c }
 
 // Recover writes to w a complete file holding what is valid of the
 // damaged file of the given size in r: the episodes and chunks before the
-// damage. c may be nil when the file embeds its model.
-func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (format.Recovery, error) {
-	rec, _, err := format.Recover(w, r, size, modelOf(c), readerOptions(opts)...)
-	return rec, err
+// damage. c may be nil when the file embeds its model. It returns what was
+// recovered and the Info of the file written.
+func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (format.Recovery, format.Info, error) {
+	return format.Recover(w, r, size, modelOf(c), readerOptions(opts)...)
 }
 
 func modelOf(c *Codec) *wm.Model {

@@ -278,7 +278,7 @@ type tailGuard struct {
 	rho     float64
 	tail    []int     // the half of the states of the largest ranks (ties: file order)
 	base    []float64 // the plan's own weights (p.w before the floor)
-	uniform *plan     // the access-blind plan of the same Ladder and space
+	uniform *plan     // the access-blind plan of the same ladder and space
 }
 
 // LeastReadHalf returns the states a tail guard protects: the ⌊T/2⌋ of
@@ -366,7 +366,7 @@ func (p *plan) pick(s float64, levels []int) float64 {
 // costs plus framing) is at most target bits, and the prediction. ok is
 // false when even the lowest level of every state exceeds target.
 //
-// In lambda space states of equal weight cross a Ladder λ at the same
+// In lambda space states of equal weight cross a ladder λ at the same
 // scale, so the prediction moves in steps as large as a whole group (with
 // τ = 0, every state: 16 possible files). At the largest fitting scale the
 // group that the next scale would raise is raised in part — states in

@@ -15,7 +15,7 @@ import (
 	"github.com/wmzip/wmzip/graphworld"
 )
 
-// AllocRow is one allocation of one family in `wmzip bench alloc`.
+// AllocRow is one allocation of one family in Alloc's report.
 type AllocRow struct {
 	Family       string  `json:"family"`
 	Space        string  `json:"alloc_space"`          // what the rank weights scale: bits or lambda
@@ -64,6 +64,7 @@ type AllocBar struct {
 	Tail     bool   `json:"ctmc_tail_within_1_5x_uniform"`
 }
 
+// AllocReport is the outcome of Alloc.
 type AllocReport struct {
 	Command  string         `json:"command"`
 	Space    string         `json:"distortion_space"`
@@ -156,7 +157,7 @@ func Alloc(c AllocConfig, logf func(string, ...any)) (*AllocReport, error) {
 		if err := tw.Close(); err != nil {
 			return nil, err
 		}
-		// Round trip through the trace format, as `encode --access` reads it.
+		// Round trip through the trace format, as a trace file is read.
 		acc, err := ctmc.ReadTrace(&trace)
 		if err != nil || int64(len(acc)) != fr.Accesses {
 			return nil, fmt.Errorf("%s: access trace round trip: %d accesses, %v", fam, len(acc), err)
@@ -374,6 +375,7 @@ func (s *RDSetup) embeddingDistortion(recon []uint16, counts []int64, tail []int
 	return wsum / max(csum, 1), tailMean / float64(max(len(tail), 1))
 }
 
+// PrintAlloc prints the report as a table.
 func PrintAlloc(w io.Writer, rep *AllocReport) {
 	fmt.Fprintf(w, "%s\ndistortion d_i: the gate's (LastAccount().DistSum over S·slot norm); %s\n\n", rep.Command, rep.Space)
 	fmt.Fprintf(w, "%-12s %-6s %-6s %-22s %9s %9s %11s %9s %8s %11s %9s\n", "family", "space", "tail", "allocation", "bits/st", "mean d", "access-wtd", "tail d", "tail/uni", "emb acc-wtd", "emb tail")

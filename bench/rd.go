@@ -40,6 +40,7 @@ type RDSetup struct {
 	dim      int
 }
 
+// RDInfo describes a sweep's setup.
 type RDInfo struct {
 	Input         string  `json:"input"`
 	TrainStates   int     `json:"train_states"`
@@ -72,7 +73,7 @@ type RDPoint struct {
 	mask  []bool
 }
 
-// RDReport is the object `wmzip bench rd --json` prints.
+// RDReport is the outcome of a sweep.
 type RDReport struct {
 	Info          RDInfo               `json:"setup"`
 	LosslessBits  float64              `json:"lossless_bits_per_state"`
@@ -89,12 +90,14 @@ type RDReport struct {
 	SecondsPerRun float64              `json:"seconds_per_run"`
 }
 
+// RDMatched compares the policies' rates at one distortion.
 type RDMatched struct {
 	Distortion float64            `json:"distortion"`
 	Bits       map[string]float64 `json:"bits_per_state"`
 	Overhead   map[string]float64 `json:"overhead_vs_rule"`
 }
 
+// RDMetrics are the distortion measures of one reconstruction.
 type RDMetrics struct {
 	Distortion   float64 `json:"distortion"`
 	Cosine       float64 `json:"cosine"`
@@ -519,7 +522,7 @@ func midKnob(pol gate.Policy, a, b float64) float64 {
 	return math.Sqrt(a * b)
 }
 
-// sweep runs every policy over its knobs, then compares them at matched
+// Sweep runs every policy over its knobs, then compares them at matched
 // distortion.
 func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error) {
 	g := s.m.Geom
@@ -704,6 +707,7 @@ func rateAt(f []*RDPoint, d float64) float64 {
 	return f[len(f)-1].BitsPerState
 }
 
+// PrintRD prints the report as a table.
 func PrintRD(w io.Writer, rep *RDReport) {
 	fmt.Fprintf(w, "%s: %d test states, %dx%d K=%d; lossless %.1f bits/state (raw %.0f)\n", rep.Info.Input, rep.Info.TestStates,
 		rep.Info.Slots, rep.Info.Subspaces, rep.Info.Alphabet, rep.LosslessBits, rep.RawBits)

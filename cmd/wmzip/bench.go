@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/npz"
@@ -84,9 +85,11 @@ func runBenchRD(args []string) error {
 		return err
 	}
 	if *modelPath != "" {
-		if c.Model, err = loadModel(*modelPath); err != nil {
+		codec, err := wmzlib.LoadCodec(*modelPath)
+		if err != nil {
 			return err
 		}
+		c.Model = codec.Model()
 	} else if *trainPath != "" {
 		if c.Train, err = npz.ReadTrajectory(*trainPath); err != nil {
 			return err

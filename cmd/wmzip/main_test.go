@@ -251,3 +251,12 @@ func TestObsPipeline(t *testing.T) {
 		}
 	}
 }
+
+// loadModel reads the model file at path.
+func loadModel(path string) (*wm.Model, error) {
+	c, err := wmzlib.LoadCodec(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.Model(), nil
+}

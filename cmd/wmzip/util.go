@@ -15,7 +15,6 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // parse parses flags that may stand before, between or after positional
@@ -85,18 +84,6 @@ func progress(quiet bool, desc string) func(done, total int) {
 			bar.Finish()
 		}
 	}
-}
-
-func loadModel(path string) (*wm.Model, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := wm.UnmarshalModel(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
 }
 
 // loadCodes reads a trajectory that must carry codes.
