@@ -234,7 +234,7 @@ func (w *Writer) Format() *format.Writer { return w.fw }
 
 // Encode writes episodes to w in one call and returns the account.
 func Encode(ctx context.Context, w io.Writer, c *Codec, eps []Episode, opts ...WriterOption) (format.Account, error) {
-	wr, err := NewWriter(w, c, append(opts, WithContext(ctx))...)
+	wr, err := NewWriter(w, c, append(opts[:len(opts):len(opts)], WithContext(ctx))...)
 	if err != nil {
 		return format.Account{}, err
 	}
