@@ -12,6 +12,7 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/graphworld"
 	"github.com/wmzip/wmzip/opq"
 )
@@ -313,4 +314,104 @@ func ExampleLoadCodec() {
 	}
 	fmt.Println("same model:", loaded.ID() == codec.ID(), "gate:", loaded.HasGate(), "quantizer:", loaded.Quantizer() != nil)
 	// Output: same model: true gate: true quantizer: false
+}
+
+// Train on float observations: the codec learns a quantizer (here 8
+// subspaces of 16 centroids per 32-float slot vector), the world model and
+// the retention gate.
+func ExampleTrain() {
+	codec, err := wmzip.Train(context.Background(), walks(1, 8),
+		wmzip.WithQuantizer(opq.Config{M: 8, K: 16, Seed: 1, OPQIters: -1}),
+		wmzip.WithProgress(func(stage string, done, total int) {})) // a progress bar plugs in here
+	if err != nil {
+		log.Fatal(err)
+	}
+	g := codec.Geometry()
+	fmt.Printf("%d slots × %d codes < %d; slot vectors of %d floats; gate: %v\n", g.S, g.M, g.K, codec.Dim(), codec.HasGate())
+	// Output: 8 slots × 8 codes < 16; slot vectors of 32 floats; gate: true
+}
+
+// Per-state levels: the writer declares retention levels and picks one
+// before each state; a reader reports the level of every state it reads.
+func ExampleNewWriter() {
+	ctx := context.Background()
+	codec, err := wmzip.Train(ctx, codesOnly(walks(1, 8)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	test := codesOnly(walks(2, 1))[0]
+	var file bytes.Buffer
+	// Level 0 keeps little (λ = 1 in 16.16 fixed point), level 1 everything.
+	w, err := wmzip.NewWriter(&file, codec, wmzip.WithLevels(1<<16, format.LambdaLossless))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.WriteEpisode(nil); err != nil {
+		log.Fatal(err)
+	}
+	n := len(test.Codes) / len(test.Actions)
+	for t, a := range test.Actions {
+		if err := w.SetLevel(min(t/25, 1)); err != nil { // the last 25 states lossless
+			log.Fatal(err)
+		}
+		if err := w.WriteCodes(a, test.Codes[t*n:(t+1)*n]); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := wmzip.NewReader(&file, codec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := r.NextEpisode(); err != nil {
+		log.Fatal(err)
+	}
+	exact := 0
+	for t := 0; ; t++ {
+		_, codes, err := r.ReadState(nil)
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		if r.Level() == 1 && slices.Equal(codes, test.Codes[t*n:(t+1)*n]) {
+			exact++
+		}
+	}
+	fmt.Println("lossless states decoded exactly:", exact)
+	// Output: lossless states decoded exactly: 25
+}
+
+// A Reader gives states back as float vectors, the quantizer's
+// reconstruction of their codes.
+func ExampleReader_ReadObs() {
+	ctx := context.Background()
+	codec, err := wmzip.Train(ctx, walks(1, 8), wmzip.WithQuantizer(opq.Config{M: 8, K: 16, Seed: 1, OPQIters: -1}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var file bytes.Buffer
+	if _, err := wmzip.Encode(ctx, &file, codec, walks(2, 1)); err != nil {
+		log.Fatal(err)
+	}
+	r, err := wmzip.NewReader(&file, codec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := r.NextEpisode(); err != nil {
+		log.Fatal(err)
+	}
+	var obs []float32
+	for {
+		if _, obs, err = r.ReadObs(obs); err == io.EOF {
+			break
+		} else if err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println("floats read:", len(obs)) // 50 states × 8 slots × 32
+	// Output: floats read: 12800
 }
