@@ -298,7 +298,7 @@ func Example_audit() {
 }
 
 // A codec is saved once and shared by every writer and reader.
-func ExampleLoadCodec() {
+func ExampleCodec() {
 	codec, err := wmzip.Train(context.Background(), codesOnly(walks(1, 8)))
 	if err != nil {
 		log.Fatal(err)
@@ -387,7 +387,7 @@ func ExampleNewWriter() {
 
 // A Reader gives states back as float vectors, the quantizer's
 // reconstruction of their codes.
-func ExampleReader_ReadObs() {
+func ExampleNewReader() {
 	ctx := context.Background()
 	codec, err := wmzip.Train(ctx, walks(1, 8), wmzip.WithQuantizer(opq.Config{M: 8, K: 16, Seed: 1, OPQIters: -1}))
 	if err != nil {
