@@ -13,4 +13,10 @@
 // world model, the retention gate); Graphworld generates the default small
 // world. A Coder is one row: Speed's default set is DefaultCoders, and
 // Measure times any set.
+//
+// PrepareRD and RDSetup.Sweep compare retention policies at matched
+// distortion (rate–distortion curves, PrintRD, PlotRD). Alloc runs the
+// storage-by-access benchmark: graphworld walks, an access trace, and the
+// file encoded under CTMC, uniform, shuffled and reversed allocations at
+// one budget (PrintAlloc). Both check every decode against the writer.
 package bench

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/graphworld"
 	"github.com/wmzip/wmzip/npz"
@@ -78,7 +79,7 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 	if s.Train.S*s.Train.M != s.Test.S*s.Test.M {
 		return nil, fmt.Errorf("%w: train has %d coordinates per state, test %d", ErrInput, s.Train.S*s.Train.M, s.Test.S*s.Test.M)
 	}
-	g := wm.Geometry{S: s.Train.S, M: s.Train.M, K: max(alphabetOf(s.Train.Codes), alphabetOf(s.Test.Codes))}
+	g := wm.Geometry{S: s.Train.S, M: s.Train.M, K: max(wmzip.Alphabet(s.Train.Codes), wmzip.Alphabet(s.Test.Codes))}
 	if s.Quantizer != nil {
 		g.K = s.Quantizer.K()
 	}
@@ -155,20 +156,6 @@ func quantized(q *opq.Quantizer, tr *npz.Trajectory) (*npz.Trajectory, error) {
 	c := *tr
 	c.Codes, c.S, c.M, c.CodesDtype = codes, tr.ObsS, q.M(), ""
 	return &c, nil
-}
-
-// alphabetOf is `wmzip train`'s K for codes that carry none: the smallest
-// power of two above the largest code, at least 2.
-func alphabetOf(c []uint16) int {
-	m := 0
-	for _, v := range c {
-		m = max(m, int(v))
-	}
-	k := 2
-	for k <= m {
-		k *= 2
-	}
-	return k
 }
 
 // episodes splits a trajectory into the world model's episodes.

@@ -72,7 +72,7 @@ func benchCaches(c benchCorpus) []struct {
 
 func BenchmarkWrite(b *testing.B) {
 	eps, m, _ := benchFile(b)
-	b.SetBytes(int64(2 * len(eps[0].codes)))
+	b.SetBytes(int64(2 * len(eps[0].Codes)))
 	b.ReportAllocs()
 	for b.Loop() {
 		encode(b, m, eps)
@@ -83,13 +83,13 @@ func BenchmarkWrite(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	b.Run("corpus=bench", func(b *testing.B) {
 		eps, m, file := benchFile(b)
-		benchRead(b, m, file, len(eps[0].actions))
+		benchRead(b, m, file, len(eps[0].Actions))
 	})
 	for _, c := range benchCorpora(b) {
 		b.Run("corpus="+c.name, func(b *testing.B) {
 			n := 0
 			for _, e := range c.eps {
-				n += len(e.actions)
+				n += len(e.Actions)
 			}
 			benchRead(b, c.m, c.file, n)
 		})
@@ -121,7 +121,7 @@ func BenchmarkFileState(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					e := rng.IntN(len(c.eps))
-					if _, _, err := f.ReadState(e, rng.IntN(len(c.eps[e].actions)), dst); err != nil {
+					if _, _, err := f.ReadState(e, rng.IntN(len(c.eps[e].Actions)), dst); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -148,7 +148,7 @@ func BenchmarkFileStateNeighbour(b *testing.B) {
 					if _, _, err := f.ReadState(e, s, dst); err != nil {
 						b.Fatal(err)
 					}
-					if s++; s == len(c.eps[e].actions) {
+					if s++; s == len(c.eps[e].Actions) {
 						e, s = (e+1)%len(c.eps), 0
 					}
 				}

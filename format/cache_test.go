@@ -60,7 +60,7 @@ func raFiles(t *testing.T) []raFile {
 func readOrders(eps []episode) map[string][][2]int {
 	var seq [][2]int
 	for e := range eps {
-		for s := range eps[e].actions {
+		for s := range eps[e].Actions {
 			seq = append(seq, [2]int{e, s})
 		}
 	}
@@ -89,7 +89,7 @@ func cacheSizes(coder int64) map[string][]Option {
 
 // checkState compares a read with the decoded episodes.
 func checkState(want []episode, n, e, s int, a int64, c []uint16) bool {
-	return a == want[e].actions[s] && slices.Equal(c, want[e].codes[s*n:(s+1)*n])
+	return a == want[e].Actions[s] && slices.Equal(c, want[e].Codes[s*n:(s+1)*n])
 }
 
 // TestFileStateMatchesDecodeEpisode reads every state in several orders,
@@ -115,7 +115,7 @@ func TestFileStateMatchesDecodeEpisode(t *testing.T) {
 							a, c, err = f.StateAction(r[0], r[1])
 						case 1:
 							c, err = f.State(r[0], r[1])
-							a = rf.want[r[0]].actions[r[1]]
+							a = rf.want[r[0]].Actions[r[1]]
 						default:
 							a, dst, err = f.ReadState(r[0], r[1], dst)
 							c = dst
@@ -183,12 +183,12 @@ func TestFileStateConcurrentCache(t *testing.T) {
 					var dst []uint16
 					for range 150 {
 						e := rng.IntN(len(rf.want))
-						if len(rf.want[e].actions) == 0 {
+						if len(rf.want[e].Actions) == 0 {
 							continue
 						}
-						s := rng.IntN(len(rf.want[e].actions))
+						s := rng.IntN(len(rf.want[e].Actions))
 						if w%2 == 0 { // neighbours: runs of steps
-							s = (s/4*4 + rng.IntN(4)) % len(rf.want[e].actions)
+							s = (s/4*4 + rng.IntN(4)) % len(rf.want[e].Actions)
 						}
 						a, c, err := f.ReadState(e, s, dst)
 						if err != nil || !checkState(rf.want, n, e, s, a, c) {
@@ -391,18 +391,18 @@ func markovEpisodes(rng *rand.Rand, g wm.Geometry, lens []int) []episode {
 	eps := make([]episode, len(lens))
 	for i, T := range lens {
 		e := &eps[i]
-		e.actions = make([]int64, T)
-		e.codes = make([]uint16, T*n)
+		e.Actions = make([]int64, T)
+		e.Codes = make([]uint16, T*n)
 		for t := range T {
-			e.actions[t] = int64(rng.IntN(4))
+			e.Actions[t] = int64(rng.IntN(4))
 			for s := range g.S {
-				tile := e.codes[t*n+s*g.M : t*n+(s+1)*g.M]
+				tile := e.Codes[t*n+s*g.M : t*n+(s+1)*g.M]
 				switch r := rng.IntN(10); {
 				case t > 0 && r < 5:
-					copy(tile, e.codes[(t-1)*n+s*g.M:])
+					copy(tile, e.Codes[(t-1)*n+s*g.M:])
 				case t > 3 && r < 7:
 					u := rng.IntN(t)
-					copy(tile, e.codes[u*n+s*g.M:])
+					copy(tile, e.Codes[u*n+s*g.M:])
 				default:
 					v := rng.IntN(g.K)
 					for m := range tile {

@@ -49,20 +49,20 @@ func TestFileConcurrentAllMethods(t *testing.T) {
 						}
 					case op == 1:
 						a, c, err := f.DecodeEpisode(e)
-						if err != nil || !slices.Equal(a, want[e].actions) || !slices.Equal(c, want[e].codes) {
+						if err != nil || !slices.Equal(a, want[e].Actions) || !slices.Equal(c, want[e].Codes) {
 							errs <- "DecodeEpisode differs"
 						}
 					case op == 2:
-						if meta, err := f.Metadata(e); err != nil || !bytes.Equal(meta, want[e].meta) {
+						if meta, err := f.Metadata(e); err != nil || !bytes.Equal(meta, want[e].Meta) {
 							errs <- "Metadata differs"
 						}
 					default:
-						if len(want[e].actions) == 0 {
+						if len(want[e].Actions) == 0 {
 							continue
 						}
-						s := rng.IntN(len(want[e].actions))
+						s := rng.IntN(len(want[e].Actions))
 						a, c, err := f.StateAction(e, s)
-						if err != nil || a != want[e].actions[s] || !slices.Equal(c, want[e].codes[s*n:(s+1)*n]) {
+						if err != nil || a != want[e].Actions[s] || !slices.Equal(c, want[e].Codes[s*n:(s+1)*n]) {
 							errs <- "StateAction differs"
 						}
 					}

@@ -305,18 +305,18 @@ func (b *wmmBuild) refFrom(eps []episode) {
 	n := b.g.N()
 	b.starts, b.codes, b.buckets = nil, nil, nil
 	for _, e := range eps {
-		if len(e.actions) == 0 {
+		if len(e.Actions) == 0 {
 			continue
 		}
 		b.starts = append(b.starts, uint32(len(b.buckets)))
-		for t, a := range e.actions {
+		for t, a := range e.Actions {
 			bk := bucketOf(a)
 			if t == 0 {
 				bk = 0
 			}
 			b.buckets = append(b.buckets, bk)
 		}
-		b.codes = append(b.codes, e.codes[:len(e.actions)*n]...)
+		b.codes = append(b.codes, e.Codes[:len(e.Actions)*n]...)
 	}
 }
 
@@ -328,26 +328,26 @@ func walk(rng *rand.Rand, g wm.Geometry, pages [][]uint16, lens []int, noise int
 	n, M := g.N(), g.M
 	var eps []episode
 	for i, T := range lens {
-		e := episode{actions: make([]int64, T), codes: make([]uint16, T*n)}
+		e := episode{Actions: make([]int64, T), Codes: make([]uint16, T*n)}
 		if i%2 == 0 {
-			e.meta = []byte(`{"episode":` + string(rune('0'+i%10)) + `}`)
+			e.Meta = []byte(`{"episode":` + string(rune('0'+i%10)) + `}`)
 		}
 		cur := append([]uint16(nil), pages[rng.IntN(len(pages))]...)
 		for t := range T {
 			r := rng.IntN(16)
 			switch {
 			case t == 0:
-				e.actions[t] = wm.NoAction
+				e.Actions[t] = wm.NoAction
 			case r < 7: // stay
-				e.actions[t] = 0
+				e.Actions[t] = 0
 			case r < 10: // revisit
-				e.actions[t] = 1
+				e.Actions[t] = 1
 				copy(cur, pages[rng.IntN(len(pages))])
 			case r < 13: // scroll: slot x shows what slot x+1 showed
-				e.actions[t] = 2
+				e.Actions[t] = 2
 				copy(cur, append(cur[M:], cur[:M]...))
 			case r < 15: // new content in a few slots
-				e.actions[t] = 3
+				e.Actions[t] = 3
 				for k := range g.S {
 					if rng.IntN(3) == 0 {
 						for m := range M {
@@ -356,14 +356,14 @@ func walk(rng *rand.Rand, g wm.Geometry, pages [][]uint16, lens []int, noise int
 					}
 				}
 			default:
-				e.actions[t] = []int64{-1 << 63, 1<<63 - 1, 1 << 40, -300, 15, 16}[rng.IntN(6)]
+				e.Actions[t] = []int64{-1 << 63, 1<<63 - 1, 1 << 40, -300, 15, 16}[rng.IntN(6)]
 			}
 			for j := range cur {
 				if rng.IntN(noise) == 0 {
 					cur[j] = uint16(rng.IntN(g.K))
 				}
 			}
-			copy(e.codes[t*n:], cur)
+			copy(e.Codes[t*n:], cur)
 		}
 		eps = append(eps, e)
 	}
@@ -393,7 +393,7 @@ type builtVector struct {
 func inputOf(g wm.Geometry, prec uint, eps []episode) conformanceInput {
 	in := conformanceInput{Geometry: g, Precision: prec}
 	for _, e := range eps {
-		in.Episodes = append(in.Episodes, conformanceStep{Meta: string(e.meta), Actions: e.actions, Codes: e.codes})
+		in.Episodes = append(in.Episodes, conformanceStep{Meta: string(e.Meta), Actions: e.Actions, Codes: e.Codes})
 	}
 	return in
 }
@@ -519,23 +519,23 @@ func buildK2() (conformanceInput, *wm.Model) {
 	b.cont = contLists(g.S, 1)
 	var eps []episode
 	for i, T := range []int{2100, 0, 6} {
-		e := episode{actions: make([]int64, T), codes: make([]uint16, T)}
+		e := episode{Actions: make([]int64, T), Codes: make([]uint16, T)}
 		if i == 1 {
-			e.meta = []byte(`{"empty":true}`)
+			e.Meta = []byte(`{"empty":true}`)
 		}
 		v := uint16(0)
 		for t := range T {
-			e.actions[t] = 0
+			e.Actions[t] = 0
 			switch {
 			case t == 0:
-				e.actions[t] = wm.NoAction
+				e.Actions[t] = wm.NoAction
 			case t%500 == 7:
-				e.actions[t] = int64(rng.IntN(40)) - 20
+				e.Actions[t] = int64(rng.IntN(40)) - 20
 			}
 			if rng.IntN(12) == 0 {
 				v ^= 1
 			}
-			e.codes[t] = v
+			e.Codes[t] = v
 		}
 		eps = append(eps, e)
 	}
@@ -609,9 +609,9 @@ func buildCaps() (conformanceInput, *wm.Model) {
 	ref := make([]episode, 4)
 	k := 0
 	for e := range ref {
-		ref[e].actions = make([]int64, refT/4)
-		for t := range ref[e].actions {
-			ref[e].actions[t] = int64(t % 3)
+		ref[e].Actions = make([]int64, refT/4)
+		for t := range ref[e].Actions {
+			ref[e].Actions[t] = int64(t % 3)
 			st := make([]uint16, n)
 			copy(st, frame)
 			for s := 1; s < g.S; s++ {
@@ -625,15 +625,15 @@ func buildCaps() (conformanceInput, *wm.Model) {
 					}
 				}
 			}
-			ref[e].codes = append(ref[e].codes, st...)
+			ref[e].Codes = append(ref[e].Codes, st...)
 		}
 	}
 	b.refFrom(ref)
 	refState := func(r int) []uint16 { return b.codes[r*n : (r+1)*n] }
 	var a episode
 	add := func(act int64, st []uint16) {
-		a.actions = append(a.actions, act)
-		a.codes = append(a.codes, st...)
+		a.Actions = append(a.Actions, act)
+		a.Codes = append(a.Codes, st...)
 	}
 	// The first state: the frame, then tiles of seven reference states
 	// beyond the frame's first 32 occurrences (39 anchors in all).
@@ -666,9 +666,9 @@ func buildCaps() (conformanceInput, *wm.Model) {
 	add(1, refState(41))
 	add(0, refState(41))
 	var bEp episode
-	bEp.meta = []byte(`{"part":"b"}`)
-	bEp.actions = []int64{wm.NoAction, 1, 2}
-	bEp.codes = append(append(append([]uint16(nil), refState(100)...), refState(101)...), refState(90)...)
+	bEp.Meta = []byte(`{"part":"b"}`)
+	bEp.Actions = []int64{wm.NoAction, 1, 2}
+	bEp.Codes = append(append(append([]uint16(nil), refState(100)...), refState(101)...), refState(90)...)
 	return inputOf(g, b.prec, []episode{a, bEp}), b.model()
 }
 
@@ -724,10 +724,10 @@ func buildWeak() (conformanceInput, *wm.Model) {
 	b.subMix = 128
 	b.cont = contLists(g.S, 1)
 	// 300 reference states of random tiles.
-	ref := episode{actions: make([]int64, 300)}
-	for range ref.actions {
+	ref := episode{Actions: make([]int64, 300)}
+	for range ref.Actions {
 		for range n {
-			ref.codes = append(ref.codes, uint16(rng.IntN(g.K)))
+			ref.Codes = append(ref.Codes, uint16(rng.IntN(g.K)))
 		}
 	}
 	b.refFrom([]episode{ref})
@@ -740,14 +740,14 @@ func buildWeak() (conformanceInput, *wm.Model) {
 			st[s*2], st[s*2+1] = uint16(k/g.K), uint16(k%g.K)
 			k++
 		}
-		e.actions = append(e.actions, int64(t%2))
-		e.codes = append(e.codes, st...)
+		e.Actions = append(e.Actions, int64(t%2))
+		e.Codes = append(e.Codes, st...)
 	}
-	e.actions[0] = wm.NoAction
-	last := e.codes[len(e.codes)-n:]
+	e.Actions[0] = wm.NoAction
+	last := e.Codes[len(e.Codes)-n:]
 	for range 4 {
-		e.actions = append(e.actions, 0)
-		e.codes = append(e.codes, last...)
+		e.Actions = append(e.Actions, 0)
+		e.Codes = append(e.Codes, last...)
 	}
 	return inputOf(g, b.prec, []episode{e}), b.model()
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -191,9 +192,9 @@ func (v *vector) retain(t *testing.T, m *wm.Model, in *conformanceInput) func(i,
 func (in *conformanceInput) episodes() []episode {
 	var eps []episode
 	for _, e := range in.Episodes {
-		ep := episode{actions: e.Actions, codes: e.Codes}
+		ep := episode{Actions: e.Actions, Codes: e.Codes}
 		if e.Meta != "" {
-			ep.meta = []byte(e.Meta)
+			ep.Meta = []byte(e.Meta)
 		}
 		eps = append(eps, ep)
 	}
@@ -258,12 +259,12 @@ func conformanceEpisodes() conformanceInput {
 func decodeDigest(eps []episode, n int) string {
 	h := sha256.New()
 	for _, e := range eps {
-		b := le.AppendUint32(nil, uint32(len(e.meta)))
-		b = append(b, e.meta...)
-		b = le.AppendUint64(b, uint64(len(e.actions)))
-		for t, a := range e.actions {
+		b := le.AppendUint32(nil, uint32(len(e.Meta)))
+		b = append(b, e.Meta...)
+		b = le.AppendUint64(b, uint64(len(e.Actions)))
+		for t, a := range e.Actions {
 			b = le.AppendUint64(b, uint64(a))
-			for _, v := range e.codes[t*n : (t+1)*n] {
+			for _, v := range e.Codes[t*n : (t+1)*n] {
 				b = le.AppendUint16(b, v)
 			}
 		}
@@ -276,32 +277,10 @@ func decodeDigest(eps []episode, n int) string {
 // independently of the chunk coder, with the world model's predictor and
 // the retention rule of each state.
 func reconstruct(m *wm.Model, in *conformanceInput, v *vector, rules func(i, t int) retainFunc) []episode {
-	eps := in.episodes()
-	n := m.Geom.N()
-	p := m.NewPredictor()
-	out := make([]episode, len(eps))
-	for i, e := range eps {
-		out[i] = episode{meta: e.meta, actions: e.actions, codes: make([]uint16, len(e.codes))}
-		inChunk := 0
-		for t, a := range e.actions {
-			if t == 0 || inChunk == v.Keyframe || (v.Flush && slices.Contains(in.Episodes[i].FlushBefore, t)) {
-				p.Reset()
-				inChunk = 0
-			}
-			inChunk++
-			retain := rules(i, t)
-			p.Begin(a)
-			for j := range n {
-				v := e.codes[t*n+j]
-				if p.Predict(j); retain != nil && !retain(j, p) {
-					v = p.Modal()
-				}
-				p.Commit(j, v)
-				out[i].codes[t*n+j] = v
-			}
-		}
+	restart := func(i, t, inChunk int) bool {
+		return t == 0 || inChunk == v.Keyframe || (v.Flush && slices.Contains(in.Episodes[i].FlushBefore, t))
 	}
-	return out
+	return testkit.Reconstruct(m, in.episodes(), restart, func(i, t int) func(int, *wm.Predictor) bool { return rules(i, t) })
 }
 
 // decodeAllWays is decodeEverything with options: sequential, by episode,
@@ -327,12 +306,12 @@ func decodeAllWays(b []byte, m *wm.Model, opts ...Option) ([]episode, error) {
 	}
 	n := f.Model().Geom.N()
 	for e := range seq {
-		for s := range seq[e].actions {
+		for s := range seq[e].Actions {
 			a, c, err := f.StateAction(e, s)
 			if err != nil {
 				return nil, err
 			}
-			if a != seq[e].actions[s] || !bytes.Equal(u16bytes(c), u16bytes(seq[e].codes[s*n:(s+1)*n])) {
+			if a != seq[e].Actions[s] || !bytes.Equal(u16bytes(c), u16bytes(seq[e].Codes[s*n:(s+1)*n])) {
 				return nil, errors.New("StateAction differs from sequential decode")
 			}
 		}
@@ -358,8 +337,8 @@ func conformanceModels(t *testing.T, g wm.Geometry, prec uint, eps []episode) ma
 func calibrated(t *testing.T, m *wm.Model, eps []episode) *wm.Model {
 	train := make([]wm.Episode, 0, len(eps))
 	for _, e := range eps {
-		if len(e.actions) > 0 {
-			train = append(train, wm.Episode{Codes: e.codes, Actions: e.actions})
+		if len(e.Actions) > 0 {
+			train = append(train, wm.Episode{Codes: e.Codes, Actions: e.Actions})
 		}
 	}
 	p, err := gate.Calibrate(m, train, gate.CalibOptions{MinSamples: 8})
@@ -675,14 +654,14 @@ func isPrefix(got, want []episode, n int) error {
 	}
 	for i, e := range got {
 		w := want[i]
-		k := len(e.actions)
+		k := len(e.Actions)
 		if i < len(got)-1 {
-			k = len(w.actions)
+			k = len(w.Actions)
 		}
-		if k > len(w.actions) || !bytes.Equal(e.meta, w.meta) {
+		if k > len(w.Actions) || !bytes.Equal(e.Meta, w.Meta) {
 			return fmt.Errorf("episode %d differs", i)
 		}
-		w.actions, w.codes = w.actions[:k], w.codes[:k*n]
+		w.Actions, w.Codes = w.Actions[:k], w.Codes[:k*n]
 		if err := sameEpisodes(normalize([]episode{e}), normalize([]episode{w})); err != nil {
 			return fmt.Errorf("episode %d: %v", i, err)
 		}

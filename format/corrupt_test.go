@@ -34,12 +34,12 @@ func decodeEverything(b []byte, m *wm.Model) ([]episode, error) {
 	}
 	n := f.Model().Geom.N()
 	for e := range seq {
-		for s := range seq[e].actions {
+		for s := range seq[e].Actions {
 			c, err := f.State(e, s)
 			if err != nil {
 				return nil, err
 			}
-			if !bytes.Equal(u16bytes(c), u16bytes(seq[e].codes[s*n:(s+1)*n])) {
+			if !bytes.Equal(u16bytes(c), u16bytes(seq[e].Codes[s*n:(s+1)*n])) {
 				return nil, errors.New("State differs from sequential decode")
 			}
 		}

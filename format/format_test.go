@@ -59,15 +59,15 @@ func TestRoundTrip(t *testing.T) {
 			}
 			n := tc.g.N()
 			for e := range eps {
-				if f.EpisodeLen(e) != len(eps[e].actions) {
-					t.Fatalf("episode %d: length %d, want %d", e, f.EpisodeLen(e), len(eps[e].actions))
+				if f.EpisodeLen(e) != len(eps[e].Actions) {
+					t.Fatalf("episode %d: length %d, want %d", e, f.EpisodeLen(e), len(eps[e].Actions))
 				}
-				for s := range eps[e].actions {
+				for s := range eps[e].Actions {
 					a, c, err := f.StateAction(e, s)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if a != eps[e].actions[s] || !slices.Equal(c, eps[e].codes[s*n:(s+1)*n]) {
+					if a != eps[e].Actions[s] || !slices.Equal(c, eps[e].Codes[s*n:(s+1)*n]) {
 						t.Fatalf("State(%d, %d) differs from sequential decode", e, s)
 					}
 				}
@@ -75,7 +75,7 @@ func TestRoundTrip(t *testing.T) {
 			info := f.Info()
 			var states int64
 			for _, e := range eps {
-				states += int64(len(e.actions))
+				states += int64(len(e.Actions))
 			}
 			if info.States != states || info.Episodes != len(eps) ||
 				info.HeaderBytes+info.ModelBytes+info.PayloadBytes+info.IndexBytes != int64(len(b)) {
@@ -95,18 +95,18 @@ func TestActionsExtreme(t *testing.T) {
 	g := wm.Geometry{S: 1, M: 2, K: 4}
 	rng := rand.New(rand.NewPCG(3, 4))
 	e := genEpisodes(rng, g, []int{3000})
-	for i := range e[0].actions {
+	for i := range e[0].Actions {
 		switch i % 7 {
 		case 0:
-			e[0].actions[i] = int64(i % 40)
+			e[0].Actions[i] = int64(i % 40)
 		case 1:
-			e[0].actions[i] = -int64(i)
+			e[0].Actions[i] = -int64(i)
 		case 2:
-			e[0].actions[i] = math.MinInt64 + int64(i%3)
+			e[0].Actions[i] = math.MinInt64 + int64(i%3)
 		case 3:
-			e[0].actions[i] = math.MaxInt64 - int64(i%3)
+			e[0].Actions[i] = math.MaxInt64 - int64(i%3)
 		case 4:
-			e[0].actions[i] = 1 << (i % 63)
+			e[0].Actions[i] = 1 << (i % 63)
 		}
 	}
 	m := trainModel(g, 10, e)
@@ -157,12 +157,12 @@ func TestIdenticalBytes(t *testing.T) {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.WriteEpisode(e.meta); err != nil {
+			if err := w.WriteEpisode(e.Meta); err != nil {
 				t.Fatal(err)
 			}
-			for i, a := range e.actions {
+			for i, a := range e.Actions {
 				// The writer must not keep the caller's slice.
-				st := slices.Clone(e.codes[i*n : (i+1)*n])
+				st := slices.Clone(e.Codes[i*n : (i+1)*n])
 				if err := w.WriteState(a, st); err != nil {
 					t.Fatal(err)
 				}
@@ -296,18 +296,18 @@ func TestRetainHook(t *testing.T) {
 	p := m.NewPredictor()
 	n := g.N()
 	for e := range eps {
-		for s := range eps[e].actions {
+		for s := range eps[e].Actions {
 			if s%4 == 0 {
 				p.Reset()
 			}
-			p.Begin(got[e].actions[s])
+			p.Begin(got[e].Actions[s])
 			for j := 0; j < n; j++ {
-				want := eps[e].codes[s*n+j]
+				want := eps[e].Codes[s*n+j]
 				p.Predict(j)
 				if j%3 == 0 {
 					want = p.Modal()
 				}
-				v := got[e].codes[s*n+j]
+				v := got[e].Codes[s*n+j]
 				if v != want {
 					t.Fatalf("episode %d state %d coordinate %d: %d, want %d", e, s, j, v, want)
 				}
@@ -357,7 +357,7 @@ func TestWriterInput(t *testing.T) {
 		t.Fatalf("after close: %v", err)
 	}
 	got, err := readAll(buf.Bytes(), m)
-	if err != nil || len(got) != 1 || len(got[0].actions) != 1 {
+	if err != nil || len(got) != 1 || len(got[0].Actions) != 1 {
 		t.Fatalf("decoded %v, %v", got, err)
 	}
 	for _, o := range []Option{WithKeyframeInterval(0), WithKeyframeInterval(MaxKeyframeInterval + 1),
@@ -474,9 +474,9 @@ func TestFileConcurrent(t *testing.T) {
 		go func() {
 			for i := range 40 {
 				e := (w + i) % 2
-				s := (w*7 + i) % len(eps[e].actions)
+				s := (w*7 + i) % len(eps[e].Actions)
 				c, err := f.State(e, s)
-				if err == nil && !slices.Equal(c, eps[e].codes[s*n:(s+1)*n]) {
+				if err == nil && !slices.Equal(c, eps[e].Codes[s*n:(s+1)*n]) {
 					err = fmt.Errorf("State(%d, %d) differs", e, s)
 				}
 				if err != nil {
@@ -528,7 +528,7 @@ func TestIdealRate(t *testing.T) {
 	}
 	framing := int64(0)
 	for _, e := range eps {
-		framing += episodeHdrSize + crcSize + int64(len(e.meta))
+		framing += episodeHdrSize + crcSize + int64(len(e.Meta))
 	}
 	framing += info.Chunks * (chunkHdrSize + crcSize)
 	streamBits := float64(8 * (info.PayloadBytes - framing))

@@ -50,8 +50,8 @@ func TestGolden(t *testing.T) {
 		eps := genEpisodes(rand.New(rand.NewPCG(2026, 1)), g, []int{5, 0, 11, 1})
 		tr := goldenTrajectory{Geometry: g, Precision: 12, KeyframeInterval: 4, Lanes: 4}
 		for _, e := range eps {
-			tr.Episodes = append(tr.Episodes, goldenEpisode{e.actions, e.codes})
-			tr.Meta = append(tr.Meta, string(e.meta))
+			tr.Episodes = append(tr.Episodes, goldenEpisode{e.Actions, e.Codes})
+			tr.Meta = append(tr.Meta, string(e.Meta))
 		}
 		js, err := json.MarshalIndent(tr, "", " ")
 		if err != nil {
@@ -82,9 +82,9 @@ func TestGolden(t *testing.T) {
 	}
 	var eps []episode
 	for i, e := range tr.Episodes {
-		ep := episode{actions: e.Actions, codes: e.Codes}
+		ep := episode{Actions: e.Actions, Codes: e.Codes}
 		if m := tr.Meta[i]; m != "" {
-			ep.meta = []byte(m)
+			ep.Meta = []byte(m)
 		}
 		eps = append(eps, ep)
 	}

@@ -3,62 +3,19 @@ package format
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/wm"
 )
 
 // episode is one test episode.
-type episode struct {
-	meta    []byte
-	actions []int64
-	codes   []uint16 // len(actions) × N
-}
+type episode = testkit.Episode
 
-// genEpisodes builds episodes of the given lengths with persistent,
-// skewed codes and a few action kinds, including extreme actions.
+// genEpisodes is testkit.GenEpisodes.
 func genEpisodes(rng *rand.Rand, g wm.Geometry, lens []int) []episode {
-	n := g.N()
-	eps := make([]episode, len(lens))
-	for i, T := range lens {
-		e := &eps[i]
-		if i%2 == 0 {
-			e.meta = fmt.Appendf(nil, `{"episode":%d,"note":"test"}`, i)
-		}
-		e.actions = make([]int64, T)
-		e.codes = make([]uint16, T*n)
-		prev := make([]uint16, n)
-		for j := range prev {
-			prev[j] = uint16(rng.IntN(g.K))
-		}
-		for t := 0; t < T; t++ {
-			switch r := rng.IntN(20); {
-			case t == 0:
-				e.actions[t] = wm.NoAction
-			case r < 12:
-				e.actions[t] = e.actions[t-1]
-			case r < 18:
-				e.actions[t] = int64(rng.IntN(7))
-			case r == 18:
-				e.actions[t] = rng.Int64() - rng.Int64()
-			default:
-				e.actions[t] = []int64{-1 << 63, 1<<63 - 1, -17, 16, 1 << 40}[rng.IntN(5)]
-			}
-			for j := 0; j < n; j++ {
-				v := prev[j]
-				if rng.IntN(10) >= 7 {
-					v = uint16(min(rng.ExpFloat64()*float64(g.K)/8, float64(g.K-1)))
-				}
-				e.codes[t*n+j] = v
-				prev[j] = v
-			}
-		}
-	}
-	return eps
+	return testkit.GenEpisodes(rng, g, lens)
 }
 
 // trainModel trains a small model on the episodes (nil: untrained).
@@ -68,7 +25,7 @@ func trainModel(g wm.Geometry, prec uint, eps []episode) *wm.Model {
 	}
 	tr := make([]wm.Episode, len(eps))
 	for i, e := range eps {
-		tr[i] = wm.Episode{Codes: e.codes, Actions: e.actions}
+		tr[i] = wm.Episode{Codes: e.Codes, Actions: e.Actions}
 	}
 	m, err := wm.Train(g, tr, wm.TrainOptions{Precision: prec, MaxRefStates: 256})
 	if err != nil {
@@ -94,16 +51,16 @@ func encodeHook(t testing.TB, m *wm.Model, eps []episode, before func(w *Writer,
 	}
 	n := m.Geom.N()
 	for i, e := range eps {
-		if err := w.WriteEpisode(e.meta); err != nil {
+		if err := w.WriteEpisode(e.Meta); err != nil {
 			t.Fatal(err)
 		}
-		for k, a := range e.actions {
+		for k, a := range e.Actions {
 			if before != nil {
 				if err := before(w, i, k); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
+			if err := w.WriteState(a, e.Codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -120,31 +77,7 @@ func readAll(b []byte, m *wm.Model, opts ...Option) ([]episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	var eps []episode
-	for {
-		meta, err := r.NextEpisode()
-		if err == io.EOF {
-			return eps, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		e := episode{meta: meta}
-		var codes []uint16
-		for {
-			a, c, err := r.ReadState(codes)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			e.actions = append(e.actions, a)
-			e.codes = append(e.codes, c...)
-			codes = c
-		}
-		eps = append(eps, e)
-	}
+	return testkit.ReadAll(r)
 }
 
 // openAll decodes a whole file through Open, episode by episode.
@@ -153,35 +86,10 @@ func openAll(b []byte, m *wm.Model, opts ...Option) ([]episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	eps := make([]episode, f.Episodes())
-	for i := range eps {
-		if eps[i].meta, err = f.Metadata(i); err != nil {
-			return nil, err
-		}
-		if eps[i].actions, eps[i].codes, err = f.DecodeEpisode(i); err != nil {
-			return nil, err
-		}
-	}
-	return eps, nil
+	return testkit.FileEpisodes(f)
 }
 
-func sameEpisodes(a, b []episode) error {
-	if len(a) != len(b) {
-		return fmt.Errorf("%d episodes, want %d", len(a), len(b))
-	}
-	for i := range a {
-		if !bytes.Equal(a[i].meta, b[i].meta) {
-			return fmt.Errorf("episode %d: metadata %q, want %q", i, a[i].meta, b[i].meta)
-		}
-		if !slices.Equal(a[i].actions, b[i].actions) {
-			return fmt.Errorf("episode %d: actions differ (%d vs %d)", i, len(a[i].actions), len(b[i].actions))
-		}
-		if !slices.Equal(a[i].codes, b[i].codes) {
-			return fmt.Errorf("episode %d: codes differ", i)
-		}
-	}
-	return nil
-}
+func sameEpisodes(a, b []episode) error { return testkit.SameEpisodes(a, b) }
 
 // isFileError reports whether err is one of the decoding errors a damaged
 // file may produce.

@@ -25,12 +25,12 @@ func searchFile(t testing.TB) (*wm.Model, []episode, []wm.Episode) {
 		g := wm.Geometry{S: 4, M: 4, K: 16}
 		eps := genEpisodes(rand.New(rand.NewPCG(7, 8)), g, []int{30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30})
 		for i := range eps {
-			eps[i].meta = nil
+			eps[i].Meta = nil
 		}
 		m := trainModel(g, 12, eps)
 		train := make([]wm.Episode, len(eps))
 		for i, e := range eps {
-			train[i] = wm.Episode{Codes: e.codes, Actions: e.actions}
+			train[i] = wm.Episode{Codes: e.Codes, Actions: e.Actions}
 		}
 		p, err := gate.Calibrate(m, train, gate.CalibOptions{MinSamples: 8})
 		if err != nil {
@@ -43,7 +43,7 @@ func searchFile(t testing.TB) (*wm.Model, []episode, []wm.Episode) {
 	})
 	w := make([]wm.Episode, len(searchEps))
 	for i, e := range searchEps {
-		w[i] = wm.Episode{Codes: e.codes, Actions: e.actions}
+		w[i] = wm.Episode{Codes: e.Codes, Actions: e.Actions}
 	}
 	return searchModel, searchEps, w
 }
@@ -69,8 +69,8 @@ func TestSearchLambda(t *testing.T) {
 			if err := w.WriteEpisode(nil); err != nil {
 				t.Fatal(err)
 			}
-			for k, a := range e.actions {
-				if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
+			for k, a := range e.Actions {
+				if err := w.WriteState(a, e.Codes[k*n:(k+1)*n]); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -190,8 +190,8 @@ func BenchmarkSearchLambda(b *testing.B) {
 	eps := genEpisodes(rand.New(rand.NewPCG(9, 10)), g, []int{48, 48, 48, 48, 48, 48, 48, 48})
 	weps := make([]wm.Episode, len(eps))
 	for i := range eps {
-		eps[i].meta = nil
-		weps[i] = wm.Episode{Codes: eps[i].codes, Actions: eps[i].actions}
+		eps[i].Meta = nil
+		weps[i] = wm.Episode{Codes: eps[i].Codes, Actions: eps[i].Actions}
 	}
 	m := trainModel(g, 12, eps)
 	p, err := gate.Calibrate(m, weps, gate.CalibOptions{MinSamples: 8})
@@ -207,8 +207,8 @@ func BenchmarkSearchLambda(b *testing.B) {
 	w, _ := NewWriter(&buf, m, append(opts, WithLambda(lambdaAt(searchMin)))...)
 	for _, e := range eps {
 		w.WriteEpisode(nil)
-		for k, a := range e.actions {
-			w.WriteState(a, e.codes[k*g.N():(k+1)*g.N()])
+		for k, a := range e.Actions {
+			w.WriteState(a, e.Codes[k*g.N():(k+1)*g.N()])
 		}
 	}
 	w.Close()
@@ -218,7 +218,7 @@ func BenchmarkSearchLambda(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	size := int64(2 * len(eps) * len(eps[0].codes))
+	size := int64(2 * len(eps) * len(eps[0].Codes))
 	b.Run("lossless", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()

@@ -37,11 +37,11 @@ func TestLevels(t *testing.T) {
 		if err := w.WriteEpisode(nil); err != nil {
 			t.Fatal(err)
 		}
-		for k, a := range e.actions {
+		for k, a := range e.Actions {
 			if err := w.SetLevel(level(i, k)); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
+			if err := w.WriteState(a, e.Codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 			acc := w.LastAccount()
@@ -96,7 +96,7 @@ func TestLevels(t *testing.T) {
 				t.Fatalf("episode %d step %d: level %d, want %d", i, k, r.Level(), l)
 			}
 			for j, v := range st {
-				if v != eps[i].codes[k*n+j] {
+				if v != eps[i].Codes[k*n+j] {
 					omitted[l]++
 				}
 			}
@@ -179,7 +179,7 @@ func TestFlushIsDurable(t *testing.T) {
 		// An episode without states last cannot be told from one whose
 		// states were lost: recovery drops it.
 		keep := want
-		if k := len(keep); k > 0 && len(keep[k-1].actions) == 0 {
+		if k := len(keep); k > 0 && len(keep[k-1].Actions) == 0 {
 			keep = keep[:k-1]
 		}
 		if err := sameEpisodes(normalize(got), normalize(keep)); err != nil {
@@ -187,18 +187,18 @@ func TestFlushIsDurable(t *testing.T) {
 		}
 	}
 	for _, e := range eps {
-		if err := w.WriteEpisode(e.meta); err != nil {
+		if err := w.WriteEpisode(e.Meta); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, episode{meta: e.meta})
+		want = append(want, episode{Meta: e.Meta})
 		check()
-		for k, a := range e.actions {
-			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
+		for k, a := range e.Actions {
+			if err := w.WriteState(a, e.Codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 			cur := &want[len(want)-1]
-			cur.actions = append(cur.actions, a)
-			cur.codes = append(cur.codes, e.codes[k*n:(k+1)*n]...)
+			cur.Actions = append(cur.Actions, a)
+			cur.Codes = append(cur.Codes, e.Codes[k*n:(k+1)*n]...)
 			if k%2 == 1 {
 				check()
 			}

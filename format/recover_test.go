@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -51,14 +52,14 @@ func prefixEpisodes(eps []episode, rs []record, n int, cut int64) []episode {
 		if r.chunk < 0 {
 			empty := i+1 == len(rs) || rs[i+1].chunk < 0
 			if empty && r.end < cut || !empty && rs[i+1].end <= cut {
-				out = append(out, episode{meta: src.meta})
+				out = append(out, episode{Meta: src.Meta})
 			}
 			continue
 		}
 		e := &out[len(out)-1]
 		lo, hi := r.first, r.first+r.states
-		e.actions = append(e.actions, src.actions[lo:hi]...)
-		e.codes = append(e.codes, src.codes[lo*n:hi*n]...)
+		e.Actions = append(e.Actions, src.Actions[lo:hi]...)
+		e.Codes = append(e.Codes, src.Codes[lo*n:hi*n]...)
 	}
 	return out
 }
@@ -66,8 +67,8 @@ func prefixEpisodes(eps []episode, rs []record, n int, cut int64) []episode {
 // normalize makes nil and empty slices compare equal.
 func normalize(eps []episode) []episode {
 	for i := range eps {
-		if len(eps[i].actions) == 0 {
-			eps[i].actions, eps[i].codes = nil, nil
+		if len(eps[i].Actions) == 0 {
+			eps[i].Actions, eps[i].Codes = nil, nil
 		}
 	}
 	return eps
@@ -157,19 +158,7 @@ func TestRecoverEveryCut(t *testing.T) {
 }
 
 // fileEpisodes decodes every episode of an opened file.
-func fileEpisodes(f *File) ([]episode, error) {
-	eps := make([]episode, f.Episodes())
-	for i := range eps {
-		var err error
-		if eps[i].meta, err = f.Metadata(i); err != nil {
-			return nil, err
-		}
-		if eps[i].actions, eps[i].codes, err = f.DecodeEpisode(i); err != nil {
-			return nil, err
-		}
-	}
-	return eps, nil
-}
+func fileEpisodes(f *File) ([]episode, error) { return testkit.FileEpisodes(f) }
 
 // withoutDamaged is what recovery must return for a complete file whose
 // record bad is damaged: every other episode whole, and the damaged one
@@ -181,13 +170,13 @@ func withoutDamaged(eps []episode, rs []record, n int, bad int) []episode {
 		src := eps[r.episode]
 		switch {
 		case r.chunk < 0 && i != bad && (rs[bad].episode != r.episode || rs[bad].chunk > 0):
-			out = append(out, episode{meta: src.meta})
+			out = append(out, episode{Meta: src.Meta})
 		case r.chunk >= 0 && r.episode == rs[bad].episode && r.chunk >= rs[bad].chunk:
 		case r.chunk >= 0 && (r.episode != rs[bad].episode || rs[bad].chunk > 0):
 			e := &out[len(out)-1]
 			lo, hi := r.first, r.first+r.states
-			e.actions = append(e.actions, src.actions[lo:hi]...)
-			e.codes = append(e.codes, src.codes[lo*n:hi*n]...)
+			e.Actions = append(e.Actions, src.Actions[lo:hi]...)
+			e.Codes = append(e.Codes, src.Codes[lo*n:hi*n]...)
 		}
 	}
 	return out
@@ -274,7 +263,7 @@ func TestRecoverSkipsDamage(t *testing.T) {
 				}
 				// Append refuses a file with a gap.
 				if len(rec.Gaps) > 0 {
-					if _, err := Append(&memFile{b: bytes.Clone(mut)}, m, ropts...); !errors.Is(err, ErrCorrupt) {
+					if _, err := Append(&memFile{B: bytes.Clone(mut)}, m, ropts...); !errors.Is(err, ErrCorrupt) {
 						t.Fatalf("%s: Append over a gap: %v", name, err)
 					}
 				}
@@ -284,65 +273,16 @@ func TestRecoverSkipsDamage(t *testing.T) {
 }
 
 // memFile is an in-memory AppendFile that remembers what was synced.
-type memFile struct {
-	b      []byte
-	pos    int64
-	synced int64 // length at the last Sync
-	syncs  int
-}
-
-func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(f.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, f.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (f *memFile) Write(p []byte) (int, error) {
-	if gap := f.pos - int64(len(f.b)); gap > 0 {
-		f.b = append(f.b, make([]byte, gap)...)
-	}
-	n := copy(f.b[f.pos:], p)
-	f.b = append(f.b, p[n:]...)
-	f.pos += int64(len(p))
-	return len(p), nil
-}
-
-func (f *memFile) Seek(off int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekCurrent:
-		off += f.pos
-	case io.SeekEnd:
-		off += int64(len(f.b))
-	}
-	if off < 0 {
-		return 0, errors.New("negative seek")
-	}
-	f.pos = off
-	return off, nil
-}
-
-func (f *memFile) Truncate(n int64) error {
-	if n < int64(len(f.b)) {
-		f.b = f.b[:n]
-	}
-	return nil
-}
-
-func (f *memFile) Sync() error { f.synced, f.syncs = int64(len(f.b)), f.syncs+1; return nil }
+type memFile = testkit.MemFile
 
 func writeEpisodes(t *testing.T, w *Writer, n int, eps []episode) {
 	t.Helper()
 	for _, e := range eps {
-		if err := w.WriteEpisode(e.meta); err != nil {
+		if err := w.WriteEpisode(e.Meta); err != nil {
 			t.Fatal(err)
 		}
-		for i, a := range e.actions {
-			if err := w.WriteState(a, e.codes[i*n:(i+1)*n]); err != nil {
+		for i, a := range e.Actions {
+			if err := w.WriteState(a, e.Codes[i*n:(i+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -360,8 +300,8 @@ func TestAppend(t *testing.T) {
 		opts := []Option{WithKeyframeInterval(3), WithLanes(2), WithEmbeddedModel(embed)}
 		want := encode(t, m, eps, opts...)
 		for split := 0; split <= len(eps); split++ {
-			f := &memFile{b: encode(t, m, eps[:split], opts...)}
-			f.pos = 7 // Append must not depend on the position
+			f := &memFile{B: encode(t, m, eps[:split], opts...)}
+			f.Pos = 7 // Append must not depend on the position
 			model := m
 			if embed {
 				model = nil
@@ -374,19 +314,19 @@ func TestAppend(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(f.b, want) {
+			if !bytes.Equal(f.B, want) {
 				t.Fatalf("embed=%v split %d: appended file differs from a single write", embed, split)
 			}
 		}
 	}
 	// Appending with another model is a mismatch, and nothing is cut.
-	f := &memFile{b: encode(t, m, eps[:2], WithKeyframeInterval(3))}
-	before := bytes.Clone(f.b)
+	f := &memFile{B: encode(t, m, eps[:2], WithKeyframeInterval(3))}
+	before := bytes.Clone(f.B)
 	other := trainModel(g, 12, eps[2:])
 	if _, err := Append(f, other); !errors.Is(err, ErrModelMismatch) {
 		t.Fatalf("Append with another model: %v", err)
 	}
-	if !bytes.Equal(f.b, before) {
+	if !bytes.Equal(f.B, before) {
 		t.Fatal("failed Append changed the file")
 	}
 }
@@ -400,7 +340,7 @@ func TestAppendCrash(t *testing.T) {
 	n := g.N()
 	opts := []Option{WithKeyframeInterval(2), WithLanes(2)}
 	base := encode(t, m, eps[:2], opts...)
-	f := &memFile{b: bytes.Clone(base)}
+	f := &memFile{B: bytes.Clone(base)}
 	w, err := Append(f, m)
 	if err != nil {
 		t.Fatal(err)
@@ -417,15 +357,15 @@ func TestAppendCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The episode's last chunk is pending until the next record.
-		points = append(points, point{f.synced, 3 + i})
+		points = append(points, point{f.Synced, 3 + i})
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if f.syncs != len(eps)-2 {
-		t.Fatalf("%d syncs for %d flushes", f.syncs, len(eps)-2)
+	if f.Syncs != len(eps)-2 {
+		t.Fatalf("%d syncs for %d flushes", f.Syncs, len(eps)-2)
 	}
-	full := f.b
+	full := f.B
 	if want := encode(t, m, eps, opts...); !bytes.Equal(full, want) {
 		t.Fatal("appended file differs from a single write")
 	}
@@ -456,7 +396,7 @@ func TestAppendCrash(t *testing.T) {
 			// An empty episode last is known to be whole only once the
 			// next record's tag follows it.
 			want := p.episodes
-			if cut == p.size && len(eps[p.episodes-1].actions) == 0 {
+			if cut == p.size && len(eps[p.episodes-1].Actions) == 0 {
 				want--
 			}
 			if cut >= p.size && len(got) < want {
@@ -464,7 +404,7 @@ func TestAppendCrash(t *testing.T) {
 			}
 		}
 		// Appending to the crashed file with recovery continues it.
-		cf := &memFile{b: bytes.Clone(full[:cut])}
+		cf := &memFile{B: bytes.Clone(full[:cut])}
 		w, err := Append(cf, m, ropts...)
 		if err != nil {
 			t.Fatalf("cut %d: Append with recovery: %v", cut, err)
@@ -473,7 +413,7 @@ func TestAppendCrash(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		again, err := readAll(cf.b, m)
+		again, err := readAll(cf.B, m)
 		if err != nil {
 			t.Fatalf("cut %d: continued file: %v", cut, err)
 		}

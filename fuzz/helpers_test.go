@@ -3,13 +3,13 @@ package fuzz
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -78,11 +78,7 @@ func isFileError(err error) bool {
 }
 
 // episode is one decoded episode.
-type episode struct {
-	meta    []byte
-	actions []int64
-	codes   []uint16
-}
+type episode = testkit.Episode
 
 // readAll decodes a whole container with a Reader.
 func readAll(b []byte, m *wm.Model, opts ...format.Option) ([]episode, error) {
@@ -90,64 +86,10 @@ func readAll(b []byte, m *wm.Model, opts ...format.Option) ([]episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	var eps []episode
-	for {
-		meta, err := r.NextEpisode()
-		if err == io.EOF {
-			return eps, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		e := episode{meta: meta}
-		for {
-			a, c, err := r.ReadState(nil)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			e.actions = append(e.actions, a)
-			e.codes = append(e.codes, c...)
-		}
-		eps = append(eps, e)
-	}
+	return testkit.ReadAll(r)
 }
 
 // fileEpisodes decodes every episode of an opened container.
-func fileEpisodes(f *format.File) ([]episode, error) {
-	eps := make([]episode, f.Episodes())
-	for i := range eps {
-		var err error
-		if eps[i].meta, err = f.Metadata(i); err != nil {
-			return nil, err
-		}
-		if eps[i].actions, eps[i].codes, err = f.DecodeEpisode(i); err != nil {
-			return nil, err
-		}
-	}
-	return eps, nil
-}
+func fileEpisodes(f *format.File) ([]episode, error) { return testkit.FileEpisodes(f) }
 
-func sameEpisodes(a, b []episode) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i].meta, b[i].meta) || len(a[i].actions) != len(b[i].actions) || len(a[i].codes) != len(b[i].codes) {
-			return false
-		}
-		for j := range a[i].actions {
-			if a[i].actions[j] != b[i].actions[j] {
-				return false
-			}
-		}
-		for j := range a[i].codes {
-			if a[i].codes[j] != b[i].codes[j] {
-				return false
-			}
-		}
-	}
-	return true
-}
+func sameEpisodes(a, b []episode) bool { return testkit.SameEpisodes(a, b) == nil }

@@ -76,7 +76,7 @@ func FuzzTrajectory(f *testing.F) {
 		}
 		var want []episode
 		for _, e := range tr.Episodes() {
-			want = append(want, episode{actions: tr.Actions[e[0]:e[1]], codes: tr.Codes[e[0]*n : e[1]*n]})
+			want = append(want, episode{Actions: tr.Actions[e[0]:e[1]], Codes: tr.Codes[e[0]*n : e[1]*n]})
 		}
 		(&trip{g: g}).write(t, w, 0, want)
 		got, err := readAll(buf.Bytes(), m)
@@ -84,11 +84,11 @@ func FuzzTrajectory(f *testing.F) {
 			t.Fatal(err)
 		}
 		for i := range got {
-			if len(got[i].actions) == 0 {
-				got[i].actions, got[i].codes = nil, nil
+			if len(got[i].Actions) == 0 {
+				got[i].Actions, got[i].Codes = nil, nil
 			}
-			if len(want[i].actions) == 0 {
-				want[i].actions, want[i].codes = nil, nil
+			if len(want[i].Actions) == 0 {
+				want[i].Actions, want[i].Codes = nil, nil
 			}
 		}
 		if !sameEpisodes(got, want) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -93,28 +94,28 @@ func drawTrip(raw []byte) *trip {
 	n := tr.g.N()
 	for i := range ne {
 		T := int(d.byte() % 9)
-		e := episode{actions: make([]int64, T), codes: make([]uint16, T*n)}
+		e := episode{Actions: make([]int64, T), Codes: make([]uint16, T*n)}
 		if i%2 == 1 {
-			e.meta = []byte(`{"i":1}`)
+			e.Meta = []byte(`{"i":1}`)
 		}
 		prev := make([]uint16, n)
 		for t := range T {
 			switch c := d.byte(); {
 			case t == 0:
-				e.actions[t] = wm.NoAction
+				e.Actions[t] = wm.NoAction
 			case c < 200:
-				e.actions[t] = int64(c % 5)
+				e.Actions[t] = int64(c % 5)
 			case c < 250:
-				e.actions[t] = e.actions[t-1]
+				e.Actions[t] = e.Actions[t-1]
 			default:
-				e.actions[t] = int64(uint64(d.u16())<<48|uint64(d.u16())) * int64(c%2*2-1)
+				e.Actions[t] = int64(uint64(d.u16())<<48|uint64(d.u16())) * int64(c%2*2-1)
 			}
 			for j := range n {
 				// Persistent codes: a zero byte keeps the previous value.
 				if c := d.byte(); c != 0 {
 					prev[j] = uint16((int(c) + d.u16()) % tr.g.K)
 				}
-				e.codes[t*n+j] = prev[j]
+				e.Codes[t*n+j] = prev[j]
 			}
 		}
 		tr.eps = append(tr.eps, e)
@@ -127,8 +128,8 @@ func drawTrip(raw []byte) *trip {
 func (tr *trip) model(t *testing.T) *wm.Model {
 	var train []wm.Episode
 	for _, e := range tr.eps {
-		if len(e.actions) > 0 {
-			train = append(train, wm.Episode{Codes: e.codes, Actions: e.actions})
+		if len(e.Actions) > 0 {
+			train = append(train, wm.Episode{Codes: e.Codes, Actions: e.Actions})
 		}
 	}
 	if len(train) == 0 {
@@ -205,31 +206,7 @@ func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, *wm.Predictor) bool,
 // the table's modal value (the lowest on ties), and the predictor restarts
 // at every chunk.
 func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, *wm.Predictor) bool) []episode {
-	n := m.Geom.N()
-	p := m.NewPredictor()
-	out := make([]episode, len(tr.eps))
-	for i, e := range tr.eps {
-		out[i] = episode{meta: e.meta, actions: e.actions, codes: make([]uint16, len(e.codes))}
-		inChunk := 0
-		for t, a := range e.actions {
-			if tr.boundary(t, inChunk) {
-				p.Reset()
-				inChunk = 0
-			}
-			inChunk++
-			retain := rules(i, t)
-			p.Begin(a)
-			for j := range n {
-				v := e.codes[t*n+j]
-				if p.Predict(j); retain != nil && !retain(j, p) {
-					v = p.Modal()
-				}
-				p.Commit(j, v)
-				out[i].codes[t*n+j] = v
-			}
-		}
-	}
-	return out
+	return testkit.Reconstruct(m, tr.eps, func(_, t, inChunk int) bool { return tr.boundary(t, inChunk) }, rules)
 }
 
 func modal(cum []uint16, prec uint) uint16 {
@@ -250,10 +227,10 @@ func modal(cum []uint16, prec uint) uint16 {
 func (tr *trip) write(t *testing.T, w *format.Writer, first int, eps []episode) {
 	n := tr.g.N()
 	for i, e := range eps {
-		if err := w.WriteEpisode(e.meta); err != nil {
+		if err := w.WriteEpisode(e.Meta); err != nil {
 			t.Fatal(err)
 		}
-		for k, a := range e.actions {
+		for k, a := range e.Actions {
 			if tr.flushBefore(k) {
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
@@ -264,7 +241,7 @@ func (tr *trip) write(t *testing.T, w *format.Writer, first int, eps []episode) 
 					t.Fatal(err)
 				}
 			}
-			if err := w.WriteState(a, e.codes[k*n:(k+1)*n]); err != nil {
+			if err := w.WriteState(a, e.Codes[k*n:(k+1)*n]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -330,9 +307,9 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("random-access decode differs: %v", err)
 		}
 		for e := range want {
-			for s := range want[e].actions {
+			for s := range want[e].Actions {
 				a, c, err := fl.StateAction(e, s)
-				if err != nil || a != want[e].actions[s] || !bytes.Equal(u16(c), u16(want[e].codes[s*n:(s+1)*n])) {
+				if err != nil || a != want[e].Actions[s] || !bytes.Equal(u16(c), u16(want[e].Codes[s*n:(s+1)*n])) {
 					t.Fatalf("StateAction(%d, %d) differs: %v", e, s, err)
 				}
 			}
@@ -361,58 +338,16 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 		tr.write(t, w, 0, tr.eps[:tr.split])
-		mf := &memFile{b: first.Bytes()}
+		mf := &testkit.MemFile{B: first.Bytes(), AppendOnly: true}
 		w, err = format.Append(mf, dm, ropts...)
 		if err != nil {
 			t.Fatalf("Append: %v", err)
 		}
 		tr.write(t, w, tr.split, tr.eps[tr.split:])
-		if !bytes.Equal(mf.b, b) {
+		if !bytes.Equal(mf.B, b) {
 			t.Fatal("appending gives other bytes than one write")
 		}
 	})
-}
-
-// memFile is an in-memory format.AppendFile.
-type memFile struct {
-	b   []byte
-	pos int64
-}
-
-func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(f.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, f.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (f *memFile) Write(p []byte) (int, error) {
-	if f.pos != int64(len(f.b)) {
-		return 0, errors.New("memFile: write not at the end")
-	}
-	f.b = append(f.b, p...)
-	f.pos += int64(len(p))
-	return len(p), nil
-}
-
-func (f *memFile) Seek(off int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekCurrent:
-		off += f.pos
-	case io.SeekEnd:
-		off += int64(len(f.b))
-	}
-	f.pos = off
-	return off, nil
-}
-
-func (f *memFile) Truncate(n int64) error {
-	f.b = f.b[:min(n, int64(len(f.b)))]
-	return nil
 }
 
 // isPrefix reports whether got is want cut short: the same episodes, the
@@ -424,13 +359,13 @@ func (tr *trip) isPrefix(got, want []episode) bool {
 	n := tr.g.N()
 	for i, e := range got {
 		w := want[i]
-		k := len(e.actions)
-		if k > len(w.actions) || (i < len(got)-1 && k != len(w.actions)) || (k != len(w.actions) && !tr.chunkEnd(k)) {
+		k := len(e.Actions)
+		if k > len(w.Actions) || (i < len(got)-1 && k != len(w.Actions)) || (k != len(w.Actions) && !tr.chunkEnd(k)) {
 			return false
 		}
-		w.actions, w.codes = w.actions[:k], w.codes[:k*n]
-		if len(e.actions) == 0 {
-			e.actions, e.codes, w.actions, w.codes = nil, nil, nil, nil
+		w.Actions, w.Codes = w.Actions[:k], w.Codes[:k*n]
+		if len(e.Actions) == 0 {
+			e.Actions, e.Codes, w.Actions, w.Codes = nil, nil, nil, nil
 		}
 		if !sameEpisodes([]episode{e}, []episode{w}) {
 			return false

@@ -1,81 +1,18 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/alloc"
+	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/graphworld"
-	"github.com/wmzip/wmzip/npz"
 )
-
-// allocRow is one allocation of one family in `wmzip bench alloc`.
-type allocRow struct {
-	Family       string  `json:"family"`
-	Space        string  `json:"alloc_space"`          // what the rank weights scale: bits or lambda
-	TailWeights  string  `json:"tail_weights"`         // ranked (r^-τ) or flat (min(r, k)^-τ)
-	CoreItems    int     `json:"core_items,omitempty"` // flat tail: states of this row's rank ≤ k
-	Allocation   string  `json:"allocation"`
-	Tau          float64 `json:"tau"`
-	BitsPerState float64 `json:"bits_per_state"`
-	Distortion   float64 `json:"distortion"`      // mean d_i over all states
-	Weighted     float64 `json:"access_weighted"` // Σ c_i d_i / Σ c_i
-	Tail         float64 `json:"tail"`            // mean d_i, bottom 50% by access count
-	TailRatio    float64 `json:"tail_vs_uniform"` // Tail ÷ the uniform allocation's Tail (same space)
-	EmbWeighted  float64 `json:"access_weighted_embedding,omitempty"`
-	EmbTail      float64 `json:"tail_embedding,omitempty"`
-	Levels       []int   `json:"states_per_level"`
-	Encodings    int     `json:"encodings"`
-	DecodeEqual  bool    `json:"decoder_equals_writer"`
-}
-
-// allocFamily is the setup of one family.
-type allocFamily struct {
-	Family         string     `json:"family"`
-	States         int        `json:"stored_states"`
-	TrainStates    int        `json:"train_states"`
-	Accesses       int64      `json:"accesses"`
-	Missed         int64      `json:"accesses_without_stored_state"`
-	Accessed       int        `json:"states_accessed"`
-	Gini           float64    `json:"access_gini"`
-	Top10          float64    `json:"access_top10_share"`
-	LosslessBits   float64    `json:"lossless_bits_per_state"`
-	LowestBits     float64    `json:"lowest_level_bits_per_state"`
-	Budget         float64    `json:"budget_bits_per_state"`
-	CoreRank       int        `json:"flat_tail_core_rank,omitempty"`         // k: the access core's rank cut
-	CoreShare      float64    `json:"flat_tail_core_access_share,omitempty"` // accesses to the states of rank ≤ k
-	Bars           []allocBar `json:"bars"`
-	SecondsPerFile float64    `json:"seconds_per_encoding"`
-}
-
-// allocBar is the issue's bar for one allocation space: CTMC has the
-// lowest access-weighted distortion of the four, and its tail distortion is
-// within 1.5x the uniform allocation's.
-type allocBar struct {
-	Space    string `json:"alloc_space"`
-	TailW    string `json:"tail_weights"`
-	Weighted bool   `json:"ctmc_lowest_access_weighted"`
-	Tail     bool   `json:"ctmc_tail_within_1_5x_uniform"`
-}
-
-type allocReport struct {
-	Command  string         `json:"command"`
-	Space    string         `json:"distortion_space"`
-	Families []allocFamily  `json:"families"`
-	Rows     []allocRow     `json:"rows"`
-	Config   map[string]any `json:"config"`
-}
 
 func runBenchAlloc(args []string) error {
 	fs := newFlags("bench alloc", "[flags]\n\nTable 6 analogue: storage allocated by access rank at matched storage. For each graphworld\nfamily: a world, a training walk (model, quantizer and gate), a stored walk (the file), and a\nseparate access walk on the same world whose every step at node u reads one stored state at u.\nThe stored walk is encoded at one budget (bits/state) under four allocations of\n`encode --access`: CTMC (ranks by access count, τ), uniform (τ = 0), shuffled ranks and\nreversed ranks (τ), in each allocation space of --alloc-space (the rank weights r^-τ scale\nthe states' λ or their bits; encode --access's --alloc-space) and each tail of --tail\n(encode --access's --tail: flat weighs every state min(r, k)^-τ, k the rank cut of the\nsmallest set of top-ranked states carrying 80% of the accesses; the same k for the CTMC,\nshuffled and reversed rows, each on its own ranks). d_i is a state's gate distortion (LastAccount().DistSum / (S·slot norm),\nas bench rd's gate_distortion); reported: bits/state of the file, access-weighted distortion\nΣ c_i·d_i / Σ c_i, and tail distortion (mean d_i over the 50% least-accessed states).\nAll five families at the defaults take about 13 minutes on 2 cores (docs/results-ctmc.md).")
@@ -93,8 +30,8 @@ func runBenchAlloc(args []string) error {
 	budgetAbs := fs.Float64("budget", 0, "budget in bits/state for every family (overrides --budget-frac)")
 	tau := fs.Float64("tau", 1, "τ of the CTMC, shuffled and reversed allocations")
 	spacesF := fs.String("alloc-space", "lambda,bits", "comma-separated allocation spaces (lambda, bits): what the rank weights scale (encode --access --alloc-space)")
-	guard := fs.Float64("tail-guard", defaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows (each guards the least-read half by its own ranks); 0 is off")
-	tailsF := fs.String("tail", string(defaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
+	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows (each guards the least-read half by its own ranks); 0 is off")
+	tailsF := fs.String("tail", string(alloc.DefaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
 	seed := fs.Uint64("seed", 1, "seed of the walks (train: seed, stored: seed+1, access: seed+2), of the access picks and of the shuffle")
 	codes := fs.Bool("codes", false, "code space: the generator's codes, uniform distances (default: float obs through a trained OPQ quantizer)")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval")
@@ -134,205 +71,20 @@ func runBenchAlloc(args []string) error {
 	if err != nil {
 		return err
 	}
-	logf := func(format string, a ...any) {
-		if !*quiet {
-			fmt.Fprintf(os.Stderr, format+"\n", a...)
-		}
-	}
-	rep := &allocReport{Command: "wmzip bench alloc " + strings.Join(args, " "), Config: map[string]any{
-		"nodes": *nodes, "graph_seed": *gseed, "train": fmt.Sprintf("%dx%d", *trainEps, *trainSteps),
-		"stored": fmt.Sprintf("%dx%d", *storedEps, *storedSteps), "access": fmt.Sprintf("%dx%d", *accEps, *accSteps),
-		"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "tail_guard": *guard, "flat_tail_core_mass": accessCoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
-	}}
-	for _, fam := range strings.Split(*families, ",") {
-		gen := func(eps, steps int, s uint64, obs bool) (*graphworld.Result, error) {
-			return graphworld.Generate(graphworld.Config{Family: fam, Nodes: *nodes, GraphSeed: *gseed, Episodes: eps, Steps: steps, Seed: s, Obs: obs})
-		}
-		t0 := time.Now()
-		trainRes, err := gen(*trainEps, *trainSteps, *seed, !*codes)
-		if err != nil {
-			return err
-		}
-		storedRes, err := gen(*storedEps, *storedSteps, *seed+1, !*codes)
-		if err != nil {
-			return err
-		}
-		accRes, err := gen(*accEps, *accSteps, *seed+2, false)
-		if err != nil {
-			return err
-		}
-		stored := resultTrajectory(storedRes)
-		s, err := prepareRDFrom(fam+" stored walk", stored, "", fam+" training walk", resultTrajectory(trainRes), *codes, 32, 64, 0, logf)
-		if err != nil {
-			return fmt.Errorf("%s: %w", fam, err)
-		}
-		rep.Space = s.info.Space
-		logf("%s: world, walks and model in %v", fam, time.Since(t0).Round(time.Second))
-
-		// The access trace: each access-walk step at node u reads a stored
-		// state at u.
-		at := map[int][]int{}
-		for i, u := range storedRes.Nodes {
-			at[u] = append(at[u], i)
-		}
-		rng := rand.New(rand.NewPCG(*seed, 0x616c6c6f63))
-		counts := make([]int64, stored.T)
-		fr := allocFamily{Family: fam, States: stored.T, TrainStates: len(trainRes.Nodes)}
-		var trace bytes.Buffer
-		tw := ctmc.NewTraceWriter(&trace)
-		eps := stored.Episodes()
-		for _, u := range accRes.Nodes {
-			vis := at[u]
-			if len(vis) == 0 {
-				fr.Missed++
-				continue
-			}
-			i := vis[len(vis)-1]
-			if *pick == "uniform" {
-				i = vis[rng.IntN(len(vis))]
-			}
-			counts[i]++
-			fr.Accesses++
-			e := episodeOf(eps, i)
-			tw.Access(int64(e), int64(i-eps[e][0]))
-		}
-		if err := tw.Close(); err != nil {
-			return err
-		}
-		// Round trip through the trace format, as `encode --access` reads it.
-		acc, err := ctmc.ReadTrace(&trace)
-		if err != nil || int64(len(acc)) != fr.Accesses {
-			return fmt.Errorf("%s: access trace round trip: %d accesses, %v", fam, len(acc), err)
-		}
-		var nz []int64
-		for _, c := range counts {
-			if c > 0 {
-				fr.Accessed++
-				nz = append(nz, c)
-			}
-		}
-		c := ctmc.Concentrate(nz)
-		fr.Gini, fr.Top10 = c.Gini, c.Top10Share
-
-		t1 := time.Now()
-		lad, err := fitLadder(s.m, stored, *keyframe, *workers, 0, logf)
-		if err != nil {
-			return err
-		}
-		nLevels := len(lad.lambdas)
-		fr.LosslessBits = lad.fileBits[nLevels-1] / float64(stored.T)
-		fr.LowestBits = lad.fileBits[0] / float64(stored.T)
-		fr.Budget = *budgetAbs
-		if fr.Budget == 0 {
-			fr.Budget = *frac * fr.LosslessBits
-		}
-		logf("%s: %d stored states, %d accesses (%d missed), %d states accessed; lossless %.1f, lowest level %.1f, budget %.1f bits/state",
-			fam, stored.T, fr.Accesses, fr.Missed, fr.Accessed, fr.LosslessBits, fr.LowestBits, fr.Budget)
-
-		// The flat tail's core: the rank cut k of the top-ranked states
-		// carrying accessCoreMass of the accesses. The same k serves every
-		// τ > 0 row: CTMC's core is the most-read states, shuffled's a
-		// random set of as many (its ranks are a permutation of CTMC's),
-		// reversed's the least-read states of reversed rank ≤ k (as many
-		// up to the tie groups straddling k).
-		core, err := tailCore(tailFlat, counts)
-		if err != nil {
-			return err
-		}
-		fr.CoreRank = core
-		base := ctmc.Ranks(counts)
-		for i, r := range base {
-			if r <= core {
-				fr.CoreShare += float64(counts[i])
-			}
-		}
-		fr.CoreShare /= float64(max(fr.Accesses, 1))
-		shuffled := slices.Clone(base)
-		rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
-		neg := make([]int64, len(counts))
-		for i, c := range counts {
-			neg[i] = -c
-		}
-		plans := []struct {
-			name  string
-			ranks []int
-			tau   float64
-		}{
-			{fmt.Sprintf("CTMC (τ=%g)", *tau), base, *tau},
-			{"Uniform (τ=0)", base, 0},
-			{fmt.Sprintf("Shuffled ranks (τ=%g)", *tau), shuffled, *tau},
-			{fmt.Sprintf("Reversed ranks (τ=%g)", *tau), ctmc.Ranks(neg), *tau},
-		}
-		// The tail: the 50% least-accessed states (ties by file order), the
-		// half the tail guard protects.
-		tail := leastReadHalf(base)
-		encodings := 0
-		var rows []allocRow
-		for _, sp := range spaces {
-			for _, tm := range tails {
-				var srows []allocRow
-				for _, pl := range plans {
-					k := 0
-					if tm == tailFlat && pl.tau > 0 {
-						k = core
-					}
-					r, err := allocEncode(s.m, stored, *keyframe, lad, pl.ranks, fr.Budget, pl.tau, sp, k, *guard, *tries, logf)
-					if err != nil {
-						return fmt.Errorf("%s, %s, %s space, %s tail: %w", fam, pl.name, sp, tm, err)
-					}
-					encodings += r.attempts
-					row := allocRow{Family: fam, Space: string(sp), TailWeights: string(tm), Allocation: pl.name, Tau: pl.tau, BitsPerState: r.bits / float64(stored.T), Levels: r.counts, Encodings: r.attempts}
-					for _, rk := range pl.ranks {
-						if k > 0 && rk <= k {
-							row.CoreItems++
-						}
-					}
-					d := make([]float64, stored.T)
-					var sum, wsum float64
-					for i, a := range r.acct {
-						d[i] = s.p.RelDistortion(a.DistSum, 1)
-						sum += d[i]
-						wsum += float64(counts[i]) * d[i]
-					}
-					row.Distortion = sum / float64(stored.T)
-					row.Weighted = wsum / float64(max(fr.Accesses, 1))
-					for _, i := range tail {
-						row.Tail += d[i]
-					}
-					row.Tail /= float64(max(len(tail), 1))
-					recon, equal, err := decodeCheck(r, s)
-					if err != nil {
-						return fmt.Errorf("%s, %s, %s space: decoding: %w", fam, pl.name, sp, err)
-					}
-					row.DecodeEqual = equal
-					if s.q != nil {
-						row.EmbWeighted, row.EmbTail = s.embeddingDistortion(recon, counts, tail)
-					}
-					logf("%s %-6s %-6s %-22s %7.1f bits/state  mean %.5f  access-weighted %.5f  tail %.5f  levels %v", fam, sp, tm, pl.name, row.BitsPerState, row.Distortion, row.Weighted, row.Tail, row.Levels)
-					srows = append(srows, row)
-				}
-				for i := range srows {
-					if srows[1].Tail > 0 {
-						srows[i].TailRatio = srows[i].Tail / srows[1].Tail
-					} else if srows[i].Tail == 0 {
-						srows[i].TailRatio = 1
-					} else {
-						srows[i].TailRatio = math.Inf(1)
-					}
-				}
-				bar := allocBar{Space: string(sp), TailW: string(tm), Weighted: true, Tail: srows[0].TailRatio <= 1.5}
-				for _, r := range srows[1:] {
-					if r.Weighted <= srows[0].Weighted {
-						bar.Weighted = false
-					}
-				}
-				fr.Bars = append(fr.Bars, bar)
-				rows = append(rows, srows...)
-			}
-		}
-		fr.SecondsPerFile = time.Since(t1).Seconds() / float64(nLevels+encodings)
-		rep.Families = append(rep.Families, fr)
-		rep.Rows = append(rep.Rows, rows...)
+	logf := logger(*quiet)
+	rep, err := bench.Alloc(bench.AllocConfig{
+		Families: strings.Split(*families, ","), Nodes: *nodes, GraphSeed: *gseed,
+		TrainEpisodes: *trainEps, TrainSteps: *trainSteps, StoredEpisodes: *storedEps, StoredSteps: *storedSteps,
+		AccessEpisodes: *accEps, AccessSteps: *accSteps, Pick: *pick, BudgetFrac: *frac, Budget: *budgetAbs,
+		Tau: *tau, Spaces: spaces, Tails: tails, Guard: *guard, Seed: *seed, Codes: *codes,
+		Keyframe: *keyframe, Tries: *tries, Workers: *workers,
+		Command: "wmzip bench alloc " + strings.Join(args, " "), Config: map[string]any{
+			"nodes": *nodes, "graph_seed": *gseed, "train": fmt.Sprintf("%dx%d", *trainEps, *trainSteps),
+			"stored": fmt.Sprintf("%dx%d", *storedEps, *storedSteps), "access": fmt.Sprintf("%dx%d", *accEps, *accSteps),
+			"pick": *pick, "alloc_space": *spacesF, "tail": *tailsF, "tail_guard": *guard, "flat_tail_core_mass": alloc.CoreMass, "budget_frac": *frac, "budget": *budgetAbs, "tau": *tau, "seed": *seed, "codes": *codes, "keyframe": *keyframe,
+		}}, logf)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		for i := range rep.Rows { // JSON has no infinity
@@ -340,125 +92,8 @@ func runBenchAlloc(args []string) error {
 				rep.Rows[i].TailRatio = -1
 			}
 		}
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(rep)
 	}
-	printAlloc(os.Stdout, rep)
+	bench.PrintAlloc(os.Stdout, rep)
 	return nil
-}
-
-// resultTrajectory lays a generated walk out as a trajectory.
-func resultTrajectory(r *graphworld.Result) *npz.Trajectory {
-	tr := &npz.Trajectory{T: len(r.Actions), Codes: r.Codes, S: r.S, M: r.M, Actions: r.Actions, HasActions: true, EpisodeStart: r.EpisodeStart, CodesDtype: "uint16"}
-	if r.Obs != nil {
-		tr.Obs, tr.ObsS, tr.ObsD = r.Obs, r.S, r.ObsDim
-	}
-	return tr
-}
-
-// episodeOf returns the episode holding state i.
-func episodeOf(eps [][2]int, i int) int {
-	for e, x := range eps {
-		if i < x[1] {
-			return e
-		}
-	}
-	return len(eps) - 1
-}
-
-// decodeCheck decodes an allocated file with the sequential reader and
-// reports whether every state and its level equal what the writer wrote.
-func decodeCheck(r *allocResult, s *rdSetup) ([]uint16, bool, error) {
-	rd, err := format.NewReader(bytes.NewReader(r.file), s.m)
-	if err != nil {
-		return nil, false, err
-	}
-	var recon, st []uint16
-	equal := true
-	t := 0
-	for {
-		if _, err := rd.NextEpisode(); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, false, err
-		}
-		for {
-			_, c, err := rd.ReadState(st)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, false, err
-			}
-			st = c
-			recon = append(recon, c...)
-			if t >= len(r.levels) || rd.Level() != r.levels[t] {
-				equal = false
-			}
-			t++
-		}
-	}
-	if t != len(r.levels) || !slices.Equal(recon, r.recon) {
-		equal = false
-	}
-	return recon, equal, nil
-}
-
-// embeddingDistortion is bench rd's distortion per state (squared error of
-// the decoded slot vectors against the lossless reconstruction, over the
-// mean squared norm of a lossless state), access-weighted and over the tail.
-func (s *rdSetup) embeddingDistortion(recon []uint16, counts []int64, tail []int) (weighted, tailMean float64) {
-	g := s.m.Geom
-	n := g.N()
-	vec := make([]float32, g.S*s.dim)
-	errs := make([]float64, s.states)
-	var normSum float64
-	for t := range s.states {
-		if err := s.q.Decode(recon[t*n:(t+1)*n], vec); err != nil {
-			return math.NaN(), math.NaN()
-		}
-		y := s.truthVec[t*g.S*s.dim : (t+1)*g.S*s.dim]
-		for i := range vec {
-			d := float64(vec[i]) - float64(y[i])
-			errs[t] += d * d
-			normSum += float64(y[i]) * float64(y[i])
-		}
-	}
-	mean := normSum / float64(s.states)
-	var wsum, csum float64
-	for t, e := range errs {
-		wsum += float64(counts[t]) * e / mean
-		csum += float64(counts[t])
-	}
-	for _, t := range tail {
-		tailMean += errs[t] / mean
-	}
-	return wsum / max(csum, 1), tailMean / float64(max(len(tail), 1))
-}
-
-func printAlloc(w io.Writer, rep *allocReport) {
-	fmt.Fprintf(w, "%s\ndistortion d_i: the gate's (LastAccount().DistSum over S·slot norm); %s\n\n", rep.Command, rep.Space)
-	fmt.Fprintf(w, "%-12s %-6s %-6s %-22s %9s %9s %11s %9s %8s %11s %9s\n", "family", "space", "tail", "allocation", "bits/st", "mean d", "access-wtd", "tail d", "tail/uni", "emb acc-wtd", "emb tail")
-	for _, f := range rep.Families {
-		fmt.Fprintf(w, "%s: %d stored states, %d accesses (%d without a stored state), %d states accessed, Gini %.3f, top-10%% %.1f%%; lossless %.1f, lowest level %.1f, budget %.1f bits/state; flat tail's core: rank ≤ %d, %.1f%% of the accesses\n",
-			f.Family, f.States, f.Accesses, f.Missed, f.Accessed, f.Gini, 100*f.Top10, f.LosslessBits, f.LowestBits, f.Budget, f.CoreRank, 100*f.CoreShare)
-		for _, r := range rep.Rows {
-			if r.Family != f.Family {
-				continue
-			}
-			emb := fmt.Sprintf("%11s %9s", "-", "-")
-			if r.EmbWeighted != 0 || r.EmbTail != 0 {
-				emb = fmt.Sprintf("%11.5f %9.5f", r.EmbWeighted, r.EmbTail)
-			}
-			alloc := r.Allocation
-			if r.CoreItems > 0 {
-				alloc += fmt.Sprintf(" [core %d]", r.CoreItems)
-			}
-			fmt.Fprintf(w, "%-12s %-6s %-6s %-22s %9.1f %9.5f %11.5f %9.5f %8.3f %s\n", r.Family, r.Space, r.TailWeights, alloc, r.BitsPerState, r.Distortion, r.Weighted, r.Tail, r.TailRatio, emb)
-		}
-		for _, b := range f.Bars {
-			fmt.Fprintf(w, "  bar, %s space, %s tail: CTMC lowest access-weighted distortion: %v; CTMC tail within 1.5x uniform's: %v\n", b.Space, b.TailW, b.Weighted, b.Tail)
-		}
-	}
 }

@@ -59,11 +59,7 @@ func runBenchSpeed(args []string) error {
 			return err
 		}
 	}
-	logf := func(format string, a ...any) {
-		if !*quiet {
-			fmt.Fprintf(os.Stderr, format+"\n", a...)
-		}
-	}
+	logf := logger(*quiet)
 	var train, test *npz.Trajectory
 	name := "graphworld (uniform, 200 nodes; train 8×250 steps, test 2×200)"
 	if len(pos) == 2 {
@@ -87,9 +83,7 @@ func runBenchSpeed(args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(rep)
 	}
 	return rep.WriteText(os.Stdout)
 }

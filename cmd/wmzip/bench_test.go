@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/npz"
 )
@@ -101,7 +102,7 @@ func TestBenchRD(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "gw.npz")
 	mustRun(t, "gen", "graphworld", "-q", "--nodes", "30", "--episodes", "8", "--steps", "20", "-o", data)
-	var rep rdReport
+	var rep bench.RDReport
 	if err := json.Unmarshal([]byte(mustRun(t, "bench", "rd", "-q", "--quick", "--max-states", "10", "--json", "--plot", filepath.Join(dir, "rd.png"), data)), &rep); err != nil {
 		t.Fatal(err)
 	}

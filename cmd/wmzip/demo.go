@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/baseline"
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -58,47 +61,28 @@ func runDemo(args []string) error {
 	}
 	g := wm.Geometry{S: testRes.S, M: testRes.M, K: testRes.K}
 	n := g.N()
-	split := func(r *graphworld.Result) []wm.Episode {
-		var eps []wm.Episode
-		for i, s := range r.EpisodeStart {
-			e := int64(len(r.Actions))
-			if i+1 < len(r.EpisodeStart) {
-				e = r.EpisodeStart[i+1]
-			}
-			eps = append(eps, wm.Episode{Codes: r.Codes[s*int64(n) : e*int64(n)], Actions: r.Actions[s:e]})
-		}
-		return eps
+	split := func(r *graphworld.Result) []wmzlib.Episode {
+		tr := &npz.Trajectory{T: len(r.Actions), Codes: r.Codes, S: r.S, M: r.M, Actions: r.Actions, EpisodeStart: r.EpisodeStart}
+		return wmzlib.TrajectoryEpisodes(tr, false)
 	}
 
 	// 2. Train the world model.
 	step("training on %d states", len(trainRes.Actions))
-	m, err := wm.Train(g, split(trainRes), wm.TrainOptions{Progress: progress(*quiet, "calibrating")})
+	ctx := context.Background()
+	bar := progress(*quiet, "calibrating")
+	c, err := wmzlib.Train(ctx, split(trainRes), wmzlib.WithGate(0, gate.CalibOptions{}), wmzlib.WithAlphabet(g.K),
+		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
 	if err != nil {
 		return err
 	}
-	mb, _ := m.MarshalBinary()
-	if err := os.WriteFile(filepath.Join(dir, "model.wmm"), mb, 0o644); err != nil {
+	if err := c.Save(filepath.Join(dir, "model.wmm")); err != nil {
 		return err
 	}
 
 	// 3. Encode the test walk losslessly.
 	step("encoding %d states", len(testRes.Actions))
 	var buf bytes.Buffer
-	w, err := format.NewWriter(&buf, m, format.WithKeyframeInterval(256))
-	if err != nil {
-		return err
-	}
-	for _, e := range split(testRes) {
-		if err := w.WriteEpisode(nil); err != nil {
-			return err
-		}
-		for t := range e.Actions {
-			if err := w.WriteState(e.Actions[t], e.Codes[t*n:(t+1)*n]); err != nil {
-				return err
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
+	if _, err := wmzlib.Encode(ctx, &buf, c, split(testRes), wmzlib.WithKeyframeInterval(256)); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "test.wmz"), buf.Bytes(), 0o644); err != nil {
@@ -107,19 +91,15 @@ func runDemo(args []string) error {
 
 	// 4. Decode it independently and compare.
 	step("decoding and verifying")
-	f, err := format.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), m)
+	f, err := wmzlib.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()), c)
 	if err != nil {
 		return err
 	}
-	var got []uint16
-	for e := range f.Episodes() {
-		_, codes, err := f.DecodeEpisode(e)
-		if err != nil {
-			return err
-		}
-		got = append(got, codes...)
+	got, _, err := f.Trajectory(nil)
+	if err != nil {
+		return err
 	}
-	if !slices.Equal(got, testRes.Codes) {
+	if !slices.Equal(got.Codes, testRes.Codes) {
 		return fmt.Errorf("decoded codes differ from the source")
 	}
 
@@ -150,8 +130,9 @@ func runDemo(args []string) error {
 	row("wmzip ideal (model)", in.IdealBits()/states)
 	row("generator entropy", testRes.EntropyBitsPerState)
 	tw.Flush()
+	mb, _ := c.MarshalBinary()
 	fmt.Printf("\n%d test states of %dx%d codes < %d; model %s (%d bytes, not counted); decode verified exact.\n",
-		len(testRes.Actions), g.S, g.M, g.K, m.ID(), len(mb))
+		len(testRes.Actions), g.S, g.M, g.K, c.ID(), len(mb))
 	step("done")
 	return nil
 }

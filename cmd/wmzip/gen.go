@@ -57,20 +57,7 @@ func runGenGraphworld(args []string) error {
 	if err != nil {
 		return err
 	}
-	tr := &npz.Trajectory{
-		T: len(res.Actions), Codes: res.Codes, S: res.S, M: res.M,
-		Actions: res.Actions, HasActions: true, EpisodeStart: res.EpisodeStart,
-		Extra: []npz.Array{{Name: "entropy_bits_per_state", Dtype: "float64", Shape: []int{}, Data: []float64{res.EntropyBitsPerState}},
-			{Name: "entropy_stderr", Dtype: "float64", Shape: []int{}, Data: []float64{res.EntropyStdErr}}},
-	}
-	if res.K <= 256 {
-		tr.CodesDtype = "uint8"
-	} else {
-		tr.CodesDtype = "uint16"
-	}
-	if res.Obs != nil {
-		tr.Obs, tr.ObsS, tr.ObsD = res.Obs, res.S, res.ObsDim
-	}
+	tr := res.Trajectory()
 	if *ideal {
 		tr.Extra = append(tr.Extra, npz.Array{Name: "ideal_bits_per_state", Dtype: "float64", Shape: []int{}, Data: []float64{res.IdealBitsPerState}})
 	}

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
 )
 
 func init() {
@@ -59,7 +58,7 @@ func runInfo(args []string) error {
 	}
 	// Header, level table, index and trailer need no model; the model is
 	// opened only to check it or to decode.
-	var f *format.File
+	var f *wmzlib.File
 	var h format.Header
 	var in format.Info
 	if *modelPath != "" || *ref != "" {
@@ -68,7 +67,7 @@ func runInfo(args []string) error {
 			return err
 		}
 		defer fh.Close()
-		h, in = f.Header(), f.Info()
+		h, in = f.Format().Header(), f.Info()
 	} else if h, in, err = readInfo(pos[0]); err != nil {
 		return err
 	}
@@ -81,7 +80,7 @@ func runInfo(args []string) error {
 		BitsPerState:        float64(noModel) * 8 / st,
 		PayloadBitsPerState: float64(in.PayloadBytes) * 8 / st,
 		IdealBitsPerState:   in.IdealBits() / st,
-		RawBitsPerState:     float64(h.Geom.N()) * bitsFor(h.Geom.K),
+		RawBitsPerState:     wmzlib.RawBits(h.Geom),
 		RetainedFraction:    float64(in.Retained) / float64(max(in.States, 1)*int64(h.Geom.N())),
 		Lossless:            h.Lossless(),
 		ModelID:             in.ModelID.String(), ModelEmbedded: in.Embedded, ModelBytes: in.ModelBytes,
@@ -104,26 +103,24 @@ func runInfo(args []string) error {
 		}
 	}
 	if *ref != "" && !h.Lossless() {
-		want, err := loadStates(*ref, f.Model())
+		want, err := wmzlib.ReadTrajectory(*ref, f.Codec())
 		if err != nil {
 			return err
 		}
-		got, _, err := decodeAll(f, true)
+		got, _, err := f.Trajectory(nil)
 		if err != nil {
 			return wmzError(pos[0], err)
 		}
 		if got.T != want.T {
 			return fmt.Errorf("%d states decoded, %s has %d", got.T, *ref, want.T)
 		}
-		j.Distortion, _ = distortionAgainst(f, got.Codes, want.Codes)
+		j.Distortion, _ = f.Codec().Distortion(got.Codes, want.Codes)
 	}
 	if in.States == 0 {
 		j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.FramingBitsPerState = 0, 0, 0, 0
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return printJSON(j)
 	}
 	fmt.Printf("%s: wmz v%d, %d states in %d episodes, %d chunks\n", j.File, j.Version, j.States, j.Episodes, j.Chunks)
 	fmt.Printf("geometry     %d slots x %d subspaces, K=%d; precision %d, %d lanes, keyframe %d\n", j.Slots, j.Subspaces, j.Alphabet, j.Precision, j.Lanes, j.Keyframe)
@@ -157,37 +154,4 @@ func readInfo(path string) (format.Header, format.Info, error) {
 		return h, in, wmzError(path, err)
 	}
 	return h, in, nil
-}
-
-// bitsFor is the raw width of one code: ceil(log2 K).
-func bitsFor(k int) float64 {
-	b := 0
-	for 1<<b < k {
-		b++
-	}
-	return float64(b)
-}
-
-// distortionAgainst returns the relative distortion of decoded codes against
-// the source's, in the gate's integer distances (the fraction of wrong codes
-// when the model has no gate or no codebooks), and the number of wrong codes.
-func distortionAgainst(f *format.File, got, want []uint16) (float64, int64) {
-	m := f.Model()
-	n := m.Geom.N()
-	p, err := gate.FromModel(m)
-	var sum uint64
-	var wrong int64
-	for i, v := range got {
-		if v != want[i] {
-			wrong++
-			if err == nil {
-				sum += uint64(p.Distance(i%n, v, want[i]))
-			}
-		}
-	}
-	states := int64(len(got) / n)
-	if err != nil {
-		return float64(wrong) / float64(max(len(got), 1)), wrong
-	}
-	return p.RelDistortion(sum, states), wrong
 }

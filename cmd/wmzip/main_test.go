@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -235,10 +236,11 @@ func TestObsPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quant, err := quantizerOf(m)
-	if err != nil || quant == nil {
+	c, err := wmzlib.NewCodec(m)
+	if err != nil || c.Quantizer() == nil {
 		t.Fatalf("model has no quantizer: %v", err)
 	}
+	quant := c.Quantizer()
 	want := make([]float32, len(back.Obs))
 	if err := quant.Decode(q.Codes, want); err != nil {
 		t.Fatal(err)
@@ -248,4 +250,13 @@ func TestObsPipeline(t *testing.T) {
 			t.Fatalf("obs[%d] = %v, reconstruction %v", i, back.Obs[i], want[i])
 		}
 	}
+}
+
+// loadModel reads the model file at path.
+func loadModel(path string) (*wm.Model, error) {
+	c, err := wmzlib.LoadCodec(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.Model(), nil
 }

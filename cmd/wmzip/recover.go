@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/wm"
 )
 
 func init() {
@@ -30,11 +30,9 @@ func runRecover(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
-	var m *wm.Model
-	if *modelPath != "" {
-		if m, err = loadModel(*modelPath); err != nil {
-			return err
-		}
+	c, err := loadCodec(*modelPath)
+	if err != nil {
+		return err
 	}
 	in, err := os.Open(pos[0])
 	if err != nil {
@@ -54,7 +52,7 @@ func runRecover(args []string) error {
 	}
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
-	rec, info, err := format.Recover(bw, in, st.Size(), m)
+	rec, info, err := wmzlib.Recover(bw, in, st.Size(), c)
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
@@ -81,4 +79,48 @@ func runRecover(args []string) error {
 		}
 	}
 	return nil
+}
+
+// openWMZ opens a .wmz with the model at modelPath, or its embedded model
+// when modelPath is empty.
+func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File, *os.File, error) {
+	c, err := loadCodec(modelPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	f, err := wmzlib.NewFile(fh, st.Size(), c, opts...)
+	if err != nil {
+		fh.Close()
+		return nil, nil, wmzError(path, err)
+	}
+	return f, fh, nil
+}
+
+// wmzError names the .wmz file at path in err and, when the damage lies
+// where recovery can work around it (after the header, embedded model and
+// level table), says how to keep what is left.
+func wmzError(path string, err error) error {
+	var fe *format.FormatError
+	if !errors.As(err, &fe) || errors.Is(err, format.ErrModelMismatch) || errors.Is(err, format.ErrNoModel) || errors.Is(err, format.ErrTooLarge) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fh, oerr := os.Open(path)
+	if oerr != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer fh.Close()
+	h, herr := format.ReadHeader(fh)
+	if herr != nil || fe.Offset < h.BodyStart() {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover -o fixed.wmz %s' keeps its valid records)", path, err, path)
 }

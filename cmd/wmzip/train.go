@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
@@ -45,93 +49,63 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err
 	}
-	trs := make([]*npz.Trajectory, len(pos))
-	var withObs []*npz.Trajectory
-	for i, path := range pos {
-		if trs[i], err = npz.ReadTrajectory(path); err != nil {
-			return err
-		}
-		if trs[i].Obs != nil && !*noQuant {
-			withObs = append(withObs, trs[i])
-		} else if trs[i].Codes == nil {
-			return fmt.Errorf("%s: no `codes` array", path)
-		}
-	}
-	// Float observations: train a quantizer on them and code them with it
-	// (their own `codes`, if any, are replaced so that the model's codes and
-	// its quantizer agree).
-	var q *opq.Quantizer
-	if len(withObs) > 0 {
-		if q, err = trainQuantizer(withObs, opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}, *quiet); err != nil {
-			return err
-		}
-		for _, tr := range withObs {
-			if err := quantizeInto(q, tr); err != nil {
-				return err
-			}
-		}
-	}
-	var eps []wm.Episode
-	var g wm.Geometry
-	for i, path := range pos {
-		tr, err := checkCodes(path, trs[i], nil)
+	var eps []wmzlib.Episode
+	for _, path := range pos {
+		tr, err := npz.ReadTrajectory(path)
 		if err != nil {
 			return err
 		}
-		gi := wm.Geometry{S: tr.S, M: tr.M, K: alphabetOf(tr.Codes)}
-		if i == 0 {
-			g = gi
-		} else {
-			if gi.S != g.S || gi.M != g.M {
-				return fmt.Errorf("%s: codes shape %dx%d differs from %dx%d of %s", path, gi.S, gi.M, g.S, g.M, pos[0])
-			}
-			g.K = max(g.K, gi.K)
+		if (tr.Obs == nil || *noQuant) && tr.Codes == nil {
+			return fmt.Errorf("%s: no `codes` array", path)
 		}
-		if *alpha != 0 {
-			if gi.K > *alpha {
-				return fmt.Errorf("%s: codes reach %d, above --alphabet %d", path, gi.K-1, *alpha)
-			}
-			g.K = *alpha
-		}
-		eps = append(eps, episodes(tr)...)
+		eps = append(eps, wmzlib.TrajectoryEpisodes(tr, !*noQuant)...)
 	}
-	m, err := wm.Train(g, eps, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Progress: progress(*quiet, "calibrating")})
-	if err != nil {
-		return err
-	}
-	if q != nil {
-		qb, _ := q.MarshalBinary()
-		if m, err = m.WithSection(opqSection, qb); err != nil {
+	if *gateWeights != "" {
+		if gopt.Weights, err = npz.ReadFloats(*gateWeights); err != nil {
 			return err
 		}
 	}
-	if m, err = withGate(m, eps, *gateHold, *gateWeights, gopt, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}); err != nil {
+	opts := []wmzlib.TrainOption{
+		wmzlib.WithQuantizer(opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}),
+		wmzlib.WithAlphabet(*alpha),
+		wmzlib.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}),
+		wmzlib.WithGate(*gateHold, gopt),
+		wmzlib.WithProgress(trainProgress(*quiet)),
+	}
+	if *noQuant {
+		opts = append(opts, wmzlib.WithCodesOnly())
+	}
+	c, err := wmzlib.Train(context.Background(), eps, opts...)
+	if err != nil {
 		return err
 	}
-	b, _ := m.MarshalBinary()
+	b, _ := c.MarshalBinary()
 	if err := atomicfile.WriteFile(*out, b); err != nil {
 		return err
 	}
 	if !*quiet {
-		fmt.Printf("wrote %s: model %s, %d bytes, geometry %dx%d K=%d, %d reference states", *out, m.ID(), len(b), g.S, g.M, g.K, m.RefStates())
-		if q != nil {
-			fmt.Printf(", quantizer %d-d", q.Dim())
+		g := c.Geometry()
+		fmt.Printf("wrote %s: model %s, %d bytes, geometry %dx%d K=%d, %d reference states", *out, c.ID(), len(b), g.S, g.M, g.K, c.Model().RefStates())
+		if c.Quantizer() != nil {
+			fmt.Printf(", quantizer %d-d", c.Dim())
 		}
 		fmt.Println()
 	}
 	return nil
 }
 
-// alphabetOf picks K for codes that carry none: the smallest power of two
-// above the largest code, at least 2.
-func alphabetOf(c []uint16) int {
-	m := 0
-	for _, v := range c {
-		m = max(m, int(v))
+// trainProgress draws a bar per quantizer stage and one for the world
+// model's calibration.
+func trainProgress(quiet bool) wmzlib.Progress {
+	qp := opq.TerminalProgress(os.Stderr, quiet)
+	cal := progress(quiet, "calibrating")
+	return func(stage string, done, total int) {
+		if s, ok := strings.CutPrefix(stage, "quantizer "); ok {
+			if qp != nil {
+				qp(s, done, total)
+			}
+			return
+		}
+		cal(done, total)
 	}
-	k := 2
-	for k <= m {
-		k *= 2
-	}
-	return k
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,8 +12,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // parse parses flags that may stand before, between or after positional
@@ -84,21 +86,8 @@ func progress(quiet bool, desc string) func(done, total int) {
 	}
 }
 
-func loadModel(path string) (*wm.Model, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := wm.UnmarshalModel(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
-}
-
-// loadCodes reads a trajectory that must carry codes; when g is non-nil the
-// codes must fit that geometry.
-func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
+// loadCodes reads a trajectory that must carry codes.
+func loadCodes(path string) (*npz.Trajectory, error) {
 	tr, err := npz.ReadTrajectory(path)
 	if err != nil {
 		return nil, err
@@ -106,39 +95,50 @@ func loadCodes(path string, g *wm.Geometry) (*npz.Trajectory, error) {
 	if tr.Codes == nil {
 		return nil, fmt.Errorf("%s: no `codes` array (float `obs` needs a model with a quantizer)", path)
 	}
-	return checkCodes(path, tr, g)
-}
-
-// checkCodes checks that a trajectory's codes fit geometry g (when set).
-func checkCodes(path string, tr *npz.Trajectory, g *wm.Geometry) (*npz.Trajectory, error) {
-	if g != nil {
-		// [T,S,M] as the model's, or [T,N] (read as S=1, M=N); the same N
-		// in another shape would silently mean other slots and subspaces.
-		if (tr.S != g.S || tr.M != g.M) && (tr.S != 1 || tr.M != g.N()) {
-			return nil, fmt.Errorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]", path, tr.S, tr.M, g.S, g.M, g.N())
-		}
-		tr.S, tr.M = g.S, g.M
-		for i, v := range tr.Codes {
-			if int(v) >= g.K {
-				return nil, fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, i/g.N(), i%g.N(), g.K)
-			}
-		}
-	}
 	return tr, nil
 }
 
-// episodes splits a trajectory into training episodes.
-func episodes(tr *npz.Trajectory) []wm.Episode {
-	n := tr.S * tr.M
-	var out []wm.Episode
-	for _, e := range tr.Episodes() {
-		out = append(out, wm.Episode{Codes: tr.Codes[e[0]*n : e[1]*n], Actions: tr.Actions[e[0]:e[1]]})
+// loadCodec reads the codec at path, or returns nil for an empty path
+// (a file's embedded model is then used).
+func loadCodec(path string) (*wmzlib.Codec, error) {
+	if path == "" {
+		return nil, nil
 	}
-	return out
+	return wmzlib.LoadCodec(path)
 }
 
 func closeOr(c io.Closer, err *error) {
 	if e := c.Close(); e != nil && *err == nil {
 		*err = e
 	}
+}
+
+// gateBinsFlag parses --gate-bins: what the gate's error-rate bins are taken
+// on.
+func gateBinsFlag(v string) (gate.CalibOptions, error) {
+	switch v {
+	case "modal":
+		return gate.CalibOptions{}, nil
+	case "entropy":
+		return gate.CalibOptions{EntropyBins: true}, nil
+	}
+	return gate.CalibOptions{}, fmt.Errorf("--gate-bins %q: want modal or entropy", v)
+}
+
+const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the table's own modal error probability) or entropy (GATE version 1, MemoWM's binning)"
+
+// logger prints a line to stderr unless quiet.
+func logger(quiet bool) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if !quiet {
+			fmt.Fprintf(os.Stderr, format+"\n", args...)
+		}
+	}
+}
+
+// printJSON prints v as one indented JSON object.
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

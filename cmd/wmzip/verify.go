@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	wmzlib "github.com/wmzip/wmzip"
 )
 
 func init() {
@@ -30,7 +32,7 @@ func runVerify(args []string) error {
 	if err := f.Verify(); err != nil {
 		return wmzError(pos[0], err)
 	}
-	got, eps, err := decodeAll(f, *quiet)
+	got, eps, err := f.Trajectory(progress(*quiet, "decoding"))
 	if err != nil {
 		return wmzError(pos[0], err)
 	}
@@ -39,7 +41,7 @@ func runVerify(args []string) error {
 	for i, st := range got.EpisodeStart {
 		e := eps[i]
 		last := f.EpisodeLen(e) - 1
-		c, err := f.State(e, last)
+		c, err := f.Format().State(e, last)
 		if err != nil {
 			return fmt.Errorf("%s: episode %d state %d: %w", pos[0], e, last, err)
 		}
@@ -48,11 +50,11 @@ func runVerify(args []string) error {
 			return fmt.Errorf("%s: episode %d state %d: random access differs from sequential decoding", pos[0], e, last)
 		}
 	}
-	h := f.Header()
+	h := f.Format().Header()
 	lossless := h.Lossless()
 	against2 := ""
 	if *against != "" {
-		want, err := loadStates(*against, f.Model())
+		want, err := wmzlib.ReadTrajectory(*against, f.Codec())
 		if err != nil {
 			return err
 		}
@@ -71,7 +73,7 @@ func runVerify(args []string) error {
 			}
 		}
 		if !lossless {
-			d, wrong := distortionAgainst(f, got.Codes, want.Codes)
+			d, wrong := f.Codec().Distortion(got.Codes, want.Codes)
 			against2 = fmt.Sprintf(", distortion %.6g against %s (%d wrong codes)", d, *against, wrong)
 		}
 	}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/alloc"
+	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/npz"
+)
+
+func parseTailMode(v string) (alloc.Tail, error) {
+	switch m := alloc.Tail(v); m {
+	case alloc.TailRanked, alloc.TailFlat:
+		return m, nil
+	}
+	return "", fmt.Errorf("--tail %q: want ranked or flat", v)
+}
+
+func parseAllocSpace(v string) (alloc.Space, error) {
+	switch s := alloc.Space(v); s {
+	case alloc.SpaceBits, alloc.SpaceLambda:
+		return s, nil
+	}
+	return "", fmt.Errorf("--alloc-space %q: want bits or lambda", v)
+}
+
+func checkTailGuard(g float64) error {
+	if g != 0 && !(g >= 1 && !math.IsInf(g, 0)) {
+		return fmt.Errorf("--tail-guard %v: want 0 (off) or a finite factor ≥ 1", g)
+	}
+	return nil
+}
+
+// accessArgs are encode --access's flags.
+type accessArgs struct {
+	trace       string
+	budget, tau float64
+	space       alloc.Space
+	tail        alloc.Tail
+	guard       float64
+}
+
+// accessFlags checks encode's --access flags (set: the flags given;
+// other: a mode --access excludes is set).
+func accessFlags(set map[string]bool, trace string, other bool, budget, tau float64, space, tail string, guard float64) (accessArgs, error) {
+	a := accessArgs{trace: trace, budget: budget, tau: tau, guard: guard}
+	if trace != "" || set["budget"] || set["tau"] || set["alloc-space"] || set["tail"] || set["tail-guard"] {
+		switch {
+		case trace == "":
+			return a, errors.New("--budget, --tau, --alloc-space, --tail and --tail-guard need --access trace.tsv")
+		case other:
+			return a, errors.New("--access excludes --lossless, --lambda and --distortion (the levels come from the trace and the budget)")
+		case !set["budget"]:
+			return a, errors.New("--access needs --budget B (average bits/state of the file)")
+		case !(budget > 0) || math.IsInf(budget, 0):
+			return a, fmt.Errorf("--budget %v: want a positive number of bits/state", budget)
+		case !(tau >= 0) || math.IsInf(tau, 0):
+			return a, fmt.Errorf("--tau %v: want a finite τ ≥ 0", tau)
+		}
+		if err := checkTailGuard(guard); err != nil {
+			return a, err
+		}
+	}
+	var err error
+	if a.space, err = parseAllocSpace(space); err != nil {
+		return a, err
+	}
+	a.tail, err = parseTailMode(tail)
+	return a, err
+}
+
+// encodeByAccess is `wmzip encode --access`.
+func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out string, keyframe int, embed, quiet bool) error {
+	logf := logger(quiet)
+	p, err := gate.FromModel(c.Model())
+	if err != nil {
+		return fmt.Errorf("--access needs a model trained with a retention gate (wmzip train calibrates one): %w", err)
+	}
+	f, err := os.Open(a.trace)
+	if err != nil {
+		return err
+	}
+	acc, err := ctmc.ReadTrace(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.trace, err)
+	}
+	eps := wmzlib.TrajectoryEpisodes(tr, false)
+	counts, outside := wmzlib.AccessCounts(acc, eps)
+	used := int64(len(acc)) - outside
+	if tr.T == 0 {
+		return errors.New("the trajectory has no states")
+	}
+	if outside > 0 {
+		logf("%s: %d of %d accesses name states the trajectory does not have (ignored)", a.trace, outside, used+outside)
+	}
+	if used == 0 {
+		logf("%s: no access to a state of the trajectory: every state ranks alike (uniform allocation)", a.trace)
+	}
+	var buf bytes.Buffer
+	r, err := wmzlib.StoreByAccess(context.Background(), &buf, c, eps, counts, a.budget,
+		wmzlib.WithTau(a.tau), wmzlib.WithAllocation(a.space, a.tail), wmzlib.WithTailGuard(a.guard),
+		wmzlib.WithKeyframeInterval(keyframe), wmzlib.WithEmbeddedModel(embed), wmzlib.WithLog(logf))
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(out, buf.Bytes()); err != nil {
+		return err
+	}
+	if quiet {
+		return nil
+	}
+	var wdist float64
+	var sumDist uint64
+	perLevel := make([]int, len(r.Lambdas))
+	for i, ac := range r.Accounts {
+		sumDist += ac.DistSum
+		wdist += float64(counts[i]) * p.RelDistortion(ac.DistSum, 1)
+		perLevel[r.Levels[i]]++
+	}
+	g := "no tail guard"
+	if a.guard > 0 {
+		g = fmt.Sprintf("tail guard %g", a.guard)
+	}
+	fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g in %s space, %s tail, %s, %d encodings), distortion %.6g",
+		out, tr.T, buf.Len(), r.Bits, a.budget, a.tau, a.space, a.tail, g, r.Encodings, p.RelDistortion(sumDist, int64(tr.T)))
+	if used > 0 {
+		fmt.Printf(", access-weighted %.6g", wdist/float64(used))
+	}
+	fmt.Println()
+	fmt.Print("states per level (λ):")
+	for lv, n := range perLevel {
+		if n > 0 {
+			fmt.Printf(" %d (%s): %d", lv, alloc.LambdaString(r.Lambdas[lv]), n)
+		}
+	}
+	fmt.Println()
+	return nil
+}

@@ -1,0 +1,258 @@
+package wmzip
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/wm"
+)
+
+// Episode is one trajectory: a state per action. A state is Slots slot
+// vectors of floats (Obs) or their codes (Codes, Slots × M values);
+// Train and the Writer quantize Obs when Codes is nil, or when both are
+// given and the codec has a quantizer.
+type Episode struct {
+	Actions []int64   // Actions[t] leads into state t; the first is ignored
+	Obs     []float32 // len(Actions) × Slots × dim, time-major; or nil
+	Codes   []uint16  // len(Actions) × Slots × M, time-major; or nil
+	Slots   int       // slot vectors per state (0 means 1)
+}
+
+func (e *Episode) slots() int { return max(e.Slots, 1) }
+
+// Train builds a codec from trajectories. When episodes carry float
+// observations it first trains a quantizer on them (WithQuantizer) and
+// codes them with it; the world model then learns the codes, and the last
+// episodes (WithGate) calibrate the retention gate. ctx is checked between
+// these stages.
+func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, error) {
+	c := defaultTrain()
+	for _, o := range opts {
+		if err := o.applyTrain(&c); err != nil {
+			return nil, err
+		}
+	}
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("%w: no training episodes", ErrInput)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var q *opq.Quantizer
+	codes := make([][]uint16, len(eps))
+	var withObs []int
+	for i := range eps {
+		e := &eps[i]
+		switch {
+		case e.Obs != nil && !c.codesOnly:
+			withObs = append(withObs, i)
+		case e.Codes != nil:
+			codes[i] = e.Codes
+		default:
+			return nil, fmt.Errorf("%w: episode %d has no codes", ErrInput, i)
+		}
+	}
+	if len(withObs) > 0 {
+		var err error
+		if q, err = trainQuantizer(eps, withObs, c); err != nil {
+			return nil, err
+		}
+		for _, i := range withObs {
+			e := &eps[i]
+			codes[i] = make([]uint16, len(e.Actions)*e.slots()*q.M())
+			if err := q.Encode(e.Obs, codes[i]); err != nil {
+				return nil, fmt.Errorf("%w: episode %d: %v", ErrInput, i, err)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g, weps, err := trainGeometry(eps, codes, c.alphabet)
+	if err != nil {
+		return nil, err
+	}
+	wopt := c.wm
+	wopt.Progress = nil
+	if c.progress != nil {
+		wopt.Progress = func(done, total int) { c.progress("calibrating", done, total) }
+	}
+	m, err := wm.Train(g, weps, wopt)
+	if err != nil {
+		return nil, err
+	}
+	if q != nil {
+		qb, _ := q.MarshalBinary()
+		if m, err = m.WithSection(quantizerSection, qb); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	wopt.Progress = nil
+	if m, err = withGate(m, weps, c.hold, c.gate, wopt); err != nil {
+		return nil, err
+	}
+	return &Codec{m: m, q: q}, nil
+}
+
+// trainQuantizer fits a quantizer to the slot vectors of the episodes
+// listed in idx.
+func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, error) {
+	dim := 0
+	var vecs []float32
+	for _, i := range idx {
+		e := &eps[i]
+		n := len(e.Actions) * e.slots()
+		if n == 0 {
+			continue
+		}
+		if len(e.Obs)%n != 0 {
+			return nil, fmt.Errorf("%w: episode %d: %d observation values for %d states of %d slots", ErrInput, i, len(e.Obs), len(e.Actions), e.slots())
+		}
+		d := len(e.Obs) / n
+		if dim == 0 {
+			dim = d
+		} else if d != dim {
+			return nil, fmt.Errorf("%w: observation dimension %d differs from %d", ErrInput, d, dim)
+		}
+		vecs = append(vecs, e.Obs...)
+	}
+	cfg := c.quant
+	cfg.Dim = dim
+	if c.progress != nil {
+		cfg.Progress = func(stage string, done, total int) { c.progress("quantizer "+stage, done, total) }
+	}
+	return opq.Train(vecs, cfg)
+}
+
+// trainGeometry checks that every episode has one state shape and returns
+// it (K from the codes unless alphabet is set) with the episodes as the
+// world model trains on them.
+func trainGeometry(eps []Episode, codes [][]uint16, alphabet int) (wm.Geometry, []wm.Episode, error) {
+	var g wm.Geometry
+	out := make([]wm.Episode, len(eps))
+	for i := range eps {
+		e := &eps[i]
+		s := e.slots()
+		n := len(e.Actions) * s
+		if n == 0 {
+			out[i] = wm.Episode{Actions: e.Actions}
+			continue
+		}
+		if len(codes[i])%n != 0 {
+			return g, nil, fmt.Errorf("%w: episode %d: %d codes for %d states of %d slots", ErrInput, i, len(codes[i]), len(e.Actions), s)
+		}
+		gi := wm.Geometry{S: s, M: len(codes[i]) / n, K: Alphabet(codes[i])}
+		if g.S == 0 {
+			g = gi
+		} else {
+			if gi.S != g.S || gi.M != g.M {
+				return g, nil, fmt.Errorf("%w: episode %d: codes shape %dx%d differs from %dx%d", ErrInput, i, gi.S, gi.M, g.S, g.M)
+			}
+			g.K = max(g.K, gi.K)
+		}
+		if alphabet != 0 {
+			if gi.K > alphabet {
+				return g, nil, fmt.Errorf("%w: episode %d: codes reach %d, above the alphabet %d", ErrInput, i, gi.K-1, alphabet)
+			}
+			g.K = alphabet
+		}
+		out[i] = wm.Episode{Codes: codes[i], Actions: e.Actions}
+	}
+	return g, out, nil
+}
+
+// Alphabet is the K Train picks for codes when WithAlphabet is not given: the smallest power of two
+// above the largest code, at least 2.
+func Alphabet(c []uint16) int {
+	m := 0
+	for _, v := range c {
+		m = max(m, int(v))
+	}
+	k := 2
+	for k <= m {
+		k *= 2
+	}
+	return k
+}
+
+// withGate calibrates the retention gate of a freshly trained model: a
+// second model is trained without the last hold episodes and run on them
+// (hold < 0: gate.HoldoutEpisodes; 0: no gate).
+func withGate(m *wm.Model, eps []wm.Episode, hold int, gopt gate.CalibOptions, opt wm.TrainOptions) (*wm.Model, error) {
+	if hold < 0 {
+		hold = gate.HoldoutEpisodes(len(eps))
+	}
+	if hold == 0 {
+		return m, nil
+	}
+	if hold >= len(eps) {
+		return nil, fmt.Errorf("%w: gate holdout %d leaves no training episode of %d", ErrInput, hold, len(eps))
+	}
+	if gopt.Weights != nil && len(gopt.Weights) != m.Geom.N() {
+		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", ErrInput, len(gopt.Weights), m.Geom.N())
+	}
+	calib, err := wm.Train(m.Geom, eps[:len(eps)-hold], opt)
+	if err != nil {
+		return nil, err
+	}
+	if raw := m.Section(gate.QuantizerTag); raw != nil {
+		if calib, err = calib.WithSection(gate.QuantizerTag, raw); err != nil {
+			return nil, err
+		}
+	}
+	out, _, err := CalibrateGate(calib, m, eps[len(eps)-hold:], gopt)
+	return out, err
+}
+
+// CalibrateGate calibrates the gate of model final on held-out episodes.
+// Predictions come from calib, a model of the same geometry trained
+// without those episodes (final itself if it never saw them); distances
+// come from final's quantizer, if any, else they are uniform. opt sets the
+// weights and the binning; its distances are set here. It returns final
+// with its gate section set, and the gate.
+func CalibrateGate(calib, final *wm.Model, held []wm.Episode, opt gate.CalibOptions) (*wm.Model, *gate.Params, error) {
+	if calib.Geom != final.Geom || calib.Precision != final.Precision {
+		return nil, nil, fmt.Errorf("gate calibration: calibration model geometry or precision differs")
+	}
+	opt.Dist, opt.SlotNorm = nil, 0
+	if raw := final.Section(gate.QuantizerTag); raw != nil {
+		q, err := opq.UnmarshalQuantizer(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gate calibration: model quantizer: %w", err)
+		}
+		if opt.Dist, opt.SlotNorm, err = quantizerDistances(q, final.Geom, held); err != nil {
+			return nil, nil, err
+		}
+	}
+	p, err := gate.Calibrate(calib, held, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := gate.Apply(final, p)
+	return m, p, err
+}
+
+// quantizerDistances returns the quantizer's 16-bit distance tables and the
+// mean squared slot norm in their units, measured on the given episodes.
+func quantizerDistances(q *opq.Quantizer, g wm.Geometry, eps []wm.Episode) ([][]uint32, float64, error) {
+	if q.M() != g.M || q.K() != g.K {
+		return nil, 0, fmt.Errorf("gate calibration: quantizer M=%d K=%d differs from the model's M=%d K=%d", q.M(), q.K(), g.M, g.K)
+	}
+	dist := q.DistanceTables(16)
+	if dist == nil {
+		return nil, 0, fmt.Errorf("gate calibration: quantizer distance tables too large")
+	}
+	var states []uint16
+	for _, e := range eps {
+		states = append(states, e.Codes...)
+	}
+	_, norm, err := gate.EmbeddingScale(dist, g, states, q.Dim(), func(s []uint16, out []float32) error {
+		return q.Decode(s, out)
+	})
+	return dist, norm, err
+}
