@@ -103,7 +103,7 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 // listed in idx.
 func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, error) {
 	dim := 0
-	var vecs []float32
+	var parts [][]float32
 	for _, i := range idx {
 		e := &eps[i]
 		n := len(e.Actions) * e.slots()
@@ -119,8 +119,9 @@ func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, er
 		} else if d != dim {
 			return nil, fmt.Errorf("%w: observation dimension %d differs from %d", ErrInput, d, dim)
 		}
-		vecs = append(vecs, e.Obs...)
+		parts = append(parts, e.Obs)
 	}
+	vecs := joinFloats(parts)
 	cfg := c.quant
 	cfg.Dim = dim
 	if c.progress != nil {
@@ -255,4 +256,31 @@ func quantizerDistances(q *opq.Quantizer, g wm.Geometry, eps []wm.Episode) ([][]
 		return q.Decode(s, out)
 	})
 	return dist, norm, err
+}
+
+// joinFloats returns the concatenation of parts: the slice they already
+// form when each follows the previous in one array (episodes cut from one
+// trajectory: training then reads the input in place instead of a copy as
+// large), else one copy of exactly their total length.
+func joinFloats(parts [][]float32) []float32 {
+	if len(parts) == 0 {
+		return nil
+	}
+	all, n := parts[0], len(parts[0])
+	for _, p := range parts[1:] {
+		n += len(p)
+		if all == nil || len(p) == 0 || cap(all) < len(all)+len(p) || &all[:len(all)+1][len(all)] != &p[0] {
+			all = nil
+			continue
+		}
+		all = all[:len(all)+len(p)]
+	}
+	if all != nil {
+		return all
+	}
+	out := make([]float32, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
