@@ -312,7 +312,7 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	}
 	model("magic", "invalid", func(b []byte) []byte { b[0] = 'X'; return b })
 	model("shorter than 24 bytes", "invalid", func(b []byte) []byte { return b[:20] })
-	model("version 3", "unsupported", put16(at["version"], 3))
+	model("version 4", "unsupported", put16(at["version"], 4))
 	model("version 0", "unsupported", put16(at["version"], 0))
 	model("flags not zero", "invalid", put16(at["flags"], 1))
 	model("reserved byte after P not zero", "invalid", func(b []byte) []byte { b[at["P"]+2] = 1; return b })
@@ -372,6 +372,69 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		c.cont = [][][2]uint16{{{0, 1}}}
 		c.off = make([]uint16, 256)
 	}))
+
+	// Version 3 (model.wmm, trained): the fallback fields and the coded
+	// reference store.
+	v3 := read("model.wmm")
+	if le.Uint16(v3[4:]) != 3 {
+		t.Fatal("model.wmm is not a version-3 model file: run go test ./format -run TestConformance -update")
+	}
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of model.wmm", Check: "model", Base: "model.wmm", Prefixes: true, Error: "invalid"}})
+	model3 := func(name string, edit func(b []byte) []byte) {
+		cs = append(cs, rejectCase{rejectVector{Name: "version 3: " + name, Check: "model", Base: "model.wmm", Error: "invalid"},
+			func() []byte { return edit(bytes.Clone(v3)) }})
+	}
+	f3 := 600 + 32*int(le.Uint32(v3[8:])) // C1
+	p3 := func(off int, v uint32) func([]byte) []byte {
+		return func(b []byte) []byte { le.PutUint32(b[off:], v); return b }
+	}
+	model3("C1 = 2", p3(f3, 2))
+	model3("C2 = 1", p3(f3+4, 1))
+	model3("e1 = 1025", func(b []byte) []byte { le.PutUint16(b[f3+8:], 1025); return b })
+	model3("β1 = 2^24 + 1", p3(f3+12, 1<<24+1))
+	model3("β2 > 0 without a second table", p3(f3+16, 1))
+	model3("C1·K·M above 2^26", func(b []byte) []byte {
+		// K = 40,000 at P = 16 with C1 = K+1.
+		b[20] = 16
+		le.PutUint32(b[16:], 40000)
+		le.PutUint32(b[f3:], 40001)
+		return b
+	})
+	// The store's offset and length: model.wmm has no section, so the
+	// store ends 4 bytes before the file (at its section count).
+	storeAt := func(b []byte) (int, int) {
+		end := len(b) - 4
+		for o := f3 + 20; o+4 <= end; o++ {
+			if l := int(le.Uint32(b[o:])); o+4+l == end && l > 8 {
+				return o, l
+			}
+		}
+		t.Fatal("model.wmm: no store found")
+		return 0, 0
+	}
+	model3("a store of 0 bytes", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], 0)
+		return append(b[:at+4], b[at+4+l:]...)
+	})
+	model3("a store one byte longer", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], uint32(l+1))
+		return append(b[:at+4+l], append([]byte{0}, b[at+4+l:]...)...)
+	})
+	model3("a store's lane state below 2^24", func(b []byte) []byte { at, _ := storeAt(b); b[at+7] = 0; return b })
+	model3("a store's first byte changed", func(b []byte) []byte { at, _ := storeAt(b); b[at+8] ^= 0x80; return b })
+	model3("a store without its last 16 bytes", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], uint32(l-16))
+		return append(b[:at+4+l-16], b[at+4+l:]...)
+	})
+	model3("more reference states than the store codes", func(b []byte) []byte {
+		at, _ := storeAt(b)
+		le.PutUint32(b[at-4:], le.Uint32(b[at-4:])+1)
+		return b
+	})
+	model3("2^20 reference states in a short store", func(b []byte) []byte { at, _ := storeAt(b); le.PutUint32(b[at-4:], 1<<20); return b })
 
 	// GATE sections: the model loads, a lossy file cannot use it.
 	gateSec := tb.secs[0].Data
