@@ -41,9 +41,9 @@ const module = "github.com/wmzip/wmzip/"
 var decodePath = map[string][]string{
 	"wm/predictor.go": {"*", "-Predictor.bestTile", "-Model.PredictorBytes"},
 	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel",
-		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.readStoreRaw", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
+		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go":        {"*"},
-	"wm/store.go":        {"prob.update", "newStoreModel", "storeModel.opCtx", "storeModel.litIdx", "storeDecoder.bit", "storeDecoder.tree", "decodeStore"},
+	"wm/store.go":        {"prob.update", "newStoreModel", "storeModel.opCtx", "storeModel.litIdx", "storeDecoder.bit", "storeDecoder.tree", "decodeStore", "storeDecoder.values"},
 	"wm/fallrows.go":     {"fallCounts", "fallbackRows", "Model.storeNovel", "Model.deriveFallback"},
 	"wm/tables.go":       {"*"},
 	"gate/rule.go":       {"TwoStepStats", "PredStats", "Params.impact", "Params.binKey", "Params.errRate", "Params.weight", "keep", "Params.Rule", "Rule.Retain", "Rule.RetainStats"},

@@ -106,8 +106,10 @@ type Model struct {
 	// stores fallBeta, not the tables.
 	fallDerived bool
 	fallBeta    [2]uint32
-	clsHits     [nBuckets][nClasses]uint32
-	clsSlot     []uint32 // [S][nClasses] hits by slot
+	// offVals holds the offset law's stored values while a file is read.
+	offVals []uint32
+	clsHits [nBuckets][nClasses]uint32
+	clsSlot []uint32 // [S][nClasses] hits by slot
 	// clsCtx, when not nil, counts hits by slot and by the class of the
 	// previous slot: [S][nClasses+1][nClasses].
 	clsCtx []uint32
@@ -212,9 +214,13 @@ func (m *Model) encode() {
 		// Version 3 unless its limits refuse this content (a tiny store
 		// under large tables, or a store coded below 0.008 bits a code):
 		// then the canonical file, which has the same ID.
-		st := encodeStore(m.Geom, m.refCodes, m.refBkt)
+		off := make([]uint32, len(m.offPrior))
+		for i, f := range m.offPrior {
+			off[i] = uint32(f) - 1
+		}
+		st := encodeStore(m.Geom, m.refCodes, m.refBkt, off, m.clsCtx)
 		b := m.appendFile(nil, 3, st)
-		nc := int64(len(m.refCodes))
+		nc := int64(len(m.refCodes) + len(off) + len(m.clsCtx))
 		if fallEntriesFit(m.fallEntries(), int64(len(b))) && nc <= maxStoreCodesPerByte*int64(len(st)) {
 			m.raw = b
 		} else {
@@ -282,12 +288,15 @@ func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 			b = binary.LittleEndian.AppendUint16(b, e.p)
 		}
 	}
+	// Version 3 codes the values of these two tables in the store stream.
 	if m.offPrior == nil {
 		b = binary.LittleEndian.AppendUint32(b, 0)
 	} else {
 		b = binary.LittleEndian.AppendUint32(b, nBuckets*nBuckets)
 		for _, f := range m.offPrior {
-			b = binary.LittleEndian.AppendUint16(b, f-1)
+			if version == 2 {
+				b = binary.LittleEndian.AppendUint16(b, f-1)
+			}
 		}
 	}
 	if m.clsCtx == nil {
@@ -295,7 +304,9 @@ func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 	} else {
 		b = binary.LittleEndian.AppendUint32(b, nClasses+1)
 		for _, h := range m.clsCtx {
-			b = binary.LittleEndian.AppendUint32(b, h)
+			if version == 2 {
+				b = binary.LittleEndian.AppendUint32(b, h)
+			}
 		}
 	}
 	// reference store
@@ -481,7 +492,7 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		m.subMix = 128
 		m.contNext = defaultContNext(g.S)
 		m.occCap, m.anchorCap, m.succCap = occCapV1, occCapV1, 0
-	} else if err := m.readV2(r); err != nil {
+	} else if err := m.readV2(r, version == 3); err != nil {
 		return nil, err
 	}
 	ne := int64(r.u32())
@@ -504,11 +515,15 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		if !r.need(n) {
 			return nil, r.err
 		}
-		if m.refCodes, m.refBkt, err = decodeStore(g, m.refT, r.b[:n]); err != nil {
+		no, nc := m.tableLens()
+		if m.refCodes, m.refBkt, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
 			return nil, err
 		}
 		r.b = r.b[n:]
 	} else if err := m.readStoreRaw(r); err != nil {
+		return nil, err
+	}
+	if err := m.setOffPrior(); err != nil {
 		return nil, err
 	}
 	ns := r.u32()
@@ -640,7 +655,7 @@ func (m *Model) readFallV3(r *reader, fileLen int64) error {
 // readV2 reads the fields version 2 adds after the fallback tables: the
 // substitution mix, the continuation lists, the offset law and the class
 // context statistics.
-func (m *Model) readV2(r *reader) error {
+func (m *Model) readV2(r *reader, coded bool) error {
 	S := m.Geom.S
 	if m.subMix = r.u16(); m.subMix > 256 {
 		return fmt.Errorf("%w: substitution mix %d above 256", ErrModelFormat, m.subMix)
@@ -682,25 +697,15 @@ func (m *Model) readV2(r *reader) error {
 		if S < 2 {
 			return fmt.Errorf("%w: offset law with one slot", ErrModelFormat)
 		}
-		n := int64(rows) * int64(S)
-		if !r.need(2 * n) {
-			return r.err
-		}
-		m.offPrior = make([]uint16, n)
-		for i := range m.offPrior {
-			f := uint32(r.u16()) + 1
-			if f >= 1<<16 {
-				return fmt.Errorf("%w: offset frequency 65536", ErrModelFormat)
+		m.offPrior = []uint16{} // present: filled by setTables
+		if !coded {
+			n := int64(rows) * int64(S)
+			if !r.need(2 * n) {
+				return r.err
 			}
-			m.offPrior[i] = uint16(f)
-		}
-		for row := int64(0); row < n; row += int64(S) {
-			var t uint32
-			for _, f := range m.offPrior[row : row+int64(S)] {
-				t += uint32(f)
-			}
-			if t != 1<<16 {
-				return fmt.Errorf("%w: offset row does not sum to 65536", ErrModelFormat)
+			m.offVals = make([]uint32, n)
+			for i := range m.offVals {
+				m.offVals[i] = uint32(r.u16())
 			}
 		}
 	case rows != 0:
@@ -710,16 +715,60 @@ func (m *Model) readV2(r *reader) error {
 	case r.err != nil:
 		return r.err
 	case ctx == nClasses+1:
-		n := int64(S) * (nClasses + 1) * nClasses
-		if !r.need(4 * n) {
-			return r.err
-		}
-		m.clsCtx = make([]uint32, n)
-		for i := range m.clsCtx {
-			m.clsCtx[i] = r.u32()
+		m.clsCtx = []uint32{}
+		if !coded {
+			n := int64(S) * (nClasses + 1) * nClasses
+			if !r.need(4 * n) {
+				return r.err
+			}
+			m.clsCtx = make([]uint32, n)
+			for i := range m.clsCtx {
+				m.clsCtx[i] = r.u32()
+			}
 		}
 	case ctx != 0:
 		return fmt.Errorf("%w: %d class contexts", ErrModelFormat, ctx)
+	}
+	return nil
+}
+
+// tableLens returns the entries of the offset law and of the class context
+// statistics a model has (0 for an absent one).
+func (m *Model) tableLens() (off, ctx int) {
+	S := m.Geom.S
+	if m.offPrior != nil {
+		off = nBuckets * nBuckets * S
+	}
+	if m.clsCtx != nil {
+		ctx = S * (nClasses + 1) * nClasses
+	}
+	return off, ctx
+}
+
+// setOffPrior checks the offset law's stored values (frequency minus 1)
+// and sets it.
+func (m *Model) setOffPrior() error {
+	if m.offPrior == nil {
+		return nil
+	}
+	S := int64(m.Geom.S)
+	n := int64(len(m.offVals))
+	m.offPrior = make([]uint16, n)
+	for i, v := range m.offVals {
+		if v >= 1<<16-1 {
+			return fmt.Errorf("%w: offset frequency %d", ErrModelFormat, v+1)
+		}
+		m.offPrior[i] = uint16(v + 1)
+	}
+	m.offVals = nil
+	for row := int64(0); row < n; row += S {
+		var t uint32
+		for _, f := range m.offPrior[row : row+S] {
+			t += uint32(f)
+		}
+		if t != 1<<16 {
+			return fmt.Errorf("%w: offset row does not sum to 65536", ErrModelFormat)
+		}
 	}
 	return nil
 }

@@ -201,6 +201,7 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 		return out
 	}
 	var beta [2]uint64
+	var offRows, ctxRows int
 	if m.version == 3 {
 		m.C1, m.C2 = int(u32()), int(u32())
 		m.e1, m.e2 = u16(), u16()
@@ -229,10 +230,11 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 			}
 			m.CONT = append(m.CONT, l)
 		}
-		if u32() == 256 {
+		// Version 3 codes the values of OFF and hitsP in the store (3.4).
+		if offRows = int(u32()); offRows == 256 && m.version == 2 {
 			m.OFF = rows(256, m.S)
 		}
-		if u32() == 9 {
+		if ctxRows = int(u32()); ctxRows == 9 && m.version == 2 {
 			m.hitsP = make([][9][8]uint64, m.S)
 			for s := range m.S {
 				for pc := range 9 {
@@ -251,7 +253,7 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 	m.RefStates = int(u32())
 	if m.version == 3 {
 		n := int(u32())
-		m.REF, m.BKT = specStore(t, m, b[p:p+n])
+		m.REF, m.BKT = specStore(t, m, b[p:p+n], offRows, ctxRows)
 		p += n
 		m.sections = p
 		m.derive()
@@ -283,7 +285,7 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 }
 
 // specStore decodes the reference store of a version-3 file (3.4).
-func specStore(t *testing.T, m *specModel, stream []byte) ([][]int, []int) {
+func specStore(t *testing.T, m *specModel, stream []byte, offRows, ctxRows int) ([][]int, []int) {
 	d, err := rans.NewDecoder(1, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -374,6 +376,50 @@ func specStore(t *testing.T, m *specModel, stream []byte) ([][]int, []int) {
 				flat = append(flat, flat[src*m.M:(src+1)*m.M]...)
 			}
 			prevOp, lastOp[x] = op, op
+		}
+	}
+	// The tables: values in rows, each the zigzag of its difference to the
+	// previous one of its row, by TREE(6) of its bit length and raw bits.
+	PT := [2][]uint32{newPR(64), newPR(64)}
+	values := func(tab, rows, k int) [][]uint64 {
+		var out [][]uint64
+		for range rows {
+			row := make([]uint64, k)
+			prev := int64(0)
+			for i := range row {
+				l := tree(6, func(node int) *uint32 { return &PT[tab][node] })
+				z := int64(0)
+				if l > 0 {
+					z = 1
+					for range l - 1 {
+						z = 2*z + int64(d.DecodeBinary(0, 32768))
+					}
+				}
+				v := prev + z/2
+				if z%2 == 1 {
+					v = prev - (z+1)/2
+				}
+				row[i], prev = uint64(v), v
+			}
+			out = append(out, row)
+		}
+		return out
+	}
+	if offRows == 256 {
+		m.OFF = values(0, 256, m.S)
+		for _, r := range m.OFF {
+			for i := range r {
+				r[i]++ // stored minus 1
+			}
+		}
+	}
+	if ctxRows == 9 {
+		hp := values(1, m.S*9, 8)
+		m.hitsP = make([][9][8]uint64, m.S)
+		for s := range m.S {
+			for pc := range 9 {
+				copy(m.hitsP[s][pc][:], hp[s*9+pc])
+			}
 		}
 	}
 	if err := d.Close(); err != nil {

@@ -59,7 +59,8 @@ type storeModel struct {
 	bktP    [nBuckets][nBuckets]prob
 	deltaP  []prob // slot delta tree, 2^nbS
 	lenP    [32]prob
-	litP    []prob // 2^litCtxBits
+	valP    [2][64]prob // bit lengths of the table values
+	litP    []prob      // 2^litCtxBits
 	lastOp  []uint8
 	prevOp  int
 	dist    int64
@@ -80,6 +81,8 @@ func newStoreModel(g Geometry) *storeModel {
 		fill(sm.bktP[i][:])
 	}
 	fill(sm.lenP[:])
+	fill(sm.valP[0][:])
+	fill(sm.valP[1][:])
 	sm.deltaP = make([]prob, 1<<sm.nbS)
 	fill(sm.deltaP)
 	sm.litP = make([]prob, 1<<litCtxBits)
@@ -140,8 +143,10 @@ func (se *storeEncoder) tree(nb, v int, p func(node int) *prob) {
 	}
 }
 
-// encodeStore codes the reference store (codes and buckets) of a model.
-func encodeStore(g Geometry, codes []uint16, bkt []uint8) []byte {
+// encodeStore codes the reference store (codes and buckets) of a model,
+// then the values of its offset law (off) and class context statistics
+// (ctx).
+func encodeStore(g Geometry, codes []uint16, bkt []uint8, off, ctx []uint32) []byte {
 	S, M, n := g.S, g.M, g.N()
 	T := len(bkt)
 	// Tile identities, to find copies.
@@ -225,6 +230,8 @@ func encodeStore(g Geometry, codes []uint16, bkt []uint8) []byte {
 			occ[id] = append(occ[id], p)
 		}
 	}
+	se.values(0, off, g.S)
+	se.values(1, ctx, nClasses)
 	out, err := e.Finish(nil)
 	if err != nil {
 		panic("wm: store encoder: " + err.Error())
@@ -237,6 +244,33 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// values codes the integers of table tab in rows of k: each as the
+// zigzag of its difference to the previous value of its row (0 before the
+// first), by its bit length under TREE(6) and the bits below its leading
+// one raw. The offset law's floors repeat along a row and cost nearly
+// nothing.
+func (se *storeEncoder) values(tab int, vals []uint32, k int) {
+	for i, v := range vals {
+		prev := int64(0)
+		if i%k > 0 {
+			prev = int64(vals[i-1])
+		}
+		z := zigzag(int64(v) - prev)
+		bl := bits.Len64(z)
+		se.tree(6, bl, func(node int) *prob { return &se.valP[tab][node] })
+		for j := bl - 2; j >= 0; j-- {
+			se.raw(int(z >> j & 1))
+		}
+	}
+}
+
+func zigzag(d int64) uint64 {
+	if d >= 0 {
+		return uint64(d) << 1
+	}
+	return uint64(-d)<<1 - 1
 }
 
 // storeDecoder decodes a store.
@@ -260,16 +294,17 @@ func (sd *storeDecoder) tree(nb int, p func(node int) *prob) int {
 }
 
 // decodeStore decodes the reference store of T states from stream: its
-// codes (T·N) and buckets. Counts are checked against the stream's length
+// codes (T·N) and buckets, then no values of the offset law and nc of the
+// class context statistics. Counts are checked against the stream's length
 // before anything is sized by them.
-func decodeStore(g Geometry, T int, stream []byte) ([]uint16, []uint8, error) {
+func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, []uint32, []uint32, error) {
 	S, M, n := g.S, g.M, g.N()
-	if int64(T)*int64(n) > maxStoreCodesPerByte*int64(len(stream)) {
-		return nil, nil, fmt.Errorf("%w: %d reference codes in a store of %d bytes", ErrModelFormat, int64(T)*int64(n), len(stream))
+	if all := int64(T)*int64(n) + int64(no) + int64(nc); all > maxStoreCodesPerByte*int64(len(stream)) {
+		return nil, nil, nil, nil, fmt.Errorf("%w: %d reference codes and table values in a store of %d bytes", ErrModelFormat, all, len(stream))
 	}
 	d, _ := rans.NewDecoder(1, 16)
 	if err := d.Reset(stream); err != nil {
-		return nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
+		return nil, nil, nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
 	}
 	sd := &storeDecoder{newStoreModel(g), d}
 	// Grown as decoded: a store's memory follows the work done.
@@ -284,7 +319,7 @@ func decodeStore(g Geometry, T int, stream []byte) ([]uint16, []uint8, error) {
 		sd.prevBkt = b
 		for x := range S {
 			if d.Err() != nil {
-				return nil, nil, fail("%v", d.Err())
+				return nil, nil, nil, nil, fail("%v", d.Err())
 			}
 			p := int64(r*S + x)
 			ctx := sd.opCtx(x)
@@ -316,11 +351,11 @@ func decodeStore(g Geometry, T int, stream []byte) ([]uint16, []uint8, error) {
 					}
 				}
 				if delta >= S {
-					return nil, nil, fail("slot delta %d at state %d slot %d", delta, r, x)
+					return nil, nil, nil, nil, fail("slot delta %d at state %d slot %d", delta, r, x)
 				}
 				q := (int64(r)-dr)*int64(S) + int64((x+delta)%S)
 				if dr > int64(r) || q >= p {
-					return nil, nil, fail("copy from tile %d at tile %d", q, p)
+					return nil, nil, nil, nil, fail("copy from tile %d at tile %d", q, p)
 				}
 				sd.dist = p - q
 				src = q
@@ -330,14 +365,14 @@ func decodeStore(g Geometry, T int, stream []byte) ([]uint16, []uint8, error) {
 					ctx := sd.leftCtx(codes, off, x, m)
 					v := sd.tree(sd.nbK, func(node int) *prob { return &sd.litP[sd.litIdx(m, ctx, node)] })
 					if v >= g.K {
-						return nil, nil, fail("literal code %d >= K", v)
+						return nil, nil, nil, nil, fail("literal code %d >= K", v)
 					}
 					codes = append(codes, uint16(v))
 				}
 			}
 			if op != opLit {
 				if src < 0 {
-					return nil, nil, fail("copy from before the store at tile %d", p)
+					return nil, nil, nil, nil, fail("copy from before the store at tile %d", p)
 				}
 				codes = append(codes, codes[src*int64(M):(src+1)*int64(M)]...)
 			}
@@ -345,9 +380,53 @@ func decodeStore(g Geometry, T int, stream []byte) ([]uint16, []uint8, error) {
 			sd.lastOp[x] = uint8(op)
 		}
 	}
+	off, err := sd.values(0, no, S)
+	if err != nil {
+		return nil, nil, nil, nil, fail("offset law: %v", err)
+	}
+	ctx, err := sd.values(1, nc, nClasses)
+	if err != nil {
+		return nil, nil, nil, nil, fail("class contexts: %v", err)
+	}
 	if err := d.Close(); err != nil {
-		return nil, nil, fail("%v", err)
+		return nil, nil, nil, nil, fail("%v", err)
 	}
 	// Clipped: the predictor must never append into the store.
-	return slices.Clip(codes), slices.Clip(bkt), nil
+	return slices.Clip(codes), slices.Clip(bkt), off, ctx, nil
+}
+
+// values decodes n integers of table tab in rows of k (storeEncoder.values).
+func (sd *storeDecoder) values(tab, n, k int) ([]uint32, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]uint32, 0, min(n, 1<<16))
+	for i := range n {
+		if sd.d.Err() != nil {
+			return nil, sd.d.Err()
+		}
+		bl := sd.tree(6, func(node int) *prob { return &sd.valP[tab][node] })
+		if bl > 33 {
+			return nil, fmt.Errorf("value of %d bits", bl)
+		}
+		z := uint64(0)
+		if bl > 0 {
+			z = 1
+			for range bl - 1 {
+				z = z<<1 | uint64(sd.d.DecodeBinary(0, 1<<15))
+			}
+		}
+		v := int64(z >> 1)
+		if z&1 == 1 {
+			v = -v - 1
+		}
+		if i%k > 0 {
+			v += int64(out[i-1])
+		}
+		if v < 0 || v >= 1<<32 {
+			return nil, fmt.Errorf("value %d outside [0, 2^32)", v)
+		}
+		out = append(out, uint32(v))
+	}
+	return out, nil
 }

@@ -39,21 +39,25 @@ func TestStoreRoundTrip(t *testing.T) {
 	for _, g := range []Geometry{{1, 1, 2}, {2, 3, 5}, {8, 4, 64}, {3, 2, 257}, {5, 1, 65536}, {32, 32, 64}} {
 		for _, T := range []int{0, 1, 7, 40} {
 			codes, bkt := randStore(rng, g, T)
-			st := encodeStore(g, codes, bkt)
-			gc, gb, err := decodeStore(g, T, st)
+			off := make([]uint32, T*3)
+			for i := range off {
+				off[i] = uint32(rng.IntN(3)) << uint(rng.IntN(32))
+			}
+			st := encodeStore(g, codes, bkt, off, nil)
+			gc, gb, goff, _, err := decodeStore(g, T, len(off), 0, st)
 			if err != nil {
 				t.Fatalf("%v T=%d: %v", g, T, err)
 			}
-			if !slices.Equal(gc, codes) || !slices.Equal(gb, bkt) {
+			if !slices.Equal(gc, codes) || !slices.Equal(gb, bkt) || !slices.Equal(goff, off) {
 				t.Fatalf("%v T=%d: store does not round-trip", g, T)
 			}
 			// Proper prefixes fail, and so does a claim of one more state.
 			for k := 0; k < len(st); k += 1 + len(st)/64 {
-				if _, _, err := decodeStore(g, T, st[:k]); !errors.Is(err, ErrModelFormat) {
+				if _, _, _, _, err := decodeStore(g, T, len(off), 0, st[:k]); !errors.Is(err, ErrModelFormat) {
 					t.Fatalf("%v T=%d: prefix of %d bytes: %v", g, T, k, err)
 				}
 			}
-			if _, _, err := decodeStore(g, T+1, st); !errors.Is(err, ErrModelFormat) {
+			if _, _, _, _, err := decodeStore(g, T+1, len(off), 0, st); !errors.Is(err, ErrModelFormat) {
 				t.Fatalf("%v T=%d: one more state: %v", g, T, err)
 			}
 		}
@@ -64,10 +68,10 @@ func TestStoreRoundTrip(t *testing.T) {
 // whatever its content.
 func TestStoreClaims(t *testing.T) {
 	g := Geometry{S: 64, M: 1024, K: 4}
-	if _, _, err := decodeStore(g, 1<<12, make([]byte, 8)); !errors.Is(err, ErrModelFormat) {
+	if _, _, _, _, err := decodeStore(g, 1<<12, 0, 0, make([]byte, 8)); !errors.Is(err, ErrModelFormat) {
 		t.Fatal(err)
 	}
-	if _, _, err := decodeStore(g, 1<<20, make([]byte, 1<<20)); !errors.Is(err, ErrModelFormat) {
+	if _, _, _, _, err := decodeStore(g, 1<<20, 0, 0, make([]byte, 1<<20)); !errors.Is(err, ErrModelFormat) {
 		t.Fatal(err)
 	}
 }
