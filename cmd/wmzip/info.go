@@ -43,6 +43,8 @@ type infoJSON struct {
 	HeaderBytes         int64   `json:"header_bytes"`
 	IndexBytes          int64   `json:"index_bytes"`
 	FramingBitsPerState float64 `json:"framing_bits_per_state"`
+	SharedModelBytes    int64   `json:"shared_model_bytes,omitempty"`
+	TotalBitsPerState   float64 `json:"total_bits_per_state,omitempty"`
 }
 
 func runInfo(args []string) error {
@@ -120,6 +122,7 @@ func runInfo(args []string) error {
 	if in.States == 0 {
 		j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.FramingBitsPerState = 0, 0, 0, 0
 	}
+	j.storage(*modelPath)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -138,6 +141,7 @@ func runInfo(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
+	fmt.Println(j.storageLine())
 	return nil
 }
 

@@ -20,6 +20,7 @@ func runTrain(args []string) error {
 	out := fs.String("o", "", "output model file (required)")
 	prec := fs.Uint("precision", wm.DefaultPrecision, "rANS probability precision in bits (10..16)")
 	maxRef := fs.Int("max-ref", 65536, "most states kept in the model's reference store")
+	capacity := fs.Float64("capacity", 1, "fraction (0,1] of the training states the reference store keeps: smaller models, more bits per state (see: wmzip bench capacity)")
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
 	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
@@ -95,7 +96,7 @@ func runTrain(args []string) error {
 		}
 		eps = append(eps, episodes(tr)...)
 	}
-	m, err := wm.Train(g, eps, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Progress: progress(*quiet, "calibrating")})
+	m, err := wm.Train(g, eps, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity, Progress: progress(*quiet, "calibrating")})
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func runTrain(args []string) error {
 			return err
 		}
 	}
-	if m, err = withGate(m, eps, *gateHold, *gateWeights, gopt, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef}); err != nil {
+	if m, err = withGate(m, eps, *gateHold, *gateWeights, gopt, wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity}); err != nil {
 		return err
 	}
 	b, _ := m.MarshalBinary()
