@@ -162,32 +162,52 @@ func CapacityBench(name string, train, test *npz.Trajectory, opt CapacityOptions
 	return rep, nil
 }
 
-// generalCoders measures klauspost zstd (best) and xz -9e on the test
-// codes alone, and xz -9e given the training codes, whose model is the
-// training codes compressed.
-func generalCoders(train, test *npz.Trajectory, k int, skipExternal bool) ([]StorageCoder, error) {
-	res, err := baseline.Run(baseline.Input{Codes: test.Codes, N: test.S * test.M, K: k}, baseline.Options{SkipExternal: true})
+// GeneralRates measures klauspost zstd (best) and, unless skipExternal or
+// when it is not installed, xz -9e on states of n codes below k: coders
+// without a model, whose break-evens with a wmzip model BreakEvenOf gives.
+func GeneralRates(codes []uint16, n, k int, skipExternal bool) ([]StorageCoder, error) {
+	res, err := baseline.Run(baseline.Input{Codes: codes, N: n, K: k}, baseline.Options{SkipExternal: true})
 	if err != nil {
 		return nil, err
 	}
+	states := float64(len(codes) / n)
 	var out []StorageCoder
 	for _, r := range res {
 		if r.Name == "zstd" && r.Available {
 			out = append(out, StorageCoder{Name: "zstd best", BitsPerState: r.BitsPerState})
 		}
 	}
-	if skipExternal {
-		return out, nil
-	}
-	for _, tl := range baseline.Tools() {
-		if tl.Name != "xz -9e" || tl.Available() != nil {
-			continue
-		}
-		tr, te := baseline.Pack(train.Codes, k), baseline.Pack(test.Codes, k)
-		a, err := tl.Compress(te)
+	if tl, ok := xzTool(skipExternal); ok {
+		a, err := tl.Compress(baseline.Pack(codes, k))
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, StorageCoder{Name: "xz -9e", BitsPerState: float64(8*len(a)) / states})
+	}
+	return out, nil
+}
+
+// xzTool returns xz -9e when it may run and is installed.
+func xzTool(skipExternal bool) (baseline.Tool, bool) {
+	if !skipExternal {
+		for _, tl := range baseline.Tools() {
+			if tl.Name == "xz -9e" && tl.Available() == nil {
+				return tl, true
+			}
+		}
+	}
+	return baseline.Tool{}, false
+}
+
+// generalCoders measures GeneralRates on the test codes, and xz -9e given
+// the training codes, whose model is the training codes compressed.
+func generalCoders(train, test *npz.Trajectory, k int, skipExternal bool) ([]StorageCoder, error) {
+	out, err := GeneralRates(test.Codes, test.S*test.M, k, skipExternal)
+	if err != nil {
+		return nil, err
+	}
+	if tl, ok := xzTool(skipExternal); ok {
+		tr, te := baseline.Pack(train.Codes, k), baseline.Pack(test.Codes, k)
 		b, err := tl.Compress(tr)
 		if err != nil {
 			return nil, err
@@ -196,8 +216,7 @@ func generalCoders(train, test *npz.Trajectory, k int, skipExternal bool) ([]Sto
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, StorageCoder{Name: "xz -9e", BitsPerState: float64(8*len(a)) / float64(test.T)},
-			StorageCoder{Name: "xz -9e given train", ModelBytes: int64(len(b)), BitsPerState: float64(8*(len(ab)-len(b))) / float64(test.T)})
+		out = append(out, StorageCoder{Name: "xz -9e given train", ModelBytes: int64(len(b)), BitsPerState: float64(8*(len(ab)-len(b))) / float64(test.T)})
 	}
 	return out, nil
 }

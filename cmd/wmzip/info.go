@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 )
@@ -45,12 +46,15 @@ type infoJSON struct {
 	FramingBitsPerState float64 `json:"framing_bits_per_state"`
 	SharedModelBytes    int64   `json:"shared_model_bytes,omitempty"`
 	TotalBitsPerState   float64 `json:"total_bits_per_state,omitempty"`
+
+	BreakEvens []bench.BreakEven `json:"break_evens,omitempty"`
 }
 
 func runInfo(args []string) error {
 	fs := newFlags("info", "[--json] [-m model.wmm] [--ref in.npz] in.wmz")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	modelPath := fs.String("m", "", "model file, checked against the file (not needed: header and index tell the rest)")
+	baselines := fs.Bool("baselines", false, "decode and measure zstd best and xz -9e on the states: the break-even horizons of this model against them (needs the model)")
 	ref := fs.String("ref", "", "source trajectory (.npz codes): decode and report the distortion against it (needs the model: -m or the embedded one)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -123,6 +127,11 @@ func runInfo(args []string) error {
 		j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.FramingBitsPerState = 0, 0, 0, 0
 	}
 	j.storage(*modelPath)
+	if *baselines {
+		if err := j.measureBaselines(pos[0], *modelPath); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
