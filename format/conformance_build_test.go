@@ -482,6 +482,17 @@ func conformanceGates(m *wm.Model) map[string]*gate.Params {
 // they are), one first-table context (C = 1), and a second table whose
 // combined row has weights summing to 2^32 or more (Quantize's scaling
 // step); an offset law with as many spikes as slots (floor 0).
+// buildMix3 is the mix model with its fallback tables derived from its
+// reference store: a version-3 file with a second table (C2 = K+1).
+func buildMix3() (conformanceInput, *wm.Model) {
+	in, m := buildMix()
+	m3, err := m.WithDerivedFallback(2048, 512)
+	if err != nil {
+		panic(err)
+	}
+	return in, m3
+}
+
 func buildK257() (conformanceInput, *wm.Model) {
 	g := wm.Geometry{S: 2, M: 1, K: 257}
 	rng := rand.New(rand.NewPCG(14, 3))

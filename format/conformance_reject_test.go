@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -312,7 +314,7 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	}
 	model("magic", "invalid", func(b []byte) []byte { b[0] = 'X'; return b })
 	model("shorter than 24 bytes", "invalid", func(b []byte) []byte { return b[:20] })
-	model("version 3", "unsupported", put16(at["version"], 3))
+	model("version 4", "unsupported", put16(at["version"], 4))
 	model("version 0", "unsupported", put16(at["version"], 0))
 	model("flags not zero", "invalid", put16(at["flags"], 1))
 	model("reserved byte after P not zero", "invalid", func(b []byte) []byte { b[at["P"]+2] = 1; return b })
@@ -372,6 +374,134 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		c.cont = [][][2]uint16{{{0, 1}}}
 		c.off = make([]uint16, 256)
 	}))
+
+	// Version 3 (model.wmm, trained): the fallback fields and the coded
+	// reference store.
+	v3 := read("model.wmm")
+	if le.Uint16(v3[4:]) != 3 {
+		t.Fatal("model.wmm is not a version-3 model file: run go test ./format -run TestConformance -update")
+	}
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of model.wmm", Check: "model", Base: "model.wmm", Prefixes: true, Error: "invalid"}})
+	model3 := func(name string, edit func(b []byte) []byte) {
+		cs = append(cs, rejectCase{rejectVector{Name: "version 3: " + name, Check: "model", Base: "model.wmm", Error: "invalid"},
+			func() []byte { return edit(bytes.Clone(v3)) }})
+	}
+	f3 := 600 + 32*int(le.Uint32(v3[8:])) // C1
+	p3 := func(off int, v uint32) func([]byte) []byte {
+		return func(b []byte) []byte { le.PutUint32(b[off:], v); return b }
+	}
+	model3("C1 = 2", p3(f3, 2))
+	model3("C2 = 1", p3(f3+4, 1))
+	model3("e1 = 1025", func(b []byte) []byte { le.PutUint16(b[f3+8:], 1025); return b })
+	model3("β1 = 2^24 + 1", p3(f3+12, 1<<24+1))
+	model3("β2 > 0 without a second table", p3(f3+16, 1))
+	model3("C1·K·M above 2^26", func(b []byte) []byte {
+		// K = 40,000 at P = 16 with C1 = K+1.
+		b[20] = 16
+		le.PutUint32(b[16:], 40000)
+		le.PutUint32(b[f3:], 40001)
+		return b
+	})
+	// The store's offset and length: model.wmm has no section, so the
+	// store ends 4 bytes before the file (at its section count).
+	storeAt := func(b []byte) (int, int) {
+		end := len(b) - 4
+		for o := f3 + 20; o+4 <= end; o++ {
+			if l := int(le.Uint32(b[o:])); o+4+l == end && l > 8 {
+				return o, l
+			}
+		}
+		t.Fatal("model.wmm: no store found")
+		return 0, 0
+	}
+	model3("a store of 0 bytes", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], 0)
+		return append(b[:at+4], b[at+4+l:]...)
+	})
+	model3("a store one byte longer", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], uint32(l+1))
+		return append(b[:at+4+l], append([]byte{0}, b[at+4+l:]...)...)
+	})
+	model3("a store's lane state below 2^24", func(b []byte) []byte { at, _ := storeAt(b); b[at+7] = 0; return b })
+	model3("a store's first byte changed", func(b []byte) []byte { at, _ := storeAt(b); b[at+8] ^= 0x80; return b })
+	model3("a store without its last 16 bytes", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], uint32(l-16))
+		return append(b[:at+4+l-16], b[at+4+l:]...)
+	})
+	// An empty store whose stream codes only the tables (3.4), written
+	// here from the text: the offset law and the class context counts of
+	// model.wmm, then mutations of them.
+	tables := func(edit func(off, ctx []uint32), zf func(tab, i int, z uint64) uint64) func([]byte) []byte {
+		return func(b []byte) []byte {
+			at, l := storeAt(b)
+			S := int(le.Uint32(b[8:]))
+			e := 1
+			for le.Uint32(b[at-8-4*e:]) != uint32(e) {
+				e++
+			}
+			m, err := wm.UnmarshalModel(v3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			canon, _ := m.CanonicalBinary()
+			// In the canonical file the two tables lie just before the
+			// reference episodes: OffRows·S u16, CtxRows, S·72 u32.
+			cs := len(canon) - 4 - (len(b) - 4 - (at + 4 + l))              // section count offset
+			cs -= int(le.Uint32(b[at-4:])) * (1 + S*int(le.Uint32(b[12:]))) // REF and BKT (K ≤ 256)
+			cs -= 8 + 4*e                                                   // RefEpisodes, starts, RefStates
+			ctx := make([]uint32, S*72)
+			for i := range ctx {
+				ctx[i] = le.Uint32(canon[cs-4*len(ctx)+4*i:])
+			}
+			off := make([]uint32, 256*S)
+			o := cs - 4*len(ctx) - 4 - 2*len(off)
+			for i := range off {
+				off[i] = uint32(le.Uint16(canon[o+2*i:]))
+			}
+			edit(off, ctx)
+			st := tableStream(t, off, S, ctx, 8, zf)
+			out := append([]byte(nil), b[:at-8-4*e]...)
+			out = le.AppendUint32(out, 0) // RefEpisodes
+			out = le.AppendUint32(out, 0) // RefStates
+			out = le.AppendUint32(out, uint32(len(st)))
+			out = append(out, st...)
+			return append(out, b[at+4+l:]...)
+		}
+	}
+	same := func(off, ctx []uint32) {}
+	asIs := func(tab, i int, z uint64) uint64 { return z }
+	if _, err := wm.UnmarshalModel(tables(same, asIs)(bytes.Clone(v3))); err != nil {
+		t.Fatalf("model.wmm with an empty store and its tables does not load: %v", err)
+	}
+	var off0 uint64
+	model3("a table value of 34 bits", tables(same, func(tab, i int, z uint64) uint64 {
+		if tab == 0 && i == 0 {
+			return 1 << 33
+		}
+		return z
+	}))
+	model3("a table value below 0", tables(func(off, ctx []uint32) { off0 = uint64(off[0]) }, func(tab, i int, z uint64) uint64 {
+		if tab == 0 && i == 1 {
+			return 2*(off0+1) - 1 // a difference of −(off[0] + 1)
+		}
+		return z
+	}))
+	model3("an offset frequency of 65536", tables(func(off, ctx []uint32) { off[0] = 65535 }, asIs))
+	model3("an offset row summing to 65537", tables(func(off, ctx []uint32) { off[0]++ }, asIs))
+	model3("a store cut to its first 32 bytes (ending among the tiles)", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], 32)
+		return append(b[:at+4+32], b[at+4+l:]...)
+	})
+	model3("more reference states than the store codes", func(b []byte) []byte {
+		at, _ := storeAt(b)
+		le.PutUint32(b[at-4:], le.Uint32(b[at-4:])+1)
+		return b
+	})
+	model3("2^20 reference states in a short store", func(b []byte) []byte { at, _ := storeAt(b); le.PutUint32(b[at-4:], 1<<20); return b })
 
 	// GATE sections: the model loads, a lossy file cannot use it.
 	gateSec := tb.secs[0].Data
@@ -1089,4 +1219,58 @@ func (s *conformanceSet) vector(file string) *vector {
 		}
 	}
 	panic("no vector " + file)
+}
+
+// tableStream codes, as SPEC.md 3.4 says, the values of two tables in rows
+// of k1 and k2 into a stream of one lane at P = 16, for an empty store; zf
+// may replace the zigzag difference coded for a value.
+func tableStream(t *testing.T, off []uint32, k1 int, ctx []uint32, k2 int, zf func(tab, i int, z uint64) uint64) []byte {
+	e, err := rans.NewEncoder(1, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr [2][64]uint32
+	for i := range pr {
+		for j := range pr[i] {
+			pr[i][j] = 32768
+		}
+	}
+	bit := func(p *uint32, b int) {
+		if b == 0 {
+			e.Put(0, 0, *p)
+			*p += (65536 - *p) >> 4
+		} else {
+			e.Put(0, *p, 65536-*p)
+			*p -= *p >> 4
+		}
+	}
+	for tab, vals := range [][]uint32{off, ctx} {
+		k := []int{k1, k2}[tab]
+		for i, v := range vals {
+			d := int64(v)
+			if i%k > 0 {
+				d -= int64(vals[i-1])
+			}
+			z := uint64(2 * d)
+			if d < 0 {
+				z = uint64(-2*d - 1)
+			}
+			z = zf(tab, i, z)
+			l := bits.Len64(z)
+			node := 1
+			for j := 5; j >= 0; j-- {
+				b := l >> j & 1
+				bit(&pr[tab][node], b)
+				node = node<<1 | b
+			}
+			for j := l - 2; j >= 0; j-- {
+				e.Put(0, uint32(z>>j&1)<<15, 1<<15)
+			}
+		}
+	}
+	out, err := e.Finish(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -96,6 +96,8 @@ var conformanceVectors = []vector{
 		Covers: "the gate with modal bins at BinShift 0 (keys beyond the last bin), per-coordinate distance tables, no weights"},
 	{File: "mix.wmz", Input: "input-mix.json", Model: "model-mix.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a second fallback table (C2 = K+1) and the combined row, W(d) = 0 in its powers, no offset law (succany by ST), no class context statistics, A = 200, three continuations per slot"},
+	{File: "mix3.wmz", Input: "input-mix.json", Model: "model-mix3.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a version-3 model with a second table: both fallback tables derived from the reference store"},
 	{File: "k257.wmz", Input: "input-k257.json", Model: "model-k257.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
 		Covers: "K = 257 (two-byte reference codes), M = 1, P = 16 (fallback rows used as they are), C = 1, a combined row whose weights reach 2^32 (Quantize's scaling), an offset law with as many spikes as slots"},
 	{File: "k2.wmz", Input: "input-k2.json", Model: "model-k2.wmm", Keyframe: 4096, Lanes: 1, Lambda: LambdaLossless,
@@ -122,6 +124,7 @@ var conformanceVectors = []vector{
 // conformance_build_test.go.
 var builtVectors = []builtVector{
 	{input: "input-mix.json", model: "model-mix.wmm", build: buildMix},
+	{input: "input-mix.json", model: "model-mix3.wmm", build: buildMix3},
 	{input: "input-k257.json", model: "model-k257.wmm", build: buildK257},
 	{input: "input-k2.json", model: "model-k2.wmm", build: buildK2},
 	{input: "input-v1.json", model: "model-v1.wmm", build: buildV1},
@@ -678,8 +681,8 @@ func TestConformanceModelBytes(t *testing.T) {
 	s := loadConformance(t)
 	for name, m := range s.models {
 		raw, _ := m.MarshalBinary()
-		if le.Uint16(raw[4:]) != wm.ModelVersion {
-			continue // wm writes the newest version only
+		if le.Uint16(raw[4:]) == 1 {
+			continue // wm writes versions 2 and 3 only
 		}
 		c, err := m.WithSection("~~~~", nil)
 		if err != nil {

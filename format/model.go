@@ -8,13 +8,34 @@ import (
 )
 
 // resolveModel picks the model to decode with: the caller's, which must
-// carry the header's model ID, else the embedded one, whose bytes must hash
-// to that ID. Either must match the header's geometry and precision.
+// carry the header's model ID, else the embedded one, whose ID (the hash of
+// its canonical content, SPEC.md 1.5) must be that ID. Either must match the
+// header's geometry and precision.
 func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
+	var embedded *wm.Model
 	if raw != nil {
-		sum := sha256.Sum256(raw)
-		if [wm.ModelIDSize]byte(sum[:wm.ModelIDSize]) != h.ModelID {
-			return nil, badSum(HeaderSize, "embedded model does not hash to the model ID")
+		// Files of model versions 1 and 2 are their canonical content: a
+		// hash mismatch is found before parsing. Version 3 is hashed after.
+		if len(raw) >= 6 && raw[4] < 3 && raw[5] == 0 {
+			sum := sha256.Sum256(raw)
+			if [wm.ModelIDSize]byte(sum[:wm.ModelIDSize]) != h.ModelID {
+				return nil, badSum(HeaderSize, "embedded model does not hash to the model ID")
+			}
+		}
+		v3 := len(raw) >= 6 && (raw[4] >= 3 || raw[5] != 0)
+		if given == nil || v3 {
+			var err error
+			if embedded, err = wm.UnmarshalModel(raw); err != nil {
+				if v3 {
+					// Its ID is known only once it parses: a model that
+					// does not parse cannot match the header's ID.
+					return nil, badSum(HeaderSize, fmt.Sprintf("embedded model does not match the model ID: %v", err))
+				}
+				return nil, corrupt(HeaderSize, "embedded model: %v", err)
+			}
+			if embedded.ID() != h.ModelID {
+				return nil, badSum(HeaderSize, "embedded model does not hash to the model ID")
+			}
 		}
 	}
 	m := given
@@ -24,10 +45,7 @@ func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
 			return nil, &FormatError{Offset: 32, Msg: fmt.Sprintf("file needs model %v, given %v", h.ModelID, given.ID()), Err: ErrModelMismatch}
 		}
 	case raw != nil:
-		var err error
-		if m, err = wm.UnmarshalModel(raw); err != nil {
-			return nil, corrupt(HeaderSize, "embedded model: %v", err)
-		}
+		m = embedded
 	default:
 		return nil, &FormatError{Offset: 10, Msg: "pass the model the file was written with", Err: ErrNoModel}
 	}

@@ -46,7 +46,7 @@ func openAll(t *testing.T, data []byte, ms []*wm.Model) {
 			t.Fatalf("ReadHeader: %v is not a format error", herr)
 		}
 		limit := format.WithMaxMemory(memLimit)
-		bound := uint64(memLimit + slack + 64*len(data)) // models parse to a few times their bytes
+		bound := uint64(memLimit+slack) + modelAlloc(data)
 		for _, m := range ms {
 			if m != nil && herr == nil && m.ID() != h.ModelID {
 				continue // a mismatch is covered once, with the other models

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/wm"
 )
 
 // fixChecksums rewrites, where the structure allows, every checksum of a
@@ -31,7 +32,15 @@ func fixChecksums(in []byte) []byte {
 	modelSize := int64(le.Uint32(b[48:]))
 	body := header + modelSize
 	if modelSize > 0 && body <= int64(len(b)) {
-		id := sha256.Sum256(b[header:body])
+		raw := b[header:body]
+		id := sha256.Sum256(raw)
+		if len(raw) >= 6 && (raw[4] >= 3 || raw[5] != 0) {
+			// Version 3: the ID of the content, once it parses.
+			if m, err := wm.UnmarshalModel(raw); err == nil {
+				mid := m.ID()
+				copy(id[:], mid[:])
+			}
+		}
 		copy(b[32:48], id[:16])
 	}
 	if q := int64(b[22]); q > 0 && body+4*q+4 <= int64(len(b)) {

@@ -21,6 +21,18 @@ const (
 	slack    = 4 << 20
 )
 
+// modelAlloc bounds what loading model bytes b (a model file, or a file
+// that may embed one) may allocate beyond slack. A model of version 1 or 2
+// parses to a few times its bytes; version 3 decodes a coded reference
+// store of at most 1,024 codes and derives tables of at most 64 entries a
+// byte of the file (SPEC.md 3.1), each some 16 bytes of memory.
+func modelAlloc(b []byte) uint64 {
+	if bytes.Contains(b, []byte("WMZM\x03\x00")) {
+		return uint64(len(b)) * (16*1024 + 16*64)
+	}
+	return 64 * uint64(len(b))
+}
+
 // seedFiles returns the contents of the testdata files matching the glob
 // patterns, relative to the repository's testdata, that are at most max
 // bytes (small seeds keep minimization quick).

@@ -37,7 +37,7 @@ var ErrModelVersion = errors.New("wm: unsupported model file version")
 // Model file constants.
 const (
 	modelMagic   = "WMZM"
-	ModelVersion = 2
+	ModelVersion = 3
 	// MaxRefStates bounds the reference store a model may hold.
 	MaxRefStates = 1 << 20
 	// dictCap bounds how many dictionary tiles one two-code prefix expands to.
@@ -101,8 +101,15 @@ type Model struct {
 	fall2Ctx int // K+1, or 0 when absent
 	fall2    []uint16
 	fallExp  [2]uint16
-	clsHits  [nBuckets][nClasses]uint32
-	clsSlot  []uint32 // [S][nClasses] hits by slot
+	// fallDerived marks a model whose fallback tables are derived from its
+	// reference store with the smoothing fallBeta (Q8): a version-3 file
+	// stores fallBeta, not the tables.
+	fallDerived bool
+	fallBeta    [2]uint32
+	// offVals holds the offset law's stored values while a file is read.
+	offVals []uint32
+	clsHits [nBuckets][nClasses]uint32
+	clsSlot []uint32 // [S][nClasses] hits by slot
 	// clsCtx, when not nil, counts hits by slot and by the class of the
 	// previous slot: [S][nClasses+1][nClasses].
 	clsCtx []uint32
@@ -153,6 +160,36 @@ func (m *Model) ID() ModelID { return m.id }
 // MarshalBinary returns the model's canonical serialization (.wmm bytes).
 func (m *Model) MarshalBinary() ([]byte, error) { return slices.Clone(m.raw), nil }
 
+// WithDerivedFallback returns a copy of m whose fallback tables are derived
+// from its reference store with the smoothings beta1 and beta2 (Q8, in
+// observations; SPEC.md 3.3), as a trained model's are: a model that writes
+// as version 3, the compact file. Its tables change, and so does its ID.
+func (m *Model) WithDerivedFallback(beta1, beta2 uint32) (*Model, error) {
+	if beta1 > maxBetaQ || beta2 > maxBetaQ {
+		return nil, fmt.Errorf("wm: fallback smoothing %d, %d above 2^24", beta1, beta2)
+	}
+	c, err := UnmarshalModel(m.appendFile(nil, 2, nil))
+	if err != nil {
+		return nil, err
+	}
+	c.fallDerived = true
+	c.fallBeta = [2]uint32{beta1, 0}
+	if c.fall2Ctx > 0 {
+		c.fallBeta[1] = beta2
+	}
+	c.derive()
+	c.encode()
+	return UnmarshalModel(c.raw)
+}
+
+// CanonicalBinary returns the model's canonical serialization (SPEC.md
+// 3.5): the version-2 file of its content, whose hash is its ID. It is
+// what MarshalBinary returns for a model that is not version 3.
+func (m *Model) CanonicalBinary() ([]byte, error) { return m.appendFile(nil, 2, nil), nil }
+
+// FileVersion returns the model file version MarshalBinary writes.
+func (m *Model) FileVersion() int { return int(binary.LittleEndian.Uint16(m.raw[4:])) }
+
 // RefStates returns the number of states in the model's reference store.
 func (m *Model) RefStates() int { return m.refT }
 
@@ -164,13 +201,46 @@ func codeBytes(k int) int {
 	return 2
 }
 
-// encode serializes m's parameters into m.raw and sets its ID.
+// encode serializes m's parameters into m.raw and sets its ID: the ID is
+// that of the canonical, version-2 layout (every table explicit), so that
+// it names the content whatever the file's coding; the file is version 3
+// when the fallback tables derive from the reference store.
 func (m *Model) encode() {
+	canon := m.appendFile(nil, 2, nil)
+	h := sha256.Sum256(canon)
+	copy(m.id[:], h[:])
+	m.raw = canon
+	if m.fallDerived {
+		// Version 3 unless its limits refuse this content (a tiny store
+		// under large tables, or a store coded below 0.008 bits a code):
+		// then the canonical file, which has the same ID.
+		off := make([]uint32, len(m.offPrior))
+		for i, f := range m.offPrior {
+			off[i] = uint32(f) - 1
+		}
+		st := encodeStore(m.Geom, m.refCodes, m.refBkt, off, m.clsCtx)
+		b := m.appendFile(nil, 3, st)
+		nc := int64(len(m.refCodes) + len(off) + len(m.clsCtx))
+		if fallEntriesFit(m.fallEntries(), int64(len(b))) && nc <= maxStoreCodesPerByte*int64(len(st)) {
+			m.raw = b
+		} else {
+			m.fallDerived = false
+		}
+	}
+}
+
+// fallEntries is the number of entries of the fallback tables.
+func (m *Model) fallEntries() int64 {
+	return int64(m.Geom.M) * int64(m.fallCtx+m.fall2Ctx) * int64(m.Geom.K)
+}
+
+// appendFile appends the model file of the given version to b: 2, or 3
+// with the coded store st.
+func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 	g := m.Geom
 	cb := codeBytes(g.K)
-	var b []byte
 	b = append(b, modelMagic...)
-	b = binary.LittleEndian.AppendUint16(b, ModelVersion)
+	b = binary.LittleEndian.AppendUint16(b, version)
 	b = binary.LittleEndian.AppendUint16(b, 0) // flags
 	b = binary.LittleEndian.AppendUint32(b, uint32(g.S))
 	b = binary.LittleEndian.AppendUint32(b, uint32(g.M))
@@ -190,15 +260,24 @@ func (m *Model) encode() {
 		b = binary.LittleEndian.AppendUint32(b, h)
 	}
 	// fallback
-	b = binary.LittleEndian.AppendUint32(b, uint32(m.fallCtx))
-	for _, f := range m.fallback {
-		b = binary.LittleEndian.AppendUint16(b, f-1)
-	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(m.fall2Ctx))
-	b = binary.LittleEndian.AppendUint16(b, m.fallExp[0])
-	b = binary.LittleEndian.AppendUint16(b, m.fallExp[1])
-	for _, f := range m.fall2 {
-		b = binary.LittleEndian.AppendUint16(b, f-1)
+	if version == 3 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(m.fallCtx))
+		b = binary.LittleEndian.AppendUint32(b, uint32(m.fall2Ctx))
+		b = binary.LittleEndian.AppendUint16(b, m.fallExp[0])
+		b = binary.LittleEndian.AppendUint16(b, m.fallExp[1])
+		b = binary.LittleEndian.AppendUint32(b, m.fallBeta[0])
+		b = binary.LittleEndian.AppendUint32(b, m.fallBeta[1])
+	} else {
+		b = binary.LittleEndian.AppendUint32(b, uint32(m.fallCtx))
+		for _, f := range m.fallback {
+			b = binary.LittleEndian.AppendUint16(b, f-1)
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(m.fall2Ctx))
+		b = binary.LittleEndian.AppendUint16(b, m.fallExp[0])
+		b = binary.LittleEndian.AppendUint16(b, m.fallExp[1])
+		for _, f := range m.fall2 {
+			b = binary.LittleEndian.AppendUint16(b, f-1)
+		}
 	}
 	// substitution law, continuations, offset law
 	b = binary.LittleEndian.AppendUint16(b, m.subMix)
@@ -209,12 +288,15 @@ func (m *Model) encode() {
 			b = binary.LittleEndian.AppendUint16(b, e.p)
 		}
 	}
+	// Version 3 codes the values of these two tables in the store stream.
 	if m.offPrior == nil {
 		b = binary.LittleEndian.AppendUint32(b, 0)
 	} else {
 		b = binary.LittleEndian.AppendUint32(b, nBuckets*nBuckets)
 		for _, f := range m.offPrior {
-			b = binary.LittleEndian.AppendUint16(b, f-1)
+			if version == 2 {
+				b = binary.LittleEndian.AppendUint16(b, f-1)
+			}
 		}
 	}
 	if m.clsCtx == nil {
@@ -222,7 +304,9 @@ func (m *Model) encode() {
 	} else {
 		b = binary.LittleEndian.AppendUint32(b, nClasses+1)
 		for _, h := range m.clsCtx {
-			b = binary.LittleEndian.AppendUint32(b, h)
+			if version == 2 {
+				b = binary.LittleEndian.AppendUint32(b, h)
+			}
 		}
 	}
 	// reference store
@@ -231,23 +315,26 @@ func (m *Model) encode() {
 		b = binary.LittleEndian.AppendUint32(b, uint32(s))
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.refT))
-	for _, c := range m.refCodes {
-		if cb == 1 {
-			b = append(b, byte(c))
-		} else {
-			b = binary.LittleEndian.AppendUint16(b, c)
+	if version == 3 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(st)))
+		b = append(b, st...)
+	} else {
+		for _, c := range m.refCodes {
+			if cb == 1 {
+				b = append(b, byte(c))
+			} else {
+				b = binary.LittleEndian.AppendUint16(b, c)
+			}
 		}
+		b = append(b, m.refBkt...)
 	}
-	b = append(b, m.refBkt...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.sections)))
 	for _, sec := range m.sections {
 		b = append(b, sec.Tag[:]...)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(sec.Data)))
 		b = append(b, sec.Data...)
 	}
-	m.raw = b
-	h := sha256.Sum256(b)
-	copy(m.id[:], h[:])
+	return b
 }
 
 // Section is an opaque, tagged part of a model file that another package
@@ -338,7 +425,7 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	}
 	r := &reader{b: b[4:]}
 	version := r.u16()
-	if version != 1 && version != ModelVersion {
+	if version < 1 || version > ModelVersion {
 		return nil, fmt.Errorf("%w %d", ErrModelVersion, version)
 	}
 	if f := r.u16(); f != 0 {
@@ -381,19 +468,22 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	if m.fallCtx != 1 && m.fallCtx != g.K+1 {
 		return nil, fmt.Errorf("%w: fallback contexts %d", ErrModelFormat, m.fallCtx)
 	}
-	if m.fallback, err = readRows(r, g, m.fallCtx); err != nil {
-		return nil, err
-	}
-	m.fall2Ctx = int(r.u32())
-	m.fallExp[0], m.fallExp[1] = r.u16(), r.u16()
-	if m.fall2Ctx != 0 && m.fall2Ctx != g.K+1 {
-		return nil, fmt.Errorf("%w: second fallback contexts %d", ErrModelFormat, m.fall2Ctx)
-	}
-	if m.fallExp[0] > 1024 || m.fallExp[1] > 1024 {
-		return nil, fmt.Errorf("%w: fallback exponents %d, %d above 1024", ErrModelFormat, m.fallExp[0], m.fallExp[1])
-	}
-	if m.fall2, err = readRows(r, g, m.fall2Ctx); err != nil {
-		return nil, err
+	if version == 3 {
+		if err := m.readFallV3(r, int64(len(b))); err != nil {
+			return nil, err
+		}
+	} else {
+		if m.fallback, err = readRows(r, g, m.fallCtx); err != nil {
+			return nil, err
+		}
+		m.fall2Ctx = int(r.u32())
+		m.fallExp[0], m.fallExp[1] = r.u16(), r.u16()
+		if err := m.checkFall(); err != nil {
+			return nil, err
+		}
+		if m.fall2, err = readRows(r, g, m.fall2Ctx); err != nil {
+			return nil, err
+		}
 	}
 	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
 	if version == 1 {
@@ -402,7 +492,7 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		m.subMix = 128
 		m.contNext = defaultContNext(g.S)
 		m.occCap, m.anchorCap, m.succCap = occCapV1, occCapV1, 0
-	} else if err := m.readV2(r); err != nil {
+	} else if err := m.readV2(r, version == 3); err != nil {
 		return nil, err
 	}
 	ne := int64(r.u32())
@@ -420,35 +510,22 @@ func UnmarshalModel(b []byte) (*Model, error) {
 	if m.refT > MaxRefStates {
 		return nil, fmt.Errorf("%w: %d reference states exceed the limit %d", ErrModelFormat, m.refT, MaxRefStates)
 	}
-	cb := int64(codeBytes(g.K))
-	nc := int64(m.refT) * int64(g.N())
-	if int64(len(r.b)) < cb*nc {
-		return nil, fmt.Errorf("%w: reference store is %d bytes, want %d", ErrModelFormat, len(r.b), cb*nc)
-	}
-	m.refCodes = make([]uint16, nc)
-	for i := range m.refCodes {
-		var v uint16
-		if cb == 1 {
-			v = uint16(r.b[i])
-		} else {
-			v = binary.LittleEndian.Uint16(r.b[2*i:])
+	if version == 3 {
+		n := int64(r.u32())
+		if !r.need(n) {
+			return nil, r.err
 		}
-		if int(v) >= g.K {
-			return nil, fmt.Errorf("%w: reference code %d >= K", ErrModelFormat, v)
+		no, nc := m.tableLens()
+		if m.refCodes, m.refBkt, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
+			return nil, err
 		}
-		m.refCodes[i] = v
+		r.b = r.b[n:]
+	} else if err := m.readStoreRaw(r); err != nil {
+		return nil, err
 	}
-	r.b = r.b[cb*nc:]
-	if !r.need(int64(m.refT)) {
-		return nil, r.err
+	if err := m.setOffPrior(); err != nil {
+		return nil, err
 	}
-	m.refBkt = slices.Clone(r.b[:m.refT])
-	for _, bk := range m.refBkt {
-		if bk >= nBuckets {
-			return nil, fmt.Errorf("%w: action bucket %d >= %d", ErrModelFormat, bk, nBuckets)
-		}
-	}
-	r.b = r.b[m.refT:]
 	ns := r.u32()
 	if r.err != nil {
 		return nil, r.err
@@ -492,16 +569,93 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		}
 	}
 	m.raw = slices.Clone(b)
-	h := sha256.Sum256(m.raw)
-	copy(m.id[:], h[:])
+	m.fallDerived = version == 3
 	m.derive()
+	if version == 3 {
+		h := sha256.Sum256(m.appendFile(nil, 2, nil))
+		copy(m.id[:], h[:])
+	} else {
+		h := sha256.Sum256(m.raw)
+		copy(m.id[:], h[:])
+	}
 	return m, nil
+}
+
+// readStoreRaw reads the reference store of a version-1 or -2 file: codes
+// and buckets as plain bytes.
+func (m *Model) readStoreRaw(r *reader) error {
+	g := m.Geom
+	cb := int64(codeBytes(g.K))
+	nc := int64(m.refT) * int64(g.N())
+	if int64(len(r.b)) < cb*nc {
+		return fmt.Errorf("%w: reference store is %d bytes, want %d", ErrModelFormat, len(r.b), cb*nc)
+	}
+	m.refCodes = make([]uint16, nc)
+	for i := range m.refCodes {
+		var v uint16
+		if cb == 1 {
+			v = uint16(r.b[i])
+		} else {
+			v = binary.LittleEndian.Uint16(r.b[2*i:])
+		}
+		if int(v) >= g.K {
+			return fmt.Errorf("%w: reference code %d >= K", ErrModelFormat, v)
+		}
+		m.refCodes[i] = v
+	}
+	r.b = r.b[cb*nc:]
+	if !r.need(int64(m.refT)) {
+		return r.err
+	}
+	m.refBkt = slices.Clone(r.b[:m.refT])
+	for _, bk := range m.refBkt {
+		if bk >= nBuckets {
+			return fmt.Errorf("%w: action bucket %d >= %d", ErrModelFormat, bk, nBuckets)
+		}
+	}
+	r.b = r.b[m.refT:]
+	return nil
+}
+
+// checkFall checks the fallback contexts and exponents.
+func (m *Model) checkFall() error {
+	if m.fall2Ctx != 0 && m.fall2Ctx != m.Geom.K+1 {
+		return fmt.Errorf("%w: second fallback contexts %d", ErrModelFormat, m.fall2Ctx)
+	}
+	if m.fallExp[0] > 1024 || m.fallExp[1] > 1024 {
+		return fmt.Errorf("%w: fallback exponents %d, %d above 1024", ErrModelFormat, m.fallExp[0], m.fallExp[1])
+	}
+	return nil
+}
+
+// readFallV3 reads the fallback fields of a version-3 file: contexts,
+// exponents and smoothings; the tables derive from the reference store.
+func (m *Model) readFallV3(r *reader, fileLen int64) error {
+	m.fall2Ctx = int(r.u32())
+	m.fallExp[0], m.fallExp[1] = r.u16(), r.u16()
+	m.fallBeta[0], m.fallBeta[1] = r.u32(), r.u32()
+	if r.err != nil {
+		return r.err
+	}
+	if err := m.checkFall(); err != nil {
+		return err
+	}
+	if m.fall2Ctx == 0 && m.fallBeta[1] != 0 {
+		return fmt.Errorf("%w: smoothing %d of an absent second fallback table", ErrModelFormat, m.fallBeta[1])
+	}
+	if m.fallBeta[0] > maxBetaQ || m.fallBeta[1] > maxBetaQ {
+		return fmt.Errorf("%w: fallback smoothing %d, %d above 2^24", ErrModelFormat, m.fallBeta[0], m.fallBeta[1])
+	}
+	if n := m.fallEntries(); !fallEntriesFit(n, fileLen) {
+		return fmt.Errorf("%w: fallback tables of %d entries in a file of %d bytes", ErrModelFormat, n, fileLen)
+	}
+	return nil
 }
 
 // readV2 reads the fields version 2 adds after the fallback tables: the
 // substitution mix, the continuation lists, the offset law and the class
 // context statistics.
-func (m *Model) readV2(r *reader) error {
+func (m *Model) readV2(r *reader, coded bool) error {
 	S := m.Geom.S
 	if m.subMix = r.u16(); m.subMix > 256 {
 		return fmt.Errorf("%w: substitution mix %d above 256", ErrModelFormat, m.subMix)
@@ -543,25 +697,15 @@ func (m *Model) readV2(r *reader) error {
 		if S < 2 {
 			return fmt.Errorf("%w: offset law with one slot", ErrModelFormat)
 		}
-		n := int64(rows) * int64(S)
-		if !r.need(2 * n) {
-			return r.err
-		}
-		m.offPrior = make([]uint16, n)
-		for i := range m.offPrior {
-			f := uint32(r.u16()) + 1
-			if f >= 1<<16 {
-				return fmt.Errorf("%w: offset frequency 65536", ErrModelFormat)
+		m.offPrior = []uint16{} // present: filled by setTables
+		if !coded {
+			n := int64(rows) * int64(S)
+			if !r.need(2 * n) {
+				return r.err
 			}
-			m.offPrior[i] = uint16(f)
-		}
-		for row := int64(0); row < n; row += int64(S) {
-			var t uint32
-			for _, f := range m.offPrior[row : row+int64(S)] {
-				t += uint32(f)
-			}
-			if t != 1<<16 {
-				return fmt.Errorf("%w: offset row does not sum to 65536", ErrModelFormat)
+			m.offVals = make([]uint32, n)
+			for i := range m.offVals {
+				m.offVals[i] = uint32(r.u16())
 			}
 		}
 	case rows != 0:
@@ -571,16 +715,60 @@ func (m *Model) readV2(r *reader) error {
 	case r.err != nil:
 		return r.err
 	case ctx == nClasses+1:
-		n := int64(S) * (nClasses + 1) * nClasses
-		if !r.need(4 * n) {
-			return r.err
-		}
-		m.clsCtx = make([]uint32, n)
-		for i := range m.clsCtx {
-			m.clsCtx[i] = r.u32()
+		m.clsCtx = []uint32{}
+		if !coded {
+			n := int64(S) * (nClasses + 1) * nClasses
+			if !r.need(4 * n) {
+				return r.err
+			}
+			m.clsCtx = make([]uint32, n)
+			for i := range m.clsCtx {
+				m.clsCtx[i] = r.u32()
+			}
 		}
 	case ctx != 0:
 		return fmt.Errorf("%w: %d class contexts", ErrModelFormat, ctx)
+	}
+	return nil
+}
+
+// tableLens returns the entries of the offset law and of the class context
+// statistics a model has (0 for an absent one).
+func (m *Model) tableLens() (off, ctx int) {
+	S := m.Geom.S
+	if m.offPrior != nil {
+		off = nBuckets * nBuckets * S
+	}
+	if m.clsCtx != nil {
+		ctx = S * (nClasses + 1) * nClasses
+	}
+	return off, ctx
+}
+
+// setOffPrior checks the offset law's stored values (frequency minus 1)
+// and sets it.
+func (m *Model) setOffPrior() error {
+	if m.offPrior == nil {
+		return nil
+	}
+	S := int64(m.Geom.S)
+	n := int64(len(m.offVals))
+	m.offPrior = make([]uint16, n)
+	for i, v := range m.offVals {
+		if v >= 1<<16-1 {
+			return fmt.Errorf("%w: offset frequency %d", ErrModelFormat, v+1)
+		}
+		m.offPrior[i] = uint16(v + 1)
+	}
+	m.offVals = nil
+	for row := int64(0); row < n; row += S {
+		var t uint32
+		for _, f := range m.offPrior[row : row+S] {
+			t += uint32(f)
+		}
+		if t != 1<<16 {
+			return fmt.Errorf("%w: offset row does not sum to 65536", ErrModelFormat)
+		}
 	}
 	return nil
 }
@@ -699,6 +887,9 @@ func (m *Model) derive() {
 			m.tileOcc = append(m.tileOcc, []int32{rep})
 			m.dict.insert(tl, id, m.refCodes, m.tileOff)
 		}
+	}
+	if m.fallDerived {
+		m.deriveFallback()
 	}
 	tile := func(rep int32) []uint16 {
 		st, sl := int(rep)/g.S, int(rep)%g.S

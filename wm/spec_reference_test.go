@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -159,6 +160,7 @@ type specModel struct {
 	offFloor       []uint64
 	offD           [][]int
 	offX           [][]uint64
+	sections       int // offset of the section count
 }
 
 func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
@@ -198,11 +200,19 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 		}
 		return out
 	}
-	m.C1 = int(u32())
-	m.FB1 = rows(m.M*m.C1, m.K)
-	m.C2 = int(u32())
-	m.e1, m.e2 = u16(), u16()
-	m.FB2 = rows(m.M*m.C2, m.K)
+	var beta [2]uint64
+	var offRows, ctxRows int
+	if m.version == 3 {
+		m.C1, m.C2 = int(u32()), int(u32())
+		m.e1, m.e2 = u16(), u16()
+		beta[0], beta[1] = u32(), u32()
+	} else {
+		m.C1 = int(u32())
+		m.FB1 = rows(m.M*m.C1, m.K)
+		m.C2 = int(u32())
+		m.e1, m.e2 = u16(), u16()
+		m.FB2 = rows(m.M*m.C2, m.K)
+	}
 	if m.version == 1 {
 		m.A = 128
 		for x := range m.S {
@@ -220,10 +230,11 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 			}
 			m.CONT = append(m.CONT, l)
 		}
-		if u32() == 256 {
+		// Version 3 codes the values of OFF and hitsP in the store (3.4).
+		if offRows = int(u32()); offRows == 256 && m.version == 2 {
 			m.OFF = rows(256, m.S)
 		}
-		if u32() == 9 {
+		if ctxRows = int(u32()); ctxRows == 9 && m.version == 2 {
 			m.hitsP = make([][9][8]uint64, m.S)
 			for s := range m.S {
 				for pc := range 9 {
@@ -240,6 +251,17 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 		m.start = append(m.start, int(u32()))
 	}
 	m.RefStates = int(u32())
+	if m.version == 3 {
+		n := int(u32())
+		m.REF, m.BKT = specStore(t, m, b[p:p+n], offRows, ctxRows)
+		p += n
+		m.sections = p
+		m.derive()
+		m.FB1 = specFallRows(m, 1, m.C1, beta[0])
+		m.FB2 = specFallRows(m, 2, m.C2, beta[1])
+		m.derivePowers()
+		return m
+	}
 	for range m.RefStates {
 		st := make([]int, m.N)
 		for j := range st {
@@ -256,8 +278,215 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 		m.BKT = append(m.BKT, int(b[p]))
 		p++
 	}
+	m.sections = p
 	m.derive()
+	m.derivePowers()
 	return m
+}
+
+// specStore decodes the reference store of a version-3 file (3.4).
+func specStore(t *testing.T, m *specModel, stream []byte, offRows, ctxRows int) ([][]int, []int) {
+	d, err := rans.NewDecoder(1, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reset(stream); err != nil {
+		t.Fatal(err)
+	}
+	newPR := func(n int) []uint32 {
+		a := make([]uint32, n)
+		for i := range a {
+			a[i] = 32768
+		}
+		return a
+	}
+	dec := func(pr *uint32) int {
+		b := d.DecodeBinary(0, *pr)
+		if b == 0 {
+			*pr += (65536 - *pr) >> 4
+		} else {
+			*pr -= *pr >> 4
+		}
+		return b
+	}
+	tree := func(n int, pr func(node int) *uint32) int {
+		node := 1
+		for range n {
+			node = 2*node + dec(pr(node))
+		}
+		return node - 1<<n
+	}
+	nS, nK := bits.Len(uint(m.S-1)), bits.Len(uint(m.K-1))
+	PB, PO, PD, PL, PV := newPR(256), newPR(48), newPR(1<<nS), newPR(32), newPR(1<<20)
+	dist, prevOp, prevB := m.S, 3, 0
+	lastOp := make([]int, m.S)
+	for x := range lastOp {
+		lastOp[x] = 3
+	}
+	var flat []int // the store's codes, tile after tile
+	var bkt []int
+	for r := range m.RefStates {
+		b := tree(4, func(node int) *uint32 { return &PB[16*prevB+node] })
+		bkt = append(bkt, b)
+		prevB = b
+		for x := range m.S {
+			p := r*m.S + x
+			c := 4*prevOp + lastOp[x]
+			op := 0
+			if dec(&PO[3*c]) == 1 {
+				op = 1
+				if dec(&PO[3*c+1]) == 1 {
+					op = 2 + dec(&PO[3*c+2])
+				}
+			}
+			src := 0
+			switch op {
+			case 0:
+				src = p - dist
+			case 1:
+				dist = m.S
+				src = p - dist
+			case 2:
+				delta := tree(nS, func(node int) *uint32 { return &PD[node] })
+				l := tree(5, func(node int) *uint32 { return &PL[node] })
+				dr := 0
+				if l > 0 {
+					dr = 1
+					for range l - 1 {
+						dr = 2*dr + d.DecodeBinary(0, 32768)
+					}
+				}
+				src = (r-dr)*m.S + (x+delta)%m.S
+				dist = p - src
+			case 3:
+				for mm := range m.M {
+					ctx := m.K
+					if x > 0 {
+						ctx = flat[(p-1)*m.M+mm]
+					}
+					flat = append(flat, tree(nK, func(node int) *uint32 {
+						return &PV[((mm*(m.K+1)+ctx)<<nK+node)%(1<<20)]
+					}))
+				}
+			}
+			if op != 3 {
+				if src < 0 || src >= p {
+					t.Fatalf("store copies tile %d at %d", src, p)
+				}
+				flat = append(flat, flat[src*m.M:(src+1)*m.M]...)
+			}
+			prevOp, lastOp[x] = op, op
+		}
+	}
+	// The tables: values in rows, each the zigzag of its difference to the
+	// previous one of its row, by TREE(6) of its bit length and raw bits.
+	PT := [2][]uint32{newPR(64), newPR(64)}
+	values := func(tab, rows, k int) [][]uint64 {
+		var out [][]uint64
+		for range rows {
+			row := make([]uint64, k)
+			prev := int64(0)
+			for i := range row {
+				l := tree(6, func(node int) *uint32 { return &PT[tab][node] })
+				z := int64(0)
+				if l > 0 {
+					z = 1
+					for range l - 1 {
+						z = 2*z + int64(d.DecodeBinary(0, 32768))
+					}
+				}
+				v := prev + z/2
+				if z%2 == 1 {
+					v = prev - (z+1)/2
+				}
+				row[i], prev = uint64(v), v
+			}
+			out = append(out, row)
+		}
+		return out
+	}
+	if offRows == 256 {
+		m.OFF = values(0, 256, m.S)
+		for _, r := range m.OFF {
+			for i := range r {
+				r[i]++ // stored minus 1
+			}
+		}
+	}
+	if ctxRows == 9 {
+		hp := values(1, m.S*9, 8)
+		m.hitsP = make([][9][8]uint64, m.S)
+		for s := range m.S {
+			for pc := range 9 {
+				copy(m.hitsP[s][pc][:], hp[s*9+pc])
+			}
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ref [][]int
+	for r := range m.RefStates {
+		ref = append(ref, flat[r*m.N:(r+1)*m.N])
+	}
+	return ref, bkt
+}
+
+// specFallRows derives fallback table 1 or 2 of a version-3 model from its
+// dictionary's novel tiles (3.3).
+func specFallRows(m *specModel, table, C int, beta uint64) [][]uint64 {
+	if C == 0 {
+		return nil
+	}
+	cnt := make([][]uint64, m.M*C)
+	for i := range cnt {
+		cnt[i] = make([]uint64, m.K)
+	}
+	for _, dt := range m.dict {
+		r, x := dt.first.r, dt.first.x
+		for mm := range m.M {
+			v := m.REF[r][x*m.M+mm]
+			ctx := 0
+			if C > 1 {
+				ctx = m.K
+				if table == 1 && x > 0 {
+					ctx = m.REF[r][(x-1)*m.M+mm]
+				} else if table == 2 && mm > 0 {
+					ctx = m.REF[r][x*m.M+mm-1]
+				}
+			}
+			cnt[mm*C+ctx][v]++
+		}
+	}
+	out := make([][]uint64, m.M*C)
+	for mm := range m.M {
+		o := make([]uint64, m.K)
+		var O uint64
+		for ctx := range C {
+			for v, c := range cnt[mm*C+ctx] {
+				o[v] += c
+				O += c
+			}
+		}
+		pm := make([]uint64, m.K)
+		for v := range pm {
+			pm[v] = ((2*o[v] + 1) << 16) / (2*O + uint64(m.K))
+		}
+		for ctx := range C {
+			n := make([]uint64, m.K)
+			var sum uint64
+			for v := range n {
+				n[v] = cnt[mm*C+ctx][v]<<24 + beta*pm[v]
+				sum += n[v]
+			}
+			sh := max(0, bits.Len64(sum)-32)
+			for v := range n {
+				n[v] >>= sh
+			}
+			out[mm*C+ctx] = specQuantize(n, 16)
+		}
+	}
+	return out
 }
 
 func (m *specModel) tileOf(state []int, x int) []int { return state[x*m.M : (x+1)*m.M] }
@@ -370,6 +599,11 @@ func (m *specModel) derive() {
 			m.offX = append(m.offX, x)
 		}
 	}
+}
+
+// derivePowers makes the powers of the fallback rows (3.2), once the rows
+// are known.
+func (m *specModel) derivePowers() {
 	pow := func(f []uint64, ex uint64) []uint64 {
 		l := make([]int64, len(f))
 		mx := int64(-1 << 60)
@@ -549,7 +783,7 @@ func (p *specPred) successors() {
 			p.succ = append(p.succ, specSucc{2, m.next[an.r], an.cnt})
 		}
 	}
-	if m.version == 2 {
+	if m.version >= 2 {
 		for _, an := range a {
 			if len(p.succ) >= m.capSucc {
 				break
@@ -1138,32 +1372,9 @@ func parseSpecGate(st *specTables, raw []byte, sm *specModel) *specGate {
 	return nil
 }
 
-// bytesIndexSections returns the offset of the section count: after the
-// reference store's buckets, which end the fixed part (3.1).
-func bytesIndexSections(raw []byte, sm *specModel) int {
-	// Walk the layout again up to the sections.
-	le := binary.LittleEndian
-	p := 600 + 4*8*sm.S
-	c1 := int(le.Uint32(raw[p:]))
-	p += 4 + 2*sm.M*c1*sm.K
-	c2 := int(le.Uint32(raw[p:]))
-	p += 4 + 4 + 2*sm.M*c2*sm.K
-	if sm.version == 2 {
-		p += 2
-		for range sm.S {
-			p += 1 + 4*int(raw[p])
-		}
-		p += 4 + 2*int(le.Uint32(raw[p:]))*sm.S
-		p += 4 + 4*int(le.Uint32(raw[p:]))*sm.S*8
-	}
-	p += 4 + 4*int(le.Uint32(raw[p:]))
-	cb := 1
-	if sm.K > 256 {
-		cb = 2
-	}
-	p += 4 + sm.RefStates*sm.N*cb + sm.RefStates
-	return p
-}
+// bytesIndexSections returns the offset of the section count, which
+// parseSpecModel found after the reference store (3.1).
+func bytesIndexSections(raw []byte, sm *specModel) int { return sm.sections }
 
 // retain is 5.2 for coordinate j whose modal value v̂ has frequency F.
 func (g *specGate) retain(j int, lambda uint64, vhat int, F uint64) bool {

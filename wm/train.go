@@ -22,6 +22,13 @@ type TrainOptions struct {
 	// MaxRefStates caps the reference store; the most recent states of the
 	// training input are kept (default 65536).
 	MaxRefStates int
+	// Capacity, in (0, 1], is the fraction of the training states the
+	// reference store keeps (whole episodes, the most recent; at most
+	// MaxRefStates): one knob for the model's size, since the dictionary
+	// and the fallback tables derive from the store. 0 means 1. A smaller
+	// model costs fewer bytes and more bits per state; see
+	// docs/results-capacity.md for which pays at which horizon.
+	Capacity float64
 	// NoDenoise keeps the reference store exactly as the training input;
 	// by default rare tiles within a few codes of a more frequent tile are
 	// replaced by it, so that references carry less observation noise.
@@ -51,6 +58,9 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	if opt.MaxRefStates < 0 || opt.MaxRefStates > MaxRefStates {
 		return nil, fmt.Errorf("wm: MaxRefStates %d out of range", opt.MaxRefStates)
 	}
+	if opt.Capacity < 0 || opt.Capacity > 1 || opt.Capacity != opt.Capacity {
+		return nil, fmt.Errorf("wm: capacity %v outside (0, 1]", opt.Capacity)
+	}
 	n := g.N()
 	var total int
 	for i, e := range eps {
@@ -66,6 +76,13 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	}
 	if total == 0 {
 		return nil, errors.New("wm: no training states")
+	}
+	if opt.Capacity > 0 && opt.Capacity < 1 {
+		// One rounding of one product: the same on every machine.
+		opt.MaxRefStates = min(opt.MaxRefStates, int(opt.Capacity*float64(total)))
+		if opt.MaxRefStates == 0 {
+			opt.MaxRefStates = -1 // no store
+		}
 	}
 	// Hold out the last fifth of the episodes to calibrate the class
 	// statistics against a reference store that has not seen them.
@@ -477,20 +494,42 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 			beta[i] = defaultBeta
 		}
 	}
-	m.fallback, m.fallCtx = fitFallback(g, src, ctxLeft, beta[0])
+	// The fallback tables derive from the reference store (its novel
+	// tiles), so the file stores only their smoothing.
+	m.fallDerived = true
+	m.fallBeta = [2]uint32{betaQ(beta[0]), betaQ(beta[1])}
+	m.fallCtx = fallContexts(g)
 	m.fallExp = [2]uint16{256, 0}
 	if st.fallExp != [2]uint16{} {
 		m.fallExp = st.fallExp
 	}
 	if g.K <= 256 && m.fallExp[1] > 0 {
-		m.fall2, m.fall2Ctx = fitFallback(g, src, ctxPrev, beta[1])
+		m.fall2Ctx = m.fallCtx
+	} else {
+		m.fallBeta[1] = 0
 	}
+	m.derive()
 	m.encode()
 	mm, err := UnmarshalModel(m.raw)
 	if err != nil {
 		panic("wm: model does not round-trip: " + err.Error())
 	}
+	if mm.ID() != m.ID() {
+		panic("wm: model ID does not round-trip")
+	}
 	return mm
+}
+
+// betaQ is a smoothing in observations as stored: Q8, within maxBetaQ.
+func betaQ(b float64) uint32 { return uint32(min(max(math.Round(b*256), 0), maxBetaQ)) }
+
+// fallContexts is the number of contexts per subspace of the fallback
+// tables: one per left code and one for none, or a single one for large K.
+func fallContexts(g Geometry) int {
+	if g.K > 256 {
+		return 1
+	}
+	return g.K + 1
 }
 
 // Contexts of the fallback tables.
@@ -543,68 +582,8 @@ func newFallSource(g Geometry, eps []Episode) *fallSource {
 // novel tiles of src, smoothed toward the subspace's marginal with beta
 // observations.
 func fitFallback(g Geometry, src *fallSource, kind int, beta float64) ([]uint16, int) {
-	K, M, S := g.K, g.M, g.S
-	nctx := K + 1
-	if K > 256 {
-		nctx = 1
-	}
-	cnt := make([]float64, M*nctx*K)
-	o0 := make([]float64, M*K)
-	n := g.N()
-	for _, r := range src.novel {
-		t, s := int(r)/S, int(r)%S
-		st := src.codes[t*n : (t+1)*n]
-		tl := st[s*M : (s+1)*M]
-		for mm, v := range tl {
-			ctx := 0
-			if nctx > 1 {
-				ctx = K
-				if kind == ctxLeft && s > 0 {
-					ctx = int(st[(s-1)*M+mm])
-				} else if kind == ctxPrev && mm > 0 {
-					ctx = int(tl[mm-1])
-				}
-			}
-			cnt[(mm*nctx+ctx)*K+int(v)]++
-			o0[mm*K+int(v)]++
-		}
-	}
-	out := make([]uint16, M*nctx*K)
-	w := make([]uint32, K)
-	cum := make([]uint16, K)
-	pm := make([]float64, K)
-	for mm := range M {
-		var t0 float64
-		for v := range K {
-			t0 += o0[mm*K+v] + 0.5
-		}
-		for v := range K {
-			pm[v] = (o0[mm*K+v] + 0.5) / t0
-		}
-		for ctx := range nctx {
-			row := cnt[(mm*nctx+ctx)*K : (mm*nctx+ctx+1)*K]
-			var tot float64
-			for _, c := range row {
-				tot += c
-			}
-			for v := range K {
-				p := (row[v] + beta*pm[v]) / (tot + beta)
-				w[v] = uint32(math.Round(p * (1 << 24)))
-			}
-			if err := rans.Quantize(w, 16, cum); err != nil {
-				panic(err)
-			}
-			o := out[(mm*nctx+ctx)*K:]
-			for v := range K {
-				next := uint32(1 << 16)
-				if v+1 < K {
-					next = uint32(cum[v+1])
-				}
-				o[v] = uint16(next - uint32(cum[v]))
-			}
-		}
-	}
-	return out, nctx
+	nctx := fallContexts(g)
+	return fallbackRows(g, fallCounts(g, src.codes, src.novel, kind, nctx), nctx, betaQ(beta)), nctx
 }
 
 // fallSamples counts held-out codes by fallback contexts: subspace, code of

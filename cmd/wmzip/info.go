@@ -6,6 +6,7 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
 )
 
@@ -42,12 +43,17 @@ type infoJSON struct {
 	HeaderBytes         int64   `json:"header_bytes"`
 	IndexBytes          int64   `json:"index_bytes"`
 	FramingBitsPerState float64 `json:"framing_bits_per_state"`
+	SharedModelBytes    int64   `json:"shared_model_bytes,omitempty"`
+	TotalBitsPerState   float64 `json:"total_bits_per_state,omitempty"`
+
+	BreakEvens []bench.BreakEven `json:"break_evens,omitempty"`
 }
 
 func runInfo(args []string) error {
 	fs := newFlags("info", "[--json] [-m model.wmm] [--ref in.npz] in.wmz")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	modelPath := fs.String("m", "", "model file, checked against the file (not needed: header and index tell the rest)")
+	baselines := fs.Bool("baselines", false, "decode and measure zstd best and xz -9e on the states: the break-even horizons of this model against them (needs the model)")
 	ref := fs.String("ref", "", "source trajectory (.npz codes): decode and report the distortion against it (needs the model: -m or the embedded one)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -119,6 +125,12 @@ func runInfo(args []string) error {
 	if in.States == 0 {
 		j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.FramingBitsPerState = 0, 0, 0, 0
 	}
+	j.storage(*modelPath)
+	if *baselines {
+		if err := j.measureBaselines(pos[0], *modelPath); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		return printJSON(j)
 	}
@@ -135,6 +147,7 @@ func runInfo(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
+	fmt.Println(j.storageLine())
 	return nil
 }
 
