@@ -10,6 +10,7 @@ import (
 	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -76,6 +77,31 @@ type AccessResult struct {
 	Accounts  []format.StateAccount // what each state lost
 	Core      int                   // the flat tail's core rank cut (0: ranked tail)
 	Encodings int                   // closed-loop encodings made
+}
+
+// Distortion returns the file's mean relative distortion per state and its
+// mean weighted by counts (per state, in file order; 0 if there are no
+// accesses), under the codec's gate, and how many states each level holds.
+func (r *AccessResult) Distortion(c *Codec, counts []int64) (mean, weighted float64, perLevel []int, err error) {
+	p, err := gate.FromModel(c.Model())
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("%w: %v", ErrNoGate, err)
+	}
+	var sum uint64
+	var n int64
+	perLevel = make([]int, len(r.Lambdas))
+	for i, ac := range r.Accounts {
+		sum += ac.DistSum
+		if i < len(counts) {
+			weighted += float64(counts[i]) * p.RelDistortion(ac.DistSum, 1)
+			n += counts[i]
+		}
+		perLevel[r.Levels[i]]++
+	}
+	if n > 0 {
+		weighted /= float64(n)
+	}
+	return p.RelDistortion(sum, int64(len(r.Accounts))), weighted, perLevel, nil
 }
 
 // AccessCounts counts the accesses of a trace per state of eps, in file

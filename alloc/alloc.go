@@ -227,6 +227,24 @@ const (
 	DefaultSpace = SpaceLambda
 )
 
+// ParseSpace returns the Space named v (a flag's value).
+func ParseSpace(v string) (Space, error) {
+	switch s := Space(v); s {
+	case SpaceBits, SpaceLambda:
+		return s, nil
+	}
+	return "", fmt.Errorf("alloc: space %q: want bits or lambda", v)
+}
+
+// ParseTail returns the Tail named v (a flag's value).
+func ParseTail(v string) (Tail, error) {
+	switch t := Tail(v); t {
+	case TailRanked, TailFlat:
+		return t, nil
+	}
+	return "", fmt.Errorf("alloc: tail %q: want ranked or flat", v)
+}
+
 // Tail says how the weights treat the states outside the access core.
 type Tail string
 

@@ -16,22 +16,6 @@ import (
 	"github.com/wmzip/wmzip/npz"
 )
 
-func parseTailMode(v string) (alloc.Tail, error) {
-	switch m := alloc.Tail(v); m {
-	case alloc.TailRanked, alloc.TailFlat:
-		return m, nil
-	}
-	return "", fmt.Errorf("--tail %q: want ranked or flat", v)
-}
-
-func parseAllocSpace(v string) (alloc.Space, error) {
-	switch s := alloc.Space(v); s {
-	case alloc.SpaceBits, alloc.SpaceLambda:
-		return s, nil
-	}
-	return "", fmt.Errorf("--alloc-space %q: want bits or lambda", v)
-}
-
 func checkTailGuard(g float64) error {
 	if g != 0 && !(g >= 1 && !math.IsInf(g, 0)) {
 		return fmt.Errorf("--tail-guard %v: want 0 (off) or a finite factor ≥ 1", g)
@@ -70,18 +54,19 @@ func accessFlags(set map[string]bool, trace string, other bool, budget, tau floa
 		}
 	}
 	var err error
-	if a.space, err = parseAllocSpace(space); err != nil {
-		return a, err
+	if a.space, err = alloc.ParseSpace(space); err != nil {
+		return a, fmt.Errorf("--alloc-space %q: want bits or lambda", space)
 	}
-	a.tail, err = parseTailMode(tail)
-	return a, err
+	if a.tail, err = alloc.ParseTail(tail); err != nil {
+		return a, fmt.Errorf("--tail %q: want ranked or flat", tail)
+	}
+	return a, nil
 }
 
 // encodeByAccess is `wmzip encode --access`.
 func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out string, keyframe int, embed, quiet bool) error {
 	logf := logger(quiet)
-	p, err := gate.FromModel(c.Model())
-	if err != nil {
+	if _, err := gate.FromModel(c.Model()); err != nil {
 		return fmt.Errorf("--access needs a model trained with a retention gate (wmzip train calibrates one): %w", err)
 	}
 	f, err := os.Open(a.trace)
@@ -118,22 +103,18 @@ func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out strin
 	if quiet {
 		return nil
 	}
-	var wdist float64
-	var sumDist uint64
-	perLevel := make([]int, len(r.Lambdas))
-	for i, ac := range r.Accounts {
-		sumDist += ac.DistSum
-		wdist += float64(counts[i]) * p.RelDistortion(ac.DistSum, 1)
-		perLevel[r.Levels[i]]++
+	mean, weighted, perLevel, err := r.Distortion(c, counts)
+	if err != nil {
+		return err
 	}
 	g := "no tail guard"
 	if a.guard > 0 {
 		g = fmt.Sprintf("tail guard %g", a.guard)
 	}
 	fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g in %s space, %s tail, %s, %d encodings), distortion %.6g",
-		out, tr.T, buf.Len(), r.Bits, a.budget, a.tau, a.space, a.tail, g, r.Encodings, p.RelDistortion(sumDist, int64(tr.T)))
+		out, tr.T, buf.Len(), r.Bits, a.budget, a.tau, a.space, a.tail, g, r.Encodings, mean)
 	if used > 0 {
-		fmt.Printf(", access-weighted %.6g", wdist/float64(used))
+		fmt.Printf(", access-weighted %.6g", weighted)
 	}
 	fmt.Println()
 	fmt.Print("states per level (λ):")

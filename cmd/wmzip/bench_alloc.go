@@ -63,13 +63,13 @@ func runBenchAlloc(args []string) error {
 	if err := checkTailGuard(*guard); err != nil {
 		return err
 	}
-	spaces, err := parseList(*spacesF, parseAllocSpace)
+	spaces, err := parseList(*spacesF, alloc.ParseSpace)
 	if err != nil {
-		return err
+		return fmt.Errorf("--alloc-space: %w", err)
 	}
-	tails, err := parseList(*tailsF, parseTailMode)
+	tails, err := parseList(*tailsF, alloc.ParseTail)
 	if err != nil {
-		return err
+		return fmt.Errorf("--tail: %w", err)
 	}
 	logf := logger(*quiet)
 	rep, err := bench.Alloc(bench.AllocConfig{

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/wmzip/wmzip/bench"
-	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/npz"
 )
 
 func runBenchCapacity(args []string) error {
@@ -24,9 +19,6 @@ func runBenchCapacity(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 && len(pos) != 2 {
-		return errors.New("want train.npz and test.npz, or nothing for graphworld")
-	}
 	caps, err := parseList(*capList, func(s string) (float64, error) {
 		c, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(c > 0 && c <= 1) {
@@ -37,34 +29,17 @@ func runBenchCapacity(args []string) error {
 	if err != nil {
 		return err
 	}
-	var train, test *npz.Trajectory
-	name := "graphworld (uniform, 200 nodes; train 8×250 steps, test 2×200)"
-	if len(pos) == 2 {
-		if train, err = npz.ReadTrajectory(pos[0]); err != nil {
-			return err
-		}
-		if test, err = npz.ReadTrajectory(pos[1]); err != nil {
-			return err
-		}
-		name = fmt.Sprintf("%s (trained on %s)", filepath.Base(pos[1]), filepath.Base(pos[0]))
-	} else if train, test, err = bench.Graphworld(false); err != nil {
+	train, test, name, err := bench.Pair(pos, false)
+	if err != nil {
 		return err
 	}
-	logf := func(format string, a ...any) {
-		if !*quiet {
-			fmt.Fprintf(os.Stderr, format+"\n", a...)
-		}
-	}
+	logf := logger(*quiet)
 	rep, err := bench.CapacityBench(name, train, test, bench.CapacityOptions{Capacities: caps, SkipExternal: !*external, Log: logf})
 	if err != nil {
 		return err
 	}
 	if *png != "" {
-		var buf bytes.Buffer
-		if err := rep.WritePNG(&buf); err != nil {
-			return err
-		}
-		if err := atomicfile.WriteFile(*png, buf.Bytes()); err != nil {
+		if err := rep.SavePNG(*png); err != nil {
 			return err
 		}
 	}
