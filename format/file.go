@@ -285,8 +285,12 @@ func (f *File) decodeChunk(ep *episodeRef, c int, actions []int64, codes []uint1
 	return n, err
 }
 
-// chunkCost is what a decoded chunk adds to the index totals.
-type chunkCost struct{ idealCodes, idealActions, retained uint64 }
+// chunkCost is what a coded chunk adds to the index totals and, when
+// written, to the writer's account.
+type chunkCost struct {
+	idealCodes, idealActions, retained uint64
+	wrong, distSum                     uint64 // writer only
+}
 
 // decodeChunkCost is decodeChunk also returning the chunk's ideal code
 // lengths and retained coordinates.
@@ -301,7 +305,7 @@ func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []u
 	if err := cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], int(ref.states), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
 		return 0, chunkCost{}, err
 	}
-	return int(ref.states), chunkCost{cc.idealCodes, cc.idealActions, cc.retained}, nil
+	return int(ref.states), cc.cost(), nil
 }
 
 // coder returns a coder from the pool, or a new one.
