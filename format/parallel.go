@@ -81,3 +81,77 @@ func isDone(done chan struct{}) bool {
 		return false
 	}
 }
+
+// decodedChunk is one chunk decoded, in place or ahead of its reader.
+type decodedChunk struct {
+	n       int
+	actions []int64
+	codes   []uint16
+	cost    chunkCost
+	err     error
+	done    chan struct{}
+}
+
+// hold makes d's buffers hold n states of nc coordinates.
+func (d *decodedChunk) hold(n, nc int) {
+	if cap(d.actions) < n {
+		d.actions = make([]int64, n)
+		d.codes = make([]uint16, n*nc)
+	}
+	d.n, d.actions, d.codes = n, d.actions[:n], d.codes[:n*nc]
+}
+
+// eachChunk decodes the chunks of refs and calls visit with each in order,
+// its decode error included; visit's error ends the walk. With several
+// threads up to 2·threads chunks decode ahead of visit, as far as the
+// memory limit allows; every goroutine has returned when eachChunk does.
+func (f *File) eachChunk(refs []*chunkRef, visit func(i int, d *decodedChunk) error) error {
+	nc := f.h.Geom.N()
+	window := min(f.cfg.threads, maxThreads, len(refs)) * 2
+	per := int64(f.h.KeyframeInterval) * (2*int64(nc) + 8)
+	window = int(min(int64(window), (f.cfg.maxMemory-f.h.memory())/per))
+	if window <= 2 {
+		d := &decodedChunk{}
+		cc := f.coder()
+		defer f.pool.Put(cc)
+		for i, ref := range refs {
+			d.hold(int(ref.states), nc)
+			d.cost, d.err = f.decodeRef(cc, ref, d.actions, d.codes)
+			if err := visit(i, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	k := newCrew(window/2, func() (*chunkCoder, error) { return f.coder(), nil }, func(c *chunkCoder) { f.pool.Put(c) })
+	var queue, free []*decodedChunk
+	defer func() {
+		for _, d := range queue {
+			<-d.done
+		}
+	}()
+	next := 0
+	for i := range refs {
+		for ; next < len(refs) && len(queue) < window; next++ {
+			var d *decodedChunk
+			if m := len(free); m > 0 {
+				d, free = free[m-1], free[:m-1]
+			} else {
+				d = &decodedChunk{}
+			}
+			ref := refs[next]
+			d.hold(int(ref.states), nc)
+			d.done = make(chan struct{})
+			k.do(d.done, func(cc *chunkCoder, _ error) { d.cost, d.err = f.decodeRef(cc, ref, d.actions, d.codes) })
+			queue = append(queue, d)
+		}
+		d := queue[0]
+		<-d.done
+		queue = queue[1:]
+		if err := visit(i, d); err != nil {
+			return err
+		}
+		free = append(free, d)
+	}
+	return nil
+}
