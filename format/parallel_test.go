@@ -348,3 +348,29 @@ func TestParallelRecovery(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAheadFrames checks that a threaded Reader does decode ahead:
+// after the first state, chunks of the next episodes are queued, and every
+// chunk after the first is taken from the queue.
+func TestReadAheadFrames(t *testing.T) {
+	g := wm.Geometry{S: 3, M: 4, K: 16}
+	eps := genEpisodes(rand.New(rand.NewPCG(141, 142)), g, []int{10, 0, 10, 10})
+	m := trainModel(g, 12, eps)
+	b := encode(t, m, eps, WithKeyframeInterval(3), WithThreads(1))
+	r, err := NewReader(bytes.NewReader(b), m, WithThreads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.NextEpisode(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.ReadState(nil); err != nil {
+		t.Fatal(err)
+	}
+	if q := len(r.ahead.queue); q != r.ahead.window {
+		t.Fatalf("%d chunks decoding ahead, want %d", q, r.ahead.window)
+	}
+	if last := r.ahead.queue[len(r.ahead.queue)-1].off; last < r.idx.episodes[0].offset+int64(len(b))/4 {
+		t.Fatalf("read-ahead stopped at %d", last)
+	}
+}
