@@ -305,16 +305,7 @@ func TestParallelDecodeCorrupt(t *testing.T) {
 					t.Fatalf("flip at %d, File, %d threads: %v, serial %v", at, threads, err, wantRA)
 				}
 				// A Reader abandoned mid-file leaves no work running.
-				r, err := NewReader(bytes.NewReader(bad), m, WithThreads(threads))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := r.NextEpisode(); err != nil {
-					t.Fatal(err)
-				}
-				if _, _, err := r.ReadState(nil); err != nil {
-					t.Fatal(err)
-				}
+				readFirst(t, bad, m, threads)
 				settled(t, base)
 			}
 		}
@@ -357,7 +348,20 @@ func TestReadAheadFrames(t *testing.T) {
 	eps := genEpisodes(rand.New(rand.NewPCG(141, 142)), g, []int{10, 0, 10, 10})
 	m := trainModel(g, 12, eps)
 	b := encode(t, m, eps, WithKeyframeInterval(3), WithThreads(1))
-	r, err := NewReader(bytes.NewReader(b), m, WithThreads(2))
+	r := readFirst(t, b, m, 2)
+	if q := len(r.ahead.queue); q != r.ahead.window {
+		t.Fatalf("%d chunks decoding ahead, want %d", q, r.ahead.window)
+	}
+	if last := r.ahead.queue[len(r.ahead.queue)-1].off; last < r.idx.episodes[0].offset+int64(len(b))/4 {
+		t.Fatalf("read-ahead stopped at %d", last)
+	}
+}
+
+// readFirst returns a Reader of b with the given threads that has read the
+// first state of the first episode.
+func readFirst(t *testing.T, b []byte, m *wm.Model, threads int) *Reader {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(b), m, WithThreads(threads))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,10 +371,5 @@ func TestReadAheadFrames(t *testing.T) {
 	if _, _, err := r.ReadState(nil); err != nil {
 		t.Fatal(err)
 	}
-	if q := len(r.ahead.queue); q != r.ahead.window {
-		t.Fatalf("%d chunks decoding ahead, want %d", q, r.ahead.window)
-	}
-	if last := r.ahead.queue[len(r.ahead.queue)-1].off; last < r.idx.episodes[0].offset+int64(len(b))/4 {
-		t.Fatalf("read-ahead stopped at %d", last)
-	}
+	return r
 }
