@@ -97,13 +97,13 @@ func decodeAll(f *format.File, quiet bool) (tr *npz.Trajectory, eps []int, err e
 // decodeStream decodes every state of the file at path in order with a
 // sequential format.Reader, which also gives each state's retention level.
 // access, if not nil, is told of every state returned.
-func decodeStream(path string, m *wm.Model, access func(e, t int64), quiet bool) (*npz.Trajectory, []uint8, error) {
+func decodeStream(path string, m *wm.Model, access func(e, t int64), quiet bool, opts ...format.Option) (*npz.Trajectory, []uint8, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer fh.Close()
-	r, err := format.NewReader(fh, m)
+	r, err := format.NewReader(fh, m, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,6 +197,7 @@ func runDecode(args []string) (err error) {
 	step := fs.Int("step", -1, "random access: with --episode, decode only state T of the episode")
 	accessLog := fs.String("access-log", "", "append one \"episode<TAB>step\" line per state decoded to this access trace (created with its header if missing; see package ctmc)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	threads := threadsFlag(fs, "decoding a whole file or episode")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -228,6 +229,7 @@ func runDecode(args []string) (err error) {
 		}()
 		opts = append(opts, format.WithAccessLog(tw.Access))
 	}
+	opts = append(opts, threads())
 	f, fh, err := openWMZ(pos[0], *modelPath, opts...)
 	if err != nil {
 		return err
@@ -271,7 +273,7 @@ func runDecode(args []string) (err error) {
 		if tw != nil {
 			access = tw.Access
 		}
-		if tr, levels, err = decodeStream(pos[0], f.Model(), access, *quiet); err != nil {
+		if tr, levels, err = decodeStream(pos[0], f.Model(), access, *quiet, threads()); err != nil {
 			return wmzError(pos[0], err)
 		}
 	default:

@@ -55,6 +55,7 @@ func runEncode(args []string) error {
 	tail := fs.String("tail", string(defaultTail), "with --access: ranked (every state weighs r^-τ) or flat (a ranked core, the smallest set of top-ranked states carrying 80% of the accesses, and a flat tail: w = min(r, k)^-τ, k the core's rank cut; ranks among rarely read states are noise). ranked is the default: flat did not meet bench alloc's bar either (docs/results-ctmc.md)")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	threads := threadsFlag(fs, "encoding losslessly or at --lambda")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -134,7 +135,7 @@ func runEncode(args []string) error {
 	}
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
-	acct, err := encodeTo(bw, m, tr, progress(*quiet, "encoding"), format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed), format.WithLambda(lambda))
+	acct, err := encodeTo(bw, m, tr, progress(*quiet, "encoding"), format.WithKeyframeInterval(*keyframe), format.WithEmbeddedModel(*embed), format.WithLambda(lambda), threads())
 	if err != nil {
 		return err
 	}
