@@ -10,7 +10,7 @@ package format
 
 // readAheadBytes is the Reader's buffer with several threads: how far
 // ahead of the record being read chunks can be framed.
-const readAheadBytes = 4 << 20
+const readAheadBytes = 1 << 20
 
 // aheadChunk is a chunk record framed ahead and decoded on the crew.
 type aheadChunk struct {
