@@ -149,7 +149,8 @@ func WithLevels(lambdas ...uint32) Option {
 // (the baseline policies of `wmzip bench rd`) and tests. The header records
 // lambda, but a file written this way decodes only with the same option:
 // the rule is not in the file or the model. fn must be safe for concurrent
-// use when a File decodes chunks concurrently. It reads the prediction of
+// use: with several threads (WithThreads) chunks are coded concurrently,
+// and a File decodes them so when used concurrently. It reads the prediction of
 // coordinate j from pr (Prediction, Table, Modal) and must not call
 // Predict or Commit.
 func WithRetainRule(lambda uint32, fn func(j int, pr *wm.Predictor) bool) Option {
