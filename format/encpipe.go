@@ -38,10 +38,19 @@ type encodePipe struct {
 	free  []*queued
 	job   *queued // chunk being gathered, nil between chunks
 	eager bool    // LastAccount or LastState was used: code on the caller's goroutine from now on
+
+	// The last state placed: its account and reconstruction, for the
+	// Writer's coder once eager.
+	last    StateAccount
+	scratch []byte
 }
 
-func newEncodePipe(threads int, h *Header, mk func() (*chunkCoder, error)) *encodePipe {
+// newEncodePipe returns the pipe of a Writer whose own coder is own: it
+// joins the crew's, as the Writer codes on its goroutine only once eager,
+// when the crew is idle for good.
+func newEncodePipe(threads int, h *Header, own *chunkCoder, mk func() (*chunkCoder, error)) *encodePipe {
 	l := newCoderList(threads, mk)
+	l.put(own)
 	return &encodePipe{crew: newCrew(threads, l.get, l.put), nc: h.Geom.N(), limit: 2 * threads}
 }
 
@@ -165,8 +174,9 @@ func (w *Writer) put(q *queued) error {
 		w.idx.episodes[q.ep].offset = off
 	} else {
 		w.addChunk(q.ep, off, int64(len(q.rec)), q.n, q.cost)
-		w.coder.last = q.last
-		copy(w.coder.scratch, q.scratch)
+		p := w.pipe
+		p.last = q.last
+		p.scratch, q.scratch = q.scratch, p.scratch
 	}
 	w.pipe.recycle(q)
 	return w.spill()
@@ -184,6 +194,13 @@ func (w *Writer) toEager() {
 	if w.err == nil && w.place(0) != nil {
 		return
 	}
+	for _, q := range p.queue { // none unless placing failed before
+		<-q.done
+	}
+	if len(p.scratch) > 0 {
+		w.coder.last = p.last
+		copy(w.coder.scratch, p.scratch)
+	}
 	if q := p.job; q != nil {
 		p.job = nil
 		q.replay(w.coder, p.nc)
@@ -194,8 +211,10 @@ func (w *Writer) toEager() {
 // pending returns the states written into the chunk not yet ended and the
 // account of the chunks queued (waiting for them to be coded).
 func (w *Writer) pending() (states int64, queued chunkCost) {
-	states = int64(w.coder.states)
 	p := w.pipe
+	if p == nil || p.eager {
+		states = int64(w.coder.states)
+	}
 	if p == nil {
 		return states, queued
 	}

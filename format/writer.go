@@ -110,8 +110,8 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	return wr, nil
 }
 
-// startCoders makes the Writer's own coder and, with several threads, its
-// crew's.
+// startCoders makes the Writer's coder and, with several threads, the
+// pipe whose crew shares it.
 func (w *Writer) startCoders(rules []retainFunc, gp *gate.Params, threads int) error {
 	mk := func() (*chunkCoder, error) { return newEncodeCoder(&w.h, w.model, rules, gp) }
 	var err error
@@ -119,7 +119,7 @@ func (w *Writer) startCoders(rules []retainFunc, gp *gate.Params, threads int) e
 		return err
 	}
 	if threads > 1 {
-		w.pipe = newEncodePipe(min(threads, maxThreads), &w.h, mk)
+		w.pipe = newEncodePipe(min(threads, maxThreads), &w.h, w.coder, mk)
 	}
 	return nil
 }
@@ -255,7 +255,10 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 // or, with several threads, by queueing it for the crew.
 func (w *Writer) endChunk() error {
 	ep := len(w.idx.episodes) - 1
-	if p := w.pipe; p != nil && p.job != nil {
+	if p := w.pipe; p != nil && !p.eager {
+		if p.job == nil {
+			return nil
+		}
 		return w.startChunk(ep)
 	}
 	c := w.coder
