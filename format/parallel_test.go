@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -373,4 +374,66 @@ func readFirst(t *testing.T, b []byte, m *wm.Model, threads int) *Reader {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// overlapRule is a retention rule (keeping every coordinate) that proves
+// two coders run at once: the first call from each predictor waits, up
+// to a few seconds, for a second predictor to call.
+type overlapRule struct {
+	mu      sync.Mutex
+	seen    map[*wm.Predictor]bool
+	both    chan struct{}
+	waited  bool // a first call gave up waiting
+	timeout time.Duration
+}
+
+func newOverlapRule() *overlapRule {
+	return &overlapRule{seen: map[*wm.Predictor]bool{}, both: make(chan struct{}), timeout: 10 * time.Second}
+}
+
+func (o *overlapRule) retain(_ int, pr *wm.Predictor) bool {
+	o.mu.Lock()
+	first := !o.seen[pr]
+	if first {
+		o.seen[pr] = true
+		if len(o.seen) == 2 {
+			close(o.both)
+		}
+	}
+	o.mu.Unlock()
+	if first {
+		select {
+		case <-o.both:
+		case <-time.After(o.timeout):
+			o.mu.Lock()
+			o.waited = true
+			o.mu.Unlock()
+		}
+	}
+	return true
+}
+
+// TestParallelOverlap checks, whatever the machine's load, that two
+// threads do code two chunks at the same time: in the Writer, the Reader
+// and File.DecodeEpisode.
+func TestParallelOverlap(t *testing.T) {
+	g := wm.Geometry{S: 3, M: 4, K: 16}
+	eps := genEpisodes(rand.New(rand.NewPCG(143, 144)), g, []int{24})
+	m := trainModel(g, 12, eps)
+	opts := func(o *overlapRule) []Option {
+		return []Option{WithKeyframeInterval(4), WithRetainRule(1<<16, o.retain), WithThreads(2)}
+	}
+	o := newOverlapRule()
+	b := encode(t, m, eps, opts(o)...)
+	if o.waited {
+		t.Error("Writer: no two chunks were encoded at once")
+	}
+	o = newOverlapRule()
+	if _, err := readAll(b, m, opts(o)...); err != nil || o.waited {
+		t.Errorf("Reader: %v; no two chunks decoded at once: %v", err, o.waited)
+	}
+	o = newOverlapRule()
+	if _, err := openAll(b, m, opts(o)...); err != nil || o.waited {
+		t.Errorf("File: %v; no two chunks decoded at once: %v", err, o.waited)
+	}
 }
