@@ -15,6 +15,7 @@ func runVerify(args []string) error {
 	modelPath := fs.String("m", "", "model file (default: the embedded one)")
 	against := fs.String("against", "", "source trajectory the decode must equal")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	threads := threadsFlag(fs, "verifying")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -22,7 +23,7 @@ func runVerify(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
-	f, fh, err := openWMZ(pos[0], *modelPath)
+	f, fh, err := openWMZ(pos[0], *modelPath, threads())
 	if err != nil {
 		return err
 	}
