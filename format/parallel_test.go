@@ -288,27 +288,37 @@ func TestParallelDecodeCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := runtime.NumGoroutine()
-	for _, ref := range []chunkRef{f.idx.episodes[0].chunks[20], f.idx.episodes[2].chunks[5]} {
-		for _, at := range []int64{ref.offset + 4, ref.offset + chunkHdrSize + 2, ref.offset + ref.length - 1} {
-			bad := slices.Clone(b)
-			bad[at] ^= 0x20
-			_, want := readAll(bad, m, WithThreads(1))
-			_, wantRA := openAll(bad, m, WithThreads(1))
-			if want == nil || wantRA == nil {
-				t.Fatalf("flip at %d: serial decode succeeded", at)
-			}
-			for _, threads := range []int{2, 8} {
-				_, err := readAll(bad, m, WithThreads(threads))
-				if err == nil || err.Error() != want.Error() {
-					t.Fatalf("flip at %d, Reader, %d threads: %v, serial %v", at, threads, err, want)
+	for _, ref := range []chunkRef{f.idx.episodes[0].chunks[0], f.idx.episodes[0].chunks[20], f.idx.episodes[2].chunks[5]} {
+		for _, at := range []int64{ref.offset + 4, ref.offset + 12, ref.offset + chunkHdrSize + 2, ref.offset + ref.length - 1} {
+			for _, fix := range []bool{false, true} {
+				bad := slices.Clone(b)
+				bad[at] ^= 0x20
+				if fix {
+					// A record whose CRC holds: the damage is found by decoding
+					// (the stream's checks, the reconstruction checksum).
+					end := ref.offset + ref.length - crcSize
+					le.PutUint32(bad[end:], crc(bad[ref.offset:end]))
 				}
-				_, err = openAll(bad, m, WithThreads(threads))
-				if err == nil || err.Error() != wantRA.Error() {
-					t.Fatalf("flip at %d, File, %d threads: %v, serial %v", at, threads, err, wantRA)
+				_, want := readAll(bad, m, WithThreads(1))
+				_, wantRA := openAll(bad, m, WithThreads(1))
+				if !fix && (want == nil || wantRA == nil) {
+					t.Fatalf("flip at %d: serial decode succeeded", at)
 				}
-				// A Reader abandoned mid-file leaves no work running.
-				readFirst(t, bad, m, threads)
-				settled(t, base)
+				for _, threads := range []int{2, 8} {
+					_, err := readAll(bad, m, WithThreads(threads))
+					if fmt.Sprint(err) != fmt.Sprint(want) {
+						t.Fatalf("flip at %d, Reader, %d threads: %v, serial %v", at, threads, err, want)
+					}
+					_, err = openAll(bad, m, WithThreads(threads))
+					if fmt.Sprint(err) != fmt.Sprint(wantRA) {
+						t.Fatalf("flip at %d, File, %d threads: %v, serial %v", at, threads, err, wantRA)
+					}
+					// A Reader abandoned mid-file leaves no work running.
+					if ref.offset != f.idx.episodes[0].chunks[0].offset {
+						readFirst(t, bad, m, threads)
+					}
+					settled(t, base)
+				}
 			}
 		}
 	}

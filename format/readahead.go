@@ -37,8 +37,10 @@ type readAhead struct {
 }
 
 // newReadAhead returns the read-ahead of a Reader of header h, nil when it
-// has one thread or the memory limit leaves no room for a chunk ahead.
-func newReadAhead(h *Header, cfg *config, mk func() (*chunkCoder, error)) *readAhead {
+// has one thread or the memory limit leaves no room for a chunk ahead. The
+// Reader's coder own joins the crew's: with read-ahead every chunk decodes
+// on the crew.
+func newReadAhead(h *Header, cfg *config, own *chunkCoder, mk func() (*chunkCoder, error)) *readAhead {
 	threads := min(cfg.threads, maxThreads)
 	if threads <= 1 {
 		return nil
@@ -50,6 +52,7 @@ func newReadAhead(h *Header, cfg *config, mk func() (*chunkCoder, error)) *readA
 		return nil
 	}
 	l := newCoderList(threads, mk)
+	l.put(own)
 	return &readAhead{crew: newCrew(threads, l.get, l.put), g: g, nc: nc, levels: len(h.Levels) > 0, window: window}
 }
 
@@ -109,10 +112,11 @@ func (a *readAhead) start(off int64, n int, stream []byte, sum uint32) {
 	a.queue = append(a.queue, q)
 }
 
-// take returns the chunk decoded ahead for the record at off, of n states,
-// stream and checksum sum, or nil. A record not framed ahead means the
-// framing went astray (damage the Reader has yet to find): what was framed
-// is dropped and framing starts again after this record.
+// take returns the chunk decoded, or being decoded, for the record at off,
+// of n states, stream and checksum sum; nil without read-ahead. A record
+// not framed ahead (the first, or after framing went astray on damage the
+// Reader has yet to find) drops what was framed: it is decoded now and
+// framing starts again after it.
 func (a *readAhead) take(off int64, n int, stream []byte, sum uint32) *aheadChunk {
 	if a == nil {
 		return nil
@@ -129,7 +133,10 @@ func (a *readAhead) take(off int64, n int, stream []byte, sum uint32) *aheadChun
 	}
 	a.drop()
 	a.scan = off + chunkHdrSize + int64(len(stream)) + crcSize
-	return nil
+	a.start(off, n, stream, sum)
+	q := a.queue[0]
+	a.queue = a.queue[1:]
+	return q
 }
 
 // pop drops the head of the queue once its decode has ended.

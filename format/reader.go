@@ -95,9 +95,8 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	rd.codes = make([]uint16, g*n)
 	if len(rd.h.Levels) > 0 {
 		rd.levels = make([]int8, g)
-		rd.coder.levels = rd.levels
 	}
-	rd.ahead = newReadAhead(&rd.h, cfg, func() (*chunkCoder, error) { return newChunkCoder(&rd.h, rd.model, rules), nil })
+	rd.ahead = newReadAhead(&rd.h, cfg, rd.coder, func() (*chunkCoder, error) { return newChunkCoder(&rd.h, rd.model, rules), nil })
 	return rd, nil
 }
 
@@ -419,26 +418,24 @@ func (r *Reader) readChunk() error {
 }
 
 // decode decodes the chunk record at start, of n states, into the Reader's
-// buffers and adds it to the rebuilt index totals: taken from the chunks
-// decoded ahead when one is this record, else decoded here while those
-// after it decode ahead.
+// buffers and adds it to the rebuilt index totals: with one thread here,
+// else on the crew, while the records after it decode ahead.
 func (r *Reader) decode(start int64, n int, stream []byte, sum uint32) error {
-	q := r.ahead.take(start, n, stream, sum)
-	r.prefetch()
 	var cost chunkCost
-	if q != nil {
+	if q := r.ahead.take(start, n, stream, sum); q != nil {
+		r.prefetch()
 		<-q.done
-		if q.err != nil {
-			r.ahead.recycle(q)
-			return q.err
+		if err := q.err; err != nil {
+			r.ahead.recycle(q) // which clears q.err
+			return err
 		}
 		cost = q.cost
 		r.actions, q.actions = q.actions, r.actions
 		r.codes, q.codes = q.codes, r.codes
 		r.levels, q.levels = q.levels, r.levels
-		r.coder.levels = r.levels
 		r.ahead.recycle(q)
 	} else {
+		r.coder.levels = r.levels
 		if err := r.coder.decodeChunk(stream, n, sum, r.actions, r.codes, start); err != nil {
 			return err
 		}
