@@ -103,6 +103,26 @@ func (g keyframeOpt) applyAccess(c *accessConfig) error {
 	return nil
 }
 
+// WithThreads sets how many chunks a Writer encodes, and a File or Reader
+// decodes ahead, at once (format.WithThreads): n <= 0 is every core, 1 the
+// serial path. Bytes and results do not depend on it.
+func WithThreads(n int) interface {
+	WriterOption
+	ReaderOption
+} {
+	return threadsOpt(n)
+}
+
+type threadsOpt int
+
+func (n threadsOpt) applyWriter(c *writerConfig) error {
+	c.format = append(c.format, format.WithThreads(int(n)))
+	return nil
+}
+func (n threadsOpt) applyReader(opts *[]format.Option) {
+	*opts = append(*opts, format.WithThreads(int(n)))
+}
+
 // WithEmbeddedModel stores the codec's model in the file, so that it
 // decodes without the .wmm.
 func WithEmbeddedModel(embed bool) interface {

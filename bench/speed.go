@@ -290,7 +290,7 @@ func Measure(s *Setup, coders []Coder, opt SpeedOptions) (*SpeedReport, error) {
 		fmt.Sprintf("random read of one state, cold: wmzip opens the file once (format.Open, chunk cache off) and decodes the chunk holding the state from its keyframe up to the state (keyframe interval %d; with the default cache a read of a state already decoded is a copy); a general-purpose compressor decompresses its stream from the start up to the end of the state (klauspost: one reused decoder; exec'd tools: one process per read)", opt.Keyframe),
 		"exec'd tools (xz, brotli): every time includes starting the process and piping through it")
 	if opt.Threads > 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("×%d columns: wmzip has no parallel chunk coding yet (one goroutine, not measured again); klauspost zstd runs its stream encoder and decoder with concurrency %d (blocks are pipelined, not independent); exec'd tools are single-threaded", opt.Threads, opt.Threads))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("×%d columns: wmzip codes %d chunks at once (format.WithThreads; the file is the same bytes; a lossy row's reconstruction is taken from its one-goroutine encode); klauspost zstd runs its stream encoder and decoder with concurrency %d (blocks are pipelined, not independent); exec'd tools are single-threaded", opt.Threads, opt.Threads, opt.Threads))
 	}
 	return rep, nil
 }

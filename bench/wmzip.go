@@ -19,6 +19,7 @@ type wmzipCoder struct {
 	m    *wm.Model
 	t    *testSet
 	opts []format.Option
+	want []uint16 // the reconstruction of a lossy encode on one goroutine
 }
 
 func newWmzip(m *wm.Model, t *testSet, keyframe int, lambda uint32, row Row) *wmzipCoder {
@@ -27,24 +28,31 @@ func newWmzip(m *wm.Model, t *testSet, keyframe int, lambda uint32, row Row) *wm
 
 func (c *wmzipCoder) Info() Row { return c.row }
 
-// Threads is 1: format codes chunks on one goroutine. When a Writer and
-// Reader option for parallel chunks exists, pass it in Encode and Decode and
-// return n here.
-func (c *wmzipCoder) Threads(int) int { return 1 }
+// Threads is n: format codes chunks on n goroutines (format.WithThreads).
+func (c *wmzipCoder) Threads(n int) int { return n }
 
-func (c *wmzipCoder) Encode(int) (*Encoding, error) {
+// Encode takes a lossy file's reconstruction state by state
+// (Writer.LastState), which keeps the Writer on one goroutine; an encode
+// on more reuses the one-goroutine encode's, as the bytes are the same.
+func (c *wmzipCoder) Encode(threads int) (*Encoding, error) {
 	var buf bytes.Buffer
-	want, _, err := c.write(&buf, !c.row.Lossless)
+	recon := !c.row.Lossless && (threads <= 1 || c.want == nil)
+	want, _, err := c.write(&buf, recon, format.WithThreads(threads))
 	if err != nil {
 		return nil, err
+	}
+	if recon {
+		c.want = want
+	} else if !c.row.Lossless {
+		want = c.want
 	}
 	return &Encoding{File: buf.Bytes(), Bytes: int64(buf.Len()), Want: want}, nil
 }
 
 // write encodes the test states to dst and returns the writer's
 // reconstruction (when recon is set) and its account.
-func (c *wmzipCoder) write(dst io.Writer, recon bool) ([]uint16, format.Account, error) {
-	w, err := format.NewWriter(dst, c.m, c.opts...)
+func (c *wmzipCoder) write(dst io.Writer, recon bool, opts ...format.Option) ([]uint16, format.Account, error) {
+	w, err := format.NewWriter(dst, c.m, append(c.opts[:len(c.opts):len(c.opts)], opts...)...)
 	if err != nil {
 		return nil, format.Account{}, err
 	}
@@ -70,8 +78,8 @@ func (c *wmzipCoder) write(dst io.Writer, recon bool) ([]uint16, format.Account,
 	return want, w.Account(), nil
 }
 
-func (c *wmzipCoder) Decode(file []byte, _ int) (*Decoded, error) {
-	r, err := format.NewReader(bytes.NewReader(file), c.m)
+func (c *wmzipCoder) Decode(file []byte, threads int) (*Decoded, error) {
+	r, err := format.NewReader(bytes.NewReader(file), c.m, format.WithThreads(threads))
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,8 @@
 package format
 
 import (
-	"fmt"
 	"io"
 
-	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -69,10 +67,8 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 		return nil, err
 	}
 	w.level = len(rules) - 1
-	w.coder = newChunkCoder(&w.h, w.model, rules)
-	w.coder.gp = gp
-	if w.coder.enc, err = rans.NewEncoder(w.h.Lanes, w.h.Precision); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	if err := w.startCoders(rules, gp, old.cfg.threads); err != nil {
+		return nil, err
 	}
 	// Only now, with everything checked, cut the index and trailer off.
 	if err := f.Truncate(end); err != nil {

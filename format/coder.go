@@ -67,6 +67,7 @@ type chunkCoder struct {
 	retain  retainFunc   // the current state's
 	gp      *gate.Params // distances for the writer's distortion account, or nil
 	scratch []byte       // one state's bytes for the reconstruction checksum
+	out     []byte       // writer: the chunk's rANS stream
 
 	enc *rans.Encoder
 	dec *rans.Decoder
@@ -111,6 +112,42 @@ func (c *chunkCoder) begin() {
 	}
 	c.states, c.sum, c.idealCodes, c.idealActions = 0, 0, 0, 0
 	c.retained, c.wrong, c.distSum = 0, 0, 0
+}
+
+// cost returns what the chunk coded so far adds to the index totals and
+// the writer's account.
+func (c *chunkCoder) cost() chunkCost {
+	return chunkCost{idealCodes: c.idealCodes, idealActions: c.idealActions, retained: c.retained, wrong: c.wrong, distSum: c.distSum}
+}
+
+// appendRecord ends the chunk's rANS stream and appends the chunk record
+// (header, stream, CRC) to dst; on error dst is returned unchanged.
+func (c *chunkCoder) appendRecord(dst []byte) ([]byte, error) {
+	var err error
+	if c.out, err = c.enc.Finish(c.out[:0]); err != nil {
+		return dst, err
+	}
+	if len(c.out) > MaxStreamBytes {
+		return dst, fmt.Errorf("%w: chunk stream of %d bytes exceeds %d", ErrInput, len(c.out), MaxStreamBytes)
+	}
+	start := len(dst)
+	dst = append(dst, tagChunk, 0, 0, 0)
+	dst = le.AppendUint32(dst, uint32(c.states))
+	dst = le.AppendUint32(dst, uint32(len(c.out)))
+	dst = le.AppendUint32(dst, c.sum)
+	dst = append(dst, c.out...)
+	return le.AppendUint32(dst, crc(dst[start:])), nil
+}
+
+// newEncodeCoder returns a coder that encodes chunks of a file of header h.
+func newEncodeCoder(h *Header, m *wm.Model, rules []retainFunc, gp *gate.Params) (*chunkCoder, error) {
+	c := newChunkCoder(h, m, rules)
+	c.gp = gp
+	var err error
+	if c.enc, err = rans.NewEncoder(h.Lanes, h.Precision); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return c, nil
 }
 
 // freq returns the frequency of symbol v of a cumulative table.

@@ -278,30 +278,25 @@ func (f *File) Metadata(e int) ([]byte, error) {
 	return b[episodeHdrSize:end], nil
 }
 
-// decodeChunk reads, checks and decodes chunk c of episode ep into actions
-// and codes, which must hold G states.
-func (f *File) decodeChunk(ep *episodeRef, c int, actions []int64, codes []uint16) (int, error) {
-	n, _, err := f.decodeChunkCost(ep, c, actions, codes)
-	return n, err
+// chunkCost is what a coded chunk adds to the index totals and, when
+// written, to the writer's account.
+type chunkCost struct {
+	idealCodes, idealActions, retained uint64
+	wrong, distSum                     uint64 // writer only
 }
 
-// chunkCost is what a decoded chunk adds to the index totals.
-type chunkCost struct{ idealCodes, idealActions, retained uint64 }
-
-// decodeChunkCost is decodeChunk also returning the chunk's ideal code
-// lengths and retained coordinates.
-func (f *File) decodeChunkCost(ep *episodeRef, c int, actions []int64, codes []uint16) (n int, cost chunkCost, err error) {
-	ref := &ep.chunks[c]
+// decodeRef reads, checks and decodes the chunk of ref with coder cc into
+// actions and codes, which hold its states, and returns what the chunk
+// adds to the index totals.
+func (f *File) decodeRef(cc *chunkCoder, ref *chunkRef, actions []int64, codes []uint16) (chunkCost, error) {
 	b, err := f.chunkRecord(ref)
 	if err != nil {
-		return 0, chunkCost{}, err
+		return chunkCost{}, err
 	}
-	cc := f.coder()
-	defer f.pool.Put(cc)
 	if err := cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], int(ref.states), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
-		return 0, chunkCost{}, err
+		return chunkCost{}, err
 	}
-	return int(ref.states), chunkCost{cc.idealCodes, cc.idealActions, cc.retained}, nil
+	return cc.cost(), nil
 }
 
 // coder returns a coder from the pool, or a new one.
@@ -339,24 +334,44 @@ func (f *File) chunkRecord(ref *chunkRef) ([]byte, error) {
 // recorded in the index. Together with the checks Open made, this covers
 // every byte, like a full pass of a Reader.
 func (f *File) Verify() error {
-	g, nc := f.h.KeyframeInterval, f.h.Geom.N()
-	actions := make([]int64, g)
-	codes := make([]uint16, g*nc)
-	var sum chunkCost
+	var refs []*chunkRef
+	var owner []int // episode of each chunk
 	for e := range f.idx.episodes {
-		if _, err := f.Metadata(e); err != nil {
-			return err
-		}
 		ep := &f.idx.episodes[e]
 		for c := range ep.chunks {
-			_, d, err := f.decodeChunkCost(ep, c, actions, codes)
-			if err != nil {
+			refs = append(refs, &ep.chunks[c])
+			owner = append(owner, e)
+		}
+	}
+	// Episode e's record is checked before its chunks, as a serial pass
+	// would, so that the first damage is the one reported.
+	next := 0
+	meta := func(upto int) error {
+		for ; next <= upto; next++ {
+			if _, err := f.Metadata(next); err != nil {
 				return err
 			}
-			sum.idealCodes += d.idealCodes
-			sum.idealActions += d.idealActions
-			sum.retained += d.retained
 		}
+		return nil
+	}
+	var sum chunkCost
+	err := f.eachChunk(refs, func(i int, d *decodedChunk) error {
+		if err := meta(owner[i]); err != nil {
+			return err
+		}
+		if d.err != nil {
+			return d.err
+		}
+		sum.idealCodes += d.cost.idealCodes
+		sum.idealActions += d.cost.idealActions
+		sum.retained += d.cost.retained
+		return nil
+	})
+	if err == nil {
+		err = meta(len(f.idx.episodes) - 1)
+	}
+	if err != nil {
+		return err
 	}
 	if sum.idealCodes != f.idx.idealCodes || sum.idealActions != f.idx.idealAction {
 		return corrupt(f.size-TrailerSize, "ideal code lengths in the index differ from the streams'")
@@ -381,15 +396,21 @@ func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error)
 	if need := f.h.memory() + ep.states*(8+2*nc); ep.states > MaxStates || need > f.cfg.maxMemory {
 		return nil, nil, tooLarge(ep.offset, need, f.cfg.maxMemory)
 	}
-	// Allocate chunk by chunk, as each decodes, rather than from the count.
+	// Grow chunk by chunk, as each decodes, rather than from the count.
+	refs := make([]*chunkRef, len(ep.chunks))
 	for c := range ep.chunks {
-		n := ep.chunks[c].states
-		at := len(actions)
-		actions = append(actions, make([]int64, n)...)
-		codes = append(codes, make([]uint16, n*nc)...)
-		if _, err := f.decodeChunk(ep, c, actions[at:], codes[int64(at)*nc:]); err != nil {
-			return nil, nil, err
+		refs[c] = &ep.chunks[c]
+	}
+	err = f.eachChunk(refs, func(_ int, d *decodedChunk) error {
+		if d.err != nil {
+			return d.err
 		}
+		actions = append(actions, d.actions[:d.n]...)
+		codes = append(codes, d.codes[:int64(d.n)*nc]...)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if f.cfg.access != nil {
 		for t := range ep.states {

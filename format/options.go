@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/wmzip/wmzip/rans"
@@ -30,6 +31,7 @@ type config struct {
 	recover    bool // scan records instead of trusting the index (recover.go)
 	access     func(episode, step int64)
 	cacheBytes int64
+	threads    int // chunks coded at once; 1 codes on the caller's goroutine
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -39,6 +41,7 @@ func newConfig(opts []Option) (*config, error) {
 		maxMemory:  DefaultMaxMemory,
 		lambda:     LambdaLossless,
 		cacheBytes: DefaultCacheBytes,
+		threads:    runtime.GOMAXPROCS(0),
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -146,7 +149,8 @@ func WithLevels(lambdas ...uint32) Option {
 // (the baseline policies of `wmzip bench rd`) and tests. The header records
 // lambda, but a file written this way decodes only with the same option:
 // the rule is not in the file or the model. fn must be safe for concurrent
-// use when a File decodes chunks concurrently. It reads the prediction of
+// use: with several threads (WithThreads) chunks are coded concurrently,
+// and a File decodes them so when used concurrently. It reads the prediction of
 // coordinate j from pr (Prediction, Table, Modal) and must not call
 // Predict or Commit.
 func WithRetainRule(lambda uint32, fn func(j int, pr *wm.Predictor) bool) Option {
@@ -193,6 +197,24 @@ func WithCacheBytes(bytes int64) Option {
 			return fmt.Errorf("%w: cache of %d bytes", ErrInput, bytes)
 		}
 		c.cacheBytes = bytes
+		return nil
+	}
+}
+
+// WithThreads sets how many chunks a Writer encodes, and a Reader or File
+// decodes, at the same time on goroutines of their own: n <= 0 means
+// runtime.GOMAXPROCS(0) (the default), 1 codes every chunk on the calling
+// goroutine. Chunks restart the predictor, so the bytes written and the
+// states read are the same for every n; only speed and memory change, by
+// about one chunk's states and one world-model predictor per thread
+// (coderBytes). A Reader reads ahead only bytes its input has already
+// delivered, so a live stream never waits on data it was not asked for.
+func WithThreads(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			n = runtime.GOMAXPROCS(0)
+		}
+		c.threads = n
 		return nil
 	}
 }

@@ -31,7 +31,9 @@ type Reader struct {
 	cur     *episodeRef // episode being read
 	actions []int64     // decoded chunk
 	codes   []uint16
-	n, pos  int // states in the decoded chunk, next to return
+	levels  []int8     // of the decoded chunk's states, nil without a level table
+	ahead   *readAhead // chunks decoded ahead; nil with one thread
+	n, pos  int        // states in the decoded chunk, next to return
 	more    bool
 	rec     []byte
 	done    bool
@@ -49,7 +51,11 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{br: bufio.NewReader(r), cfg: cfg}
+	size := 4096
+	if cfg.threads > 1 {
+		size = readAheadBytes
+	}
+	rd := &Reader{br: bufio.NewReaderSize(r, size), cfg: cfg}
 	b, err := rd.read(HeaderSize, "header")
 	if err != nil {
 		return nil, err
@@ -88,18 +94,19 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	rd.actions = make([]int64, g)
 	rd.codes = make([]uint16, g*n)
 	if len(rd.h.Levels) > 0 {
-		rd.coder.levels = make([]int8, g)
+		rd.levels = make([]int8, g)
 	}
+	rd.ahead = newReadAhead(&rd.h, cfg, rd.coder, func() (*chunkCoder, error) { return newChunkCoder(&rd.h, rd.model, rules), nil })
 	return rd, nil
 }
 
 // Level returns the retention level of the state ReadState returned last:
 // an index into Header().Levels, 0 for a file without levels.
 func (r *Reader) Level() int {
-	if r.coder.levels == nil || r.pos == 0 {
+	if r.levels == nil || r.pos == 0 {
 		return 0
 	}
-	return int(r.coder.levels[r.pos-1])
+	return int(r.levels[r.pos-1])
 }
 
 // Header returns the file's header.
@@ -129,6 +136,7 @@ func (r *Reader) read(n int, what string) ([]byte, error) {
 }
 
 func (r *Reader) fail(err error) error {
+	r.ahead.drop()
 	if r.cfg.recover && r.err == nil && recoverable(err) {
 		// Recovery: step over a damaged record that was read whole, on to
 		// the next episode record; else the valid records before it are
@@ -197,6 +205,7 @@ func (r *Reader) NextEpisode() (meta []byte, err error) {
 				return nil, r.fail(err)
 			}
 			r.done = true
+			r.ahead.drop()
 			return nil, io.EOF
 		default:
 			return nil, r.fail(corrupt(r.off, "expected an episode record, found tag %#x", tag))
@@ -396,8 +405,7 @@ func (r *Reader) readChunk() error {
 	if crc32Update(crc(head[:]), rest[:sl]) != le.Uint32(rest[sl:]) {
 		return badSum(start+chunkHdrSize+sl, "chunk record checksum")
 	}
-	c := r.coder
-	if err := c.decodeChunk(rest[:sl], int(n), le.Uint32(head[12:]), r.actions, r.codes, start); err != nil {
+	if err := r.decode(start, int(n), rest[:sl], le.Uint32(head[12:])); err != nil {
 		return err
 	}
 	r.framed = false
@@ -405,10 +413,37 @@ func (r *Reader) readChunk() error {
 	r.cur.states += n
 	r.idx.states += n
 	r.idx.chunks++
-	r.idx.idealCodes += c.idealCodes
-	r.idx.idealAction += c.idealActions
-	r.idx.retained += c.retained
 	r.n, r.pos = int(n), 0
+	return nil
+}
+
+// decode decodes the chunk record at start, of n states, into the Reader's
+// buffers and adds it to the rebuilt index totals: with one thread here,
+// else on the crew, while the records after it decode ahead.
+func (r *Reader) decode(start int64, n int, stream []byte, sum uint32) error {
+	var cost chunkCost
+	if q := r.ahead.take(start, n, stream, sum); q != nil {
+		r.prefetch()
+		<-q.done
+		if err := q.err; err != nil {
+			r.ahead.recycle(q) // which clears q.err
+			return err
+		}
+		cost = q.cost
+		r.actions, q.actions = q.actions, r.actions
+		r.codes, q.codes = q.codes, r.codes
+		r.levels, q.levels = q.levels, r.levels
+		r.ahead.recycle(q)
+	} else {
+		r.coder.levels = r.levels
+		if err := r.coder.decodeChunk(stream, n, sum, r.actions, r.codes, start); err != nil {
+			return err
+		}
+		cost = r.coder.cost()
+	}
+	r.idx.idealCodes += cost.idealCodes
+	r.idx.idealAction += cost.idealActions
+	r.idx.retained += cost.retained
 	return nil
 }
 

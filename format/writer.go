@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -18,11 +18,18 @@ const flushThreshold = 1 << 16
 //
 // Memory is bounded by one chunk (the rANS encoder's pending symbols), the
 // completed bytes not yet written, and the index, which grows by a few tens
-// of bytes per episode and per chunk. Output bytes depend only on the
-// model, the options and the sequence of WriteEpisode, SetLevel,
-// WriteState and Flush calls: not on write sizes or GOMAXPROCS.
+// of bytes per episode and per chunk; with several threads (WithThreads),
+// by up to 2·threads chunks of states and records queued for the threads
+// and one world-model predictor per thread. Output bytes depend only on the
+// model, the options other than WithThreads and the sequence of
+// WriteEpisode, SetLevel, WriteState and Flush calls: not on write sizes,
+// the thread count or GOMAXPROCS.
 //
-// Errors from the underlying writer are sticky. A Writer is not safe for
+// With several threads a chunk is encoded after it ends, while the caller
+// goes on writing: an error found then (the underlying writer failing, a
+// stream over its limit) is returned by the next call that places records
+// (WriteState ending a chunk, WriteEpisode, Flush, Close). Errors from the
+// underlying writer are sticky. A Writer is not safe for
 // concurrent use: its methods must not run at the same time (a caller
 // sharing one serializes the calls, which then define the bytes). Readers
 // of the output see no index until Close; what Flush wrote is recoverable
@@ -37,12 +44,12 @@ type Writer struct {
 
 	buf    []byte // completed bytes not yet written to w
 	off    int64  // file offset of buf[0]
-	stream []byte // scratch for the chunk's rANS stream
 	idx    index
 	cur    *episodeRef // episode being written, nil outside one
 	acct   Account
 	chunkG int
-	level  int // level of the next state
+	level  int         // level of the next state
+	pipe   *encodePipe // chunks encoded by a crew; nil with one thread
 }
 
 // NewWriter returns a Writer that writes a .wmz stream with the given model
@@ -95,14 +102,26 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, argError(err)
 	}
-	wr.coder = newChunkCoder(&wr.h, model, rules)
-	wr.coder.gp = gp
-	if wr.coder.enc, err = rans.NewEncoder(cfg.lanes, model.Precision); err != nil {
+	if err := wr.startCoders(rules, gp, cfg.threads); err != nil {
 		return nil, err
 	}
 	wr.buf = append(wr.h.marshal(), raw...)
 	wr.buf = append(wr.buf, wr.h.marshalLevels()...)
 	return wr, nil
+}
+
+// startCoders makes the Writer's coder and, with several threads, the
+// pipe whose crew shares it.
+func (w *Writer) startCoders(rules []retainFunc, gp *gate.Params, threads int) error {
+	mk := func() (*chunkCoder, error) { return newEncodeCoder(&w.h, w.model, rules, gp) }
+	var err error
+	if w.coder, err = mk(); err != nil {
+		return err
+	}
+	if threads > 1 {
+		w.pipe = newEncodePipe(min(threads, maxThreads), &w.h, w.coder, mk)
+	}
+	return nil
 }
 
 // argError restates an error about a header being written, which checks
@@ -167,14 +186,28 @@ func (w *Writer) WriteEpisode(meta []byte) error {
 	if err := w.endChunk(); err != nil {
 		return err
 	}
-	start := len(w.buf)
-	w.buf = append(w.buf, tagEpisode, 0, 0, 0)
-	w.buf = le.AppendUint32(w.buf, uint32(len(meta)))
-	w.buf = append(w.buf, meta...)
-	w.buf = le.AppendUint32(w.buf, crc(w.buf[start:]))
-	w.idx.episodes = append(w.idx.episodes, episodeRef{offset: w.off + int64(start), metaLen: int64(len(meta))})
-	w.cur = &w.idx.episodes[len(w.idx.episodes)-1]
+	w.idx.episodes = append(w.idx.episodes, episodeRef{metaLen: int64(len(meta))})
+	ep := len(w.idx.episodes) - 1
+	w.cur = &w.idx.episodes[ep]
+	if p := w.pipe; p != nil && len(p.queue) > 0 {
+		// Its offset is known once the chunks before it are placed.
+		q := p.newItem()
+		q.episode, q.ep, q.done = true, ep, closedDone
+		q.rec = appendEpisodeRecord(q.rec[:0], meta)
+		return w.enqueue(q)
+	}
+	w.cur.offset = w.off + int64(len(w.buf))
+	w.buf = appendEpisodeRecord(w.buf, meta)
 	return w.spill()
+}
+
+// appendEpisodeRecord appends the episode record of meta to dst.
+func appendEpisodeRecord(dst, meta []byte) []byte {
+	start := len(dst)
+	dst = append(dst, tagEpisode, 0, 0, 0)
+	dst = le.AppendUint32(dst, uint32(len(meta)))
+	dst = append(dst, meta...)
+	return le.AppendUint32(dst, crc(dst[start:]))
 }
 
 // WriteState appends a state to the current episode: the action that led
@@ -197,53 +230,70 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 	if w.idx.states >= MaxStates {
 		return fmt.Errorf("%w: more than %d states", ErrInput, int64(MaxStates))
 	}
-	c := w.coder
-	if c.states == 0 {
-		c.begin()
-		c.enc.Reset()
+	var n int
+	if q := w.pipe.gathering(); q != nil {
+		q.add(w.level, action, codes)
+		n = q.n
+	} else {
+		c := w.coder
+		if c.states == 0 {
+			c.begin()
+			c.enc.Reset()
+		}
+		c.encodeState(w.level, action, codes)
+		n = c.states
 	}
-	c.encodeState(w.level, action, codes)
 	w.cur.states++
 	w.idx.states++
-	if c.states == w.chunkG {
+	if n == w.chunkG {
 		return w.endChunk()
 	}
 	return nil
 }
 
-// endChunk closes the pending chunk, if any, into a chunk record.
+// endChunk closes the pending chunk, if any, into a chunk record: at once,
+// or, with several threads, by queueing it for the crew.
 func (w *Writer) endChunk() error {
+	ep := len(w.idx.episodes) - 1
+	if p := w.pipe; p != nil && !p.eager {
+		if p.job == nil {
+			return nil
+		}
+		return w.startChunk(ep)
+	}
 	c := w.coder
 	if c.states == 0 {
 		return nil
 	}
+	if err := w.place(0); err != nil { // records queued before a switch to eager coding
+		return err
+	}
+	start := len(w.buf)
 	var err error
-	w.stream, err = c.enc.Finish(w.stream[:0])
-	if err != nil {
+	if w.buf, err = c.appendRecord(w.buf); err != nil {
 		w.err = err
 		return err
 	}
-	if len(w.stream) > MaxStreamBytes {
-		w.err = fmt.Errorf("%w: chunk stream of %d bytes exceeds %d", ErrInput, len(w.stream), MaxStreamBytes)
-		return w.err
-	}
-	start := len(w.buf)
-	w.buf = append(w.buf, tagChunk, 0, 0, 0)
-	w.buf = le.AppendUint32(w.buf, uint32(c.states))
-	w.buf = le.AppendUint32(w.buf, uint32(len(w.stream)))
-	w.buf = le.AppendUint32(w.buf, c.sum)
-	w.buf = append(w.buf, w.stream...)
-	w.buf = le.AppendUint32(w.buf, crc(w.buf[start:]))
-	w.cur.chunks = append(w.cur.chunks, chunkRef{offset: w.off + int64(start), length: int64(len(w.buf) - start),
-		states: int64(c.states), first: w.cur.states - int64(c.states)})
-	w.idx.chunks++
-	w.idx.idealCodes += c.idealCodes
-	w.idx.idealAction += c.idealActions
-	w.idx.retained += c.retained
-	w.acct.Wrong += c.wrong
-	w.acct.DistSum += c.distSum
+	w.addChunk(ep, w.off+int64(start), int64(len(w.buf)-start), c.states, c.cost())
 	c.states = 0
 	return w.spill()
+}
+
+// addChunk enters a placed chunk record of n states into the index and
+// the account.
+func (w *Writer) addChunk(ep int, off, length int64, n int, k chunkCost) {
+	e := &w.idx.episodes[ep]
+	var first int64
+	if m := len(e.chunks); m > 0 {
+		first = e.chunks[m-1].first + e.chunks[m-1].states
+	}
+	e.chunks = append(e.chunks, chunkRef{offset: off, length: length, states: int64(n), first: first})
+	w.idx.chunks++
+	w.idx.idealCodes += k.idealCodes
+	w.idx.idealAction += k.idealActions
+	w.idx.retained += k.retained
+	w.acct.Wrong += k.wrong
+	w.acct.DistSum += k.distSum
 }
 
 // spill writes the gathered bytes once there are enough of them.
@@ -271,7 +321,8 @@ func (w *Writer) flushBuf() error {
 	return nil
 }
 
-// Flush ends the chunk being filled, writes every record to the
+// Flush ends the chunk being filled, waits for the chunks being encoded,
+// writes every record to the
 // underlying writer and, if that writer has a Sync method (as *os.File
 // does), calls it. Everything written before a Flush survives a crash: a
 // file cut anywhere after it recovers (WithRecovery, Recover) with every
@@ -287,6 +338,9 @@ func (w *Writer) Flush() error {
 		return err
 	}
 	if err := w.endChunk(); err != nil {
+		return err
+	}
+	if err := w.place(0); err != nil {
 		return err
 	}
 	if err := w.flushBuf(); err != nil {
@@ -313,6 +367,9 @@ func (w *Writer) Close() error {
 	if err := w.endChunk(); err != nil {
 		return err
 	}
+	if err := w.place(0); err != nil {
+		return err
+	}
 	ix := w.idx.marshal()
 	t := trailer{indexOffset: w.off + int64(len(w.buf)), indexLength: int64(len(ix)), indexCRC: crc(ix)}
 	w.buf = append(w.buf, ix...)
@@ -334,10 +391,14 @@ type Account struct {
 }
 
 // Account returns the account of the chunks completed so far (all of them
-// after Close).
+// after Close). With several threads it waits for the chunks being
+// encoded.
 func (w *Writer) Account() Account {
+	open, q := w.pending()
 	a := w.acct
-	a.States, a.Retained = w.idx.states-int64(w.coder.states), w.idx.retained
+	a.States, a.Retained = w.idx.states-open, w.idx.retained+q.retained
+	a.Wrong += q.wrong
+	a.DistSum += q.distSum
 	return a
 }
 
@@ -354,7 +415,14 @@ type StateAccount struct {
 // it cost and what its reconstruction lost. It is how a caller allocating
 // storage per state (package ctmc) measures each state's rate and
 // distortion. Zero before any state.
-func (w *Writer) LastAccount() StateAccount { return w.coder.last }
+//
+// It needs every state coded as it is written: from the first call of
+// LastAccount or LastState on, the Writer codes on the caller's goroutine
+// whatever WithThreads says (the bytes are the same).
+func (w *Writer) LastAccount() StateAccount {
+	w.toEager()
+	return w.coder.last
+}
 
 // LastState appends to dst[:0] the reconstruction of the state most
 // recently written: the codes themselves when lossless, the values every
@@ -364,6 +432,7 @@ func (w *Writer) LastState(dst []uint16) []uint16 {
 	if w.idx.states == 0 {
 		return dst
 	}
+	w.toEager()
 	s := w.coder.scratch[8:]
 	for j := 0; j < len(s); j += 2 {
 		dst = append(dst, le.Uint16(s[j:]))

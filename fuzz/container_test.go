@@ -3,6 +3,7 @@ package fuzz
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -57,6 +58,11 @@ func openAll(t *testing.T, data []byte, ms []*wm.Model) {
 			}
 			if seqErr != nil && !isFileError(seqErr) {
 				t.Fatalf("Reader: %v is not a format error", seqErr)
+			}
+			// Decoding ahead on several threads changes no result.
+			e1, e3 := stream(data, m, limit, format.WithThreads(1)), stream(data, m, limit, format.WithThreads(3))
+			if fmt.Sprint(e1) != fmt.Sprint(e3) || fmt.Sprint(e1) != fmt.Sprint(seqErr) {
+				t.Fatalf("Reader: %v on one thread, %v on three, %v by default", e1, e3, seqErr)
 			}
 			var fl *format.File
 			var openErr error

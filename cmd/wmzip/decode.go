@@ -25,6 +25,7 @@ func runDecode(args []string) (err error) {
 	step := fs.Int("step", -1, "random access: with --episode, decode only state T of the episode")
 	accessLog := fs.String("access-log", "", "append one \"episode<TAB>step\" line per state decoded to this access trace (created with its header if missing; see package ctmc)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	threads := threadsFlag(fs, "decoding a whole file or episode")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -56,6 +57,7 @@ func runDecode(args []string) (err error) {
 		}()
 		opts = append(opts, wmzlib.WithAccessLog(tw.Access))
 	}
+	opts = append(opts, wmzlib.WithThreads(threads()))
 	f, fh, err := openWMZ(pos[0], *modelPath, opts...)
 	if err != nil {
 		return err
@@ -85,7 +87,7 @@ func runDecode(args []string) (err error) {
 		if tw != nil {
 			access = tw.Access
 		}
-		r, err := wmzlib.NewReader(io.NewSectionReader(fh, 0, math.MaxInt64), f.Codec())
+		r, err := wmzlib.NewReader(io.NewSectionReader(fh, 0, math.MaxInt64), f.Codec(), wmzlib.WithThreads(threads()))
 		if err == nil {
 			tr, levels, err = r.Trajectory(access)
 		}

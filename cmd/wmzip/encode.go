@@ -53,6 +53,7 @@ func runEncode(args []string) error {
 	tail := fs.String("tail", string(alloc.DefaultTail), "with --access: ranked (every state weighs r^-τ) or flat (a ranked core, the smallest set of top-ranked states carrying 80% of the accesses, and a flat tail: w = min(r, k)^-τ, k the core's rank cut; ranks among rarely read states are noise). ranked is the default: flat did not meet bench alloc's bar either (docs/results-ctmc.md)")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	threads := threadsFlag(fs, "encoding losslessly or at --lambda")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func runEncode(args []string) error {
 	bw := bufio.NewWriterSize(f, 1<<16)
 	bar := progress(*quiet, "encoding")
 	acct, err := wmzlib.Encode(context.Background(), bw, c, wmzlib.TrajectoryEpisodes(tr, false),
-		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithFormatOptions(format.WithLambda(lambda)),
+		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithFormatOptions(format.WithLambda(lambda)), wmzlib.WithThreads(threads()),
 		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ func runVerify(args []string) error {
 	modelPath := fs.String("m", "", "model file (default: the embedded one)")
 	against := fs.String("against", "", "source trajectory the decode must equal")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	threads := threadsFlag(fs, "verifying")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -24,7 +25,7 @@ func runVerify(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
-	f, fh, err := openWMZ(pos[0], *modelPath)
+	f, fh, err := openWMZ(pos[0], *modelPath, wmzlib.WithThreads(threads()))
 	if err != nil {
 		return err
 	}
