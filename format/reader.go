@@ -54,6 +54,11 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	size := 4096
 	if cfg.threads > 1 {
 		size = readAheadBytes
+		// A source that knows its size (bytes.Reader, io.SectionReader)
+		// needs no buffer larger than itself: small files stay cheap.
+		if s, ok := r.(interface{ Size() int64 }); ok && s.Size() < int64(size) {
+			size = int(max(s.Size(), 4096))
+		}
 	}
 	rd := &Reader{br: bufio.NewReaderSize(r, size), cfg: cfg}
 	b, err := rd.read(HeaderSize, "header")

@@ -85,7 +85,14 @@ func newStoreModel(g Geometry) *storeModel {
 	fill(sm.valP[1][:])
 	sm.deltaP = make([]prob, 1<<sm.nbS)
 	fill(sm.deltaP)
-	sm.litP = make([]prob, 1<<litCtxBits)
+	// Every index litIdx forms is below M·(K+1)·2^nbK; a table of the
+	// next power of two at or above that (at most 2^litCtxBits) gives the
+	// same index modulo its size, so small models do not pay for 2^20.
+	n := 1
+	for n < 1<<litCtxBits && n < g.M*(g.K+1)<<sm.nbK {
+		n *= 2
+	}
+	sm.litP = make([]prob, n)
 	fill(sm.litP)
 	sm.lastOp = make([]uint8, g.S)
 	for i := range sm.lastOp {
@@ -101,7 +108,7 @@ func (sm *storeModel) opCtx(x int) int { return sm.prevOp*4 + int(sm.lastOp[x]) 
 // litIdx is the index of node of the literal tree of subspace m under
 // context ctx (the left code, or K).
 func (sm *storeModel) litIdx(m, ctx, node int) int {
-	return ((m*(sm.g.K+1)+ctx)<<sm.nbK + node) & (1<<litCtxBits - 1)
+	return ((m*(sm.g.K+1)+ctx)<<sm.nbK + node) & (len(sm.litP) - 1)
 }
 
 // leftCtx is the context of code m of a literal tile at offset off and
