@@ -10,7 +10,6 @@ import (
 
 	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/npz"
 )
 
 func runBenchSpeed(args []string) error {
@@ -41,9 +40,6 @@ func runBenchSpeed(args []string) error {
 		}
 		return rep.WriteText(os.Stdout)
 	}
-	if len(pos) != 0 && len(pos) != 2 {
-		return errors.New("want train.npz and test.npz, or nothing for graphworld")
-	}
 	if *threads < 1 || *reads < 1 {
 		return errors.New("--threads and --reads must be at least 1")
 	}
@@ -60,17 +56,8 @@ func runBenchSpeed(args []string) error {
 		}
 	}
 	logf := logger(*quiet)
-	var train, test *npz.Trajectory
-	name := "graphworld (uniform, 200 nodes; train 8×250 steps, test 2×200)"
-	if len(pos) == 2 {
-		if train, err = npz.ReadTrajectory(pos[0]); err != nil {
-			return err
-		}
-		if test, err = npz.ReadTrajectory(pos[1]); err != nil {
-			return err
-		}
-		name = fmt.Sprintf("%s (trained on %s)", pos[1], pos[0])
-	} else if train, test, err = bench.Graphworld(!*codes); err != nil {
+	train, test, name, err := bench.Pair(pos, !*codes)
+	if err != nil {
 		return err
 	}
 	s, err := bench.Prepare(name, train, test, bench.SetupOptions{CodesOnly: *codes, Log: logf})

@@ -9,11 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
+	progressBar "github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/npz"
 )
 
@@ -63,28 +61,8 @@ func parseList[T comparable](v string, parseItem func(string) (T, error)) ([]T, 
 	return out, nil
 }
 
-// progress returns a progress reporter for a long step, or a no-op one when
-// stderr is not a terminal or quiet is set.
-func progress(quiet bool, desc string) func(done, total int) {
-	if quiet || !term.IsTerminal(int(os.Stderr.Fd())) {
-		return func(int, int) {}
-	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total,
-				progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionSetDescription(desc),
-				progressbar.OptionShowCount(),
-				progressbar.OptionClearOnFinish(),
-				progressbar.OptionThrottle(100_000_000))
-		}
-		bar.Set(done)
-		if done >= total {
-			bar.Finish()
-		}
-	}
-}
+// progress is progress.Bar: a bar on a terminal, nothing otherwise.
+var progress = progressBar.Bar
 
 // loadCodes reads a trajectory that must carry codes.
 func loadCodes(path string) (*npz.Trajectory, error) {
