@@ -899,9 +899,11 @@ func rejects(t *testing.T, v rejectVector, b []byte) error {
 			t.Fatal(err)
 		}
 	}
-	_, err := readAll(b, m)
-	if c := errorClass(err); c != v.Error {
-		return errors.New("sequential decoding: error " + c + ", want " + v.Error)
+	for _, threads := range []int{1, 3} {
+		_, err := readAll(b, m, WithThreads(threads))
+		if c := errorClass(err); c != v.Error {
+			return fmt.Errorf("sequential decoding on %d goroutines: error %s, want %s", threads, c, v.Error)
+		}
 	}
 	// Skipping every episode checks them all the same.
 	r, err := NewReader(bytes.NewReader(b), m)

@@ -289,9 +289,18 @@ func reconstruct(m *wm.Model, in *conformanceInput, v *vector, rules func(i, t i
 // decodeAllWays is decodeEverything with options: sequential, by episode,
 // Verify, and state by state must agree.
 func decodeAllWays(b []byte, m *wm.Model, opts ...Option) ([]episode, error) {
-	seq, err := readAll(b, m, opts...)
+	// The sequential reader on one goroutine and decoding ahead on three
+	// give the same states and the same error.
+	seq, err := readAll(b, m, append(slices.Clone(opts), WithThreads(1))...)
+	ahead, aerr := readAll(b, m, append(slices.Clone(opts), WithThreads(3))...)
+	if (err == nil) != (aerr == nil) || err != nil && err.Error() != aerr.Error() {
+		return nil, fmt.Errorf("one goroutine: %v; decoding ahead: %v", err, aerr)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if err := sameEpisodes(ahead, seq); err != nil {
+		return nil, fmt.Errorf("decoding ahead: %w", err)
 	}
 	f, err := Open(bytes.NewReader(b), int64(len(b)), m, opts...)
 	if err != nil {

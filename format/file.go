@@ -71,7 +71,7 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 			return nil, err
 		}
 	}
-	if f.model, err = resolveModel(&f.h, raw, model); err != nil {
+	if f.model, err = resolveModel(&f.h, raw, model, f.cfg.maxMemory); err != nil {
 		return nil, err
 	}
 	if err := f.readLevels(); err != nil {

@@ -46,3 +46,32 @@ func TestMemoryLimitSweep(t *testing.T) {
 		check("Recover", got, err)
 	}
 }
+
+// TestEmbeddedModelMemory: a version-3 model codes its reference store,
+// so it may declare far more memory than its bytes; a limit that the
+// header's sizes meet but the model's declared store does not fails with
+// ErrTooLarge, naming the embedded model, before the store is decoded.
+func TestEmbeddedModelMemory(t *testing.T) {
+	b, _, eps := smallFile(t, true)
+	h, err := ReadHeader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ModelSize == 0 || b[HeaderSize+4] != 3 {
+		t.Fatalf("want an embedded version-3 model, have %d bytes of version %d", h.ModelSize, b[HeaderSize+4])
+	}
+	tight := WithMaxMemory(h.memory() + 1)
+	if _, err := readAll(b, nil, tight); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Reader under the header's own need: %v, want ErrTooLarge", err)
+	}
+	if _, err := Open(bytes.NewReader(b), int64(len(b)), nil, tight); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Open under the header's own need: %v, want ErrTooLarge", err)
+	}
+	got, err := readAll(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sameEpisodes(normalize(got), normalize(eps)); d != nil {
+		t.Fatal(d)
+	}
+}

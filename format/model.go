@@ -2,6 +2,7 @@ package format
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 
 	"github.com/wmzip/wmzip/wm"
@@ -11,7 +12,7 @@ import (
 // carry the header's model ID, else the embedded one, whose ID (the hash of
 // its canonical content, SPEC.md 1.5) must be that ID. Either must match the
 // header's geometry and precision.
-func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
+func resolveModel(h *Header, raw []byte, given *wm.Model, maxMemory int64) (*wm.Model, error) {
 	var embedded *wm.Model
 	if raw != nil {
 		// Files of model versions 1 and 2 are their canonical content: a
@@ -25,7 +26,14 @@ func resolveModel(h *Header, raw []byte, given *wm.Model) (*wm.Model, error) {
 		v3 := len(raw) >= 6 && (raw[4] >= 3 || raw[5] != 0)
 		if given == nil || v3 {
 			var err error
-			if embedded, err = wm.UnmarshalModel(raw); err != nil {
+			// The memory left for the model once the chunk buffers are
+			// counted: a version-3 model may declare a store far larger
+			// than its bytes.
+			limit := max(maxMemory-(h.memory()-2*h.ModelSize), 1)
+			if embedded, err = wm.UnmarshalModelLimit(raw, limit); err != nil {
+				if errors.Is(err, wm.ErrModelTooLarge) {
+					return nil, &FormatError{Offset: HeaderSize, Msg: fmt.Sprintf("embedded model: %v", err), Err: ErrTooLarge}
+				}
 				if v3 {
 					// Its ID is known only once it parses: a model that
 					// does not parse cannot match the header's ID.

@@ -78,7 +78,7 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 		}
 		raw = bytes.Clone(raw)
 	}
-	if rd.model, err = resolveModel(&rd.h, raw, model); err != nil {
+	if rd.model, err = resolveModel(&rd.h, raw, model, cfg.maxMemory); err != nil {
 		return nil, err
 	}
 	if n := rd.h.levelBytes(); n > 0 {

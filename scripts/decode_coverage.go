@@ -40,7 +40,7 @@ const module = "github.com/wmzip/wmzip/"
 // function of the file; a name with a dot is a method, Type.Name).
 var decodePath = map[string][]string{
 	"wm/predictor.go": {"*", "-Predictor.bestTile", "-Model.PredictorBytes"},
-	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel",
+	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel", "UnmarshalModelLimit", "modelMemory",
 		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go":        {"*"},
 	"wm/store.go":        {"prob.update", "newStoreModel", "storeModel.opCtx", "storeModel.litIdx", "storeDecoder.bit", "storeDecoder.tree", "decodeStore", "storeDecoder.values"},
@@ -71,7 +71,7 @@ var unreachable = map[string]struct {
 }{
 	"wm/predictor.go": {8, "Predict and Commit out of order (misuse, panics); the value and state stamps wrapping after 2^32 coordinates or states; " +
 		"Quantize of an all-zero weight vector in Table and weakTable (a table's weights are never all 0)"},
-	"wm/model.go":      {1, "a header shorter than 24 bytes, rejected before"},
+	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"wm/index.go":      {3, "tiles of different lengths compared; the key index's generation wrapping after 2^32 uses"},
 	"wm/tables.go":     {1, "W(d) of a negative d (maxL is the largest log-weight)"},
 	"gate/rule.go":     {2, "F = 2^P (R = 0) and H = 0: a prediction has 1 ≤ F < 2^P, and then H ≥ 1"},
@@ -80,6 +80,7 @@ var unreachable = map[string]struct {
 	"rans/table.go":    {1, "checkPrecision's error: the container passes only precisions it has validated"},
 	"format/coder.go":  {5, "the custom retention rule (WithRetainRule, outside the format); NewDecoder's error; a symbol out of range after a failed stream"},
 	"format/layout.go": {3, "a level table of 1 or more than 16 levels, and an index shorter than 48 bytes, both rejected before"},
+	"format/model.go":  {1, "an embedded model above the caller's memory cap (an implementation limit: TestEmbeddedModelMemory)"},
 	"format/reader.go": {4, "more than 2^24 episodes or 2^48 states (beyond any test file); an episode's end met twice (more is cleared with cur)"},
 }
 

@@ -31,6 +31,10 @@ func (id ModelID) Format(f fmt.State, verb rune) {
 // ErrModelFormat reports a model file that is not valid.
 var ErrModelFormat = errors.New("wm: invalid model file")
 
+// ErrModelTooLarge reports a model file whose declared reference store
+// would take more memory than the caller allows (UnmarshalModelLimit).
+var ErrModelTooLarge = errors.New("wm: model exceeds the memory limit")
+
 // ErrModelVersion reports a model file of a version this package does not read.
 var ErrModelVersion = errors.New("wm: unsupported model file version")
 
@@ -229,6 +233,15 @@ func (m *Model) encode() {
 	}
 }
 
+// modelMemory estimates the memory of a parsed model of geometry g with T
+// reference states, fall fallback-table entries and a file of size bytes:
+// the codes (2 bytes each), per reference slot the tile index, occurrence
+// and dictionary entries (at most 48 bytes), per table entry its
+// cumulative form, powers and modal values (16 bytes), and the file.
+func modelMemory(g Geometry, T, fall, size int64) int64 {
+	return T*int64(g.N())*2 + T*int64(g.S)*48 + fall*16 + 2*size
+}
+
 // fallEntries is the number of entries of the fallback tables.
 func (m *Model) fallEntries() int64 {
 	return int64(m.Geom.M) * int64(m.fallCtx+m.fall2Ctx) * int64(m.Geom.K)
@@ -419,7 +432,14 @@ func (r *reader) u32() uint32 {
 }
 
 // UnmarshalModel parses and validates a .wmm file.
-func UnmarshalModel(b []byte) (*Model, error) {
+func UnmarshalModel(b []byte) (*Model, error) { return UnmarshalModelLimit(b, 0) }
+
+// UnmarshalModelLimit is UnmarshalModel for untrusted input under a memory
+// cap: a version-3 file codes its reference store, so a small file may
+// declare a store many times its size (up to 1,024 codes a byte, SPEC.md
+// 3.1); its parse fails with ErrModelTooLarge, before decoding the store,
+// when ModelMemory of what it declares exceeds maxBytes (0: no cap).
+func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	if len(b) < 24 || string(b[:4]) != modelMagic {
 		return nil, fmt.Errorf("%w: bad magic", ErrModelFormat)
 	}
@@ -511,6 +531,9 @@ func UnmarshalModel(b []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: %d reference states exceed the limit %d", ErrModelFormat, m.refT, MaxRefStates)
 	}
 	if version == 3 {
+		if need := modelMemory(g, int64(m.refT), m.fallEntries(), int64(len(b))); maxBytes > 0 && need > maxBytes {
+			return nil, fmt.Errorf("%w: %d reference states need about %d bytes, limit %d", ErrModelTooLarge, m.refT, need, maxBytes)
+		}
 		n := int64(r.u32())
 		if !r.need(n) {
 			return nil, r.err
