@@ -252,6 +252,21 @@ func (m *Model) fallEntries() int64 {
 func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 	g := m.Geom
 	cb := codeBytes(g.K)
+	// Reserve what the tables, the store and the sections take (the fixed
+	// fields are in the 1,024): a model of megabytes is then written in
+	// one allocation, not by repeated doubling.
+	n := 1024 + 4*len(m.clsSlot) + 2*len(m.fallback) + 2*len(m.fall2) + len(m.contNext) +
+		2*len(m.offPrior) + 4*len(m.clsCtx) + 4*len(m.refStart) + len(st)
+	for _, l := range m.contNext {
+		n += 4 * len(l)
+	}
+	if version != 3 {
+		n += cb*len(m.refCodes) + len(m.refBkt)
+	}
+	for _, sec := range m.sections {
+		n += 8 + len(sec.Data)
+	}
+	b = slices.Grow(b, n)
 	b = append(b, modelMagic...)
 	b = binary.LittleEndian.AppendUint16(b, version)
 	b = binary.LittleEndian.AppendUint16(b, 0) // flags
