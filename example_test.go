@@ -30,11 +30,8 @@ func walks(seed uint64, episodes int) []wmzip.Episode {
 	}
 	var eps []wmzip.Episode
 	n, d := w.S*w.M, w.S*w.ObsDim
-	for i, s := range w.EpisodeStart {
-		e := int64(len(w.Actions))
-		if i+1 < len(w.EpisodeStart) {
-			e = w.EpisodeStart[i+1]
-		}
+	for i := range w.EpisodeStart {
+		s, e := w.Span(i)
 		eps = append(eps, wmzip.Episode{
 			Actions: w.Actions[s:e], Slots: w.S,
 			Codes: w.Codes[s*int64(n) : e*int64(n)], Obs: w.Obs[s*int64(d) : e*int64(d)],

@@ -37,11 +37,8 @@ func gwWalks(episodes, steps int, seed uint64) (wm.Geometry, []episode, error) {
 	g := wm.Geometry{S: r.S, M: r.M, K: r.K}
 	n := int64(g.N())
 	var eps []episode
-	for i, s := range r.EpisodeStart {
-		e := int64(len(r.Actions))
-		if i+1 < len(r.EpisodeStart) {
-			e = r.EpisodeStart[i+1]
-		}
+	for i := range r.EpisodeStart {
+		s, e := r.Span(i)
 		eps = append(eps, episode{Actions: r.Actions[s:e], Codes: r.Codes[s*n : e*n]})
 	}
 	return g, eps, nil

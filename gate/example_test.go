@@ -26,11 +26,8 @@ func ExampleCalibrate() {
 	g := wm.Geometry{S: w.S, M: w.M, K: w.K}
 	n := int64(g.N())
 	var eps []wm.Episode
-	for i, s := range w.EpisodeStart {
-		e := int64(len(w.Actions))
-		if i+1 < len(w.EpisodeStart) {
-			e = w.EpisodeStart[i+1]
-		}
+	for i := range w.EpisodeStart {
+		s, e := w.Span(i)
 		eps = append(eps, wm.Episode{Codes: w.Codes[s*n : e*n], Actions: w.Actions[s:e]})
 	}
 	hold := gate.HoldoutEpisodes(len(eps)) // one in eight

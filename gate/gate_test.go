@@ -46,11 +46,8 @@ func world(t testing.TB) fixture {
 		}
 		n := r.S * r.M
 		var eps []wm.Episode
-		for i, s := range r.EpisodeStart {
-			e := int64(len(r.Actions))
-			if i+1 < len(r.EpisodeStart) {
-				e = r.EpisodeStart[i+1]
-			}
+		for i := range r.EpisodeStart {
+			s, e := r.Span(i)
 			eps = append(eps, wm.Episode{Codes: r.Codes[s*int64(n) : e*int64(n)], Actions: r.Actions[s:e]})
 		}
 		g := wm.Geometry{S: r.S, M: r.M, K: r.K}

@@ -18,11 +18,9 @@ var benchWorld = sync.OnceValues(func() (*Model, Episode) {
 	g := Geometry{S: res.S, M: res.M, K: res.K}
 	n := g.N()
 	var eps []Episode
-	for i, s64 := range res.EpisodeStart {
-		s, end := int(s64), len(res.Actions)
-		if i+1 < len(res.EpisodeStart) {
-			end = int(res.EpisodeStart[i+1])
-		}
+	for i := range res.EpisodeStart {
+		s64, e64 := res.Span(i)
+		s, end := int(s64), int(e64)
 		eps = append(eps, Episode{Codes: res.Codes[s*n : end*n], Actions: res.Actions[s:end]})
 	}
 	m, err := Train(g, eps[:4], TrainOptions{})
