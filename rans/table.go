@@ -121,31 +121,29 @@ func QuantizeTrusted(w []uint32, precision uint, cum []uint16) int {
 			top, arg = v, s
 		}
 	}
+	QuantizeSummed(w, total, arg, precision, cum)
+	return arg
+}
+
+// QuantizeSummed is Quantize after its first step, for trusted input whose total
+// weight and first index of the largest weight the caller has computed.
+func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uint16) {
+	k := len(w)
+	cum = cum[:k]
+	m := uint32(1) << precision
 	if total == 0 {
 		// Uniform: q = 2^P / K each, the first 2^P mod K symbols one more.
-		m, k := uint32(1)<<precision, len(w)
 		q, r := m/uint32(k), int(m%uint32(k))
 		c := uint32(0)
-		for s := range cum[:k] {
+		for s := range cum {
 			cum[s] = uint16(c)
 			c += q
 			if s < r {
 				c++
 			}
 		}
-		return 0
+		return
 	}
-	QuantizeSummed(w, total, arg, precision, cum)
-	return arg
-}
-
-// QuantizeSummed is Quantize after its first step, for trusted input whose total
-// weight (> 0) and first index of the largest weight the caller has
-// computed.
-func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uint16) {
-	k := len(w)
-	cum = cum[:k]
-	m := uint32(1) << precision
 	// Step 2: scale the weights below 2^32 so the fixed-point factor keeps at
 	// least 16 significant bits.
 	shift := uint(0)

@@ -69,8 +69,7 @@ var unreachable = map[string]struct {
 	n   int
 	why string
 }{
-	"wm/predictor.go": {8, "Predict and Commit out of order (misuse, panics); the value and state stamps wrapping after 2^32 coordinates or states; " +
-		"Quantize of an all-zero weight vector in Table and weakTable (a table's weights are never all 0)"},
+	"wm/predictor.go":  {6, "Predict and Commit out of order (misuse, panics); the value and state stamps wrapping after 2^32 coordinates or states"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"wm/index.go":      {3, "tiles of different lengths compared; the key index's generation wrapping after 2^32 uses"},
 	"wm/tables.go":     {1, "W(d) of a negative d (maxL is the largest log-weight)"},

@@ -547,11 +547,8 @@ func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
 			top, arg = x, v
 		}
 	}
-	if total == 0 {
-		// Powers peaking apart can leave every product below 2^8.
-		rans.QuantizeTrusted(w, 16, cum)
-		return
-	}
+	// Powers peaking apart can leave every product below 2^8: a total of 0
+	// is the uniform table.
 	rans.QuantizeSummed(w, total, arg, 16, cum)
 }
 
@@ -732,11 +729,7 @@ func (p *Predictor) Table() []uint16 {
 			top, arg = y, v
 		}
 	}
-	if total == 0 {
-		rans.QuantizeTrusted(wq, p.prec, p.cum)
-	} else {
-		rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
-	}
+	rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
 	p.tab = p.cum
 	return p.tab
 }
@@ -780,11 +773,7 @@ func (p *Predictor) weakTable() []uint16 {
 			top, arg = y, int(v)
 		}
 	}
-	if total == 0 {
-		rans.QuantizeTrusted(wq, p.prec, p.cum)
-	} else {
-		rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
-	}
+	rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
 	p.tab = p.cum
 	return p.tab
 }

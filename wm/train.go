@@ -1015,11 +1015,7 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 			top, arg = w[v], v
 		}
 	}
-	if total == 0 {
-		rans.QuantizeTrusted(w[:K], 16, cum)
-	} else {
-		rans.QuantizeSummed(w[:K], total, arg, 16, cum)
-	}
+	rans.QuantizeSummed(w[:K], total, arg, 16, cum)
 	for v := range out {
 		out[v] = uint16(freqAt(cum, v, 16))
 	}
