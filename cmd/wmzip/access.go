@@ -55,10 +55,10 @@ func accessFlags(set map[string]bool, trace string, other bool, budget, tau floa
 	}
 	var err error
 	if a.space, err = alloc.ParseSpace(space); err != nil {
-		return a, fmt.Errorf("--alloc-space %q: want bits or lambda", space)
+		return a, fmt.Errorf("--alloc-space: %w", err)
 	}
 	if a.tail, err = alloc.ParseTail(tail); err != nil {
-		return a, fmt.Errorf("--tail %q: want ranked or flat", tail)
+		return a, fmt.Errorf("--tail: %w", err)
 	}
 	return a, nil
 }
