@@ -422,6 +422,27 @@ func buildMix() (conformanceInput, *wm.Model) {
 	return inputOf(g, b.prec, eps), b.model()
 }
 
+// buildMix64 is buildMix at K = 64, the table size of the amd64 kernels
+// (rans: products, quantization steps, the remainder's move), with P = 16
+// so that combined rows are coded as they are.
+func buildMix64() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 3, M: 4, K: 64}
+	rng := rand.New(rand.NewPCG(14, 7))
+	b := &wmmBuild{version: 2, g: g, prec: 16}
+	b.classStats(rng, [8]uint32{30, 6, 8, 10, 8, 8, 8, 12}, false)
+	b.ctx = g.K + 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed, rowPeaked, rowTwoPeaks, rowSkewed, rowFlat, rowPeakLast)
+	b.ctx2 = g.K + 1
+	b.e1, b.e2 = 300, 150
+	b.fall2 = randRows(rng, g.M*b.ctx2, g.K, rowSkewed, rowFlat, rowTwoPeaks)
+	b.subMix = 180
+	b.cont = contLists(g.S, 3)
+	pages := randPages(rng, g, 4)
+	b.refFrom(walk(rng, g, pages, []int{8, 6, 7}, 9))
+	eps := walk(rng, g, pages, []int{12, 5, 0, 9}, 7)
+	return inputOf(g, b.prec, eps), b.model()
+}
+
 // conformanceGates are GATE sections for the trained model: entropy bins
 // (axis 0, version 1) with per-subspace distance tables, weights, a bin
 // and coordinates whose ê is 0, and bins without estimate; and modal bins

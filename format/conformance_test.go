@@ -96,6 +96,8 @@ var conformanceVectors = []vector{
 		Covers: "the gate with modal bins at BinShift 0 (keys beyond the last bin), per-coordinate distance tables, no weights"},
 	{File: "mix.wmz", Input: "input-mix.json", Model: "model-mix.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a second fallback table (C2 = K+1) and the combined row, W(d) = 0 in its powers, no offset law (succany by ST), no class context statistics, A = 200, three continuations per slot"},
+	{File: "mix64.wmz", Input: "input-mix64.json", Model: "model-mix64.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a second fallback table at K = 64 and P = 16: combined rows coded as they are, with and without a remainder to move"},
 	{File: "mix3.wmz", Input: "input-mix.json", Model: "model-mix3.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a version-3 model with a second table: both fallback tables derived from the reference store"},
 	{File: "k257.wmz", Input: "input-k257.json", Model: "model-k257.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
@@ -125,6 +127,7 @@ var conformanceVectors = []vector{
 var builtVectors = []builtVector{
 	{input: "input-mix.json", model: "model-mix.wmm", build: buildMix},
 	{input: "input-mix.json", model: "model-mix3.wmm", build: buildMix3},
+	{input: "input-mix64.json", model: "model-mix64.wmm", build: buildMix64},
 	{input: "input-k257.json", model: "model-k257.wmm", build: buildK257},
 	{input: "input-k2.json", model: "model-k2.wmm", build: buildK2},
 	{input: "input-v1.json", model: "model-v1.wmm", build: buildV1},

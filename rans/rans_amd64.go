@@ -65,3 +65,25 @@ func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec 
 	lanes, out = lanes[:len(syms)], out[:2*len(syms)] // the kernel's preconditions
 	return encodeAsm(x, syms, lanes, out, uint64(prec))
 }
+
+func products(g1, g2 []uint16, w []uint32) (uint64, uint32) {
+	if useAsm && len(g1) == 64 {
+		return products64AVX2(&g1[0], &g2[0], &w[0])
+	}
+	return productsGo(g1, g2, w)
+}
+
+func addFrom(cum []uint16, from int, d uint16) {
+	if useAsm && len(cum) == 64 {
+		addFrom64AVX2(&cum[0], from, d)
+		return
+	}
+	addFromGo(cum, from, d)
+}
+
+func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 {
+	if useAsm && len(w) == 64 && f < 1<<32 {
+		return quantize64AVX2(&w[0], f, &cum[0])
+	}
+	return quantizeGo(w, f, cum)
+}

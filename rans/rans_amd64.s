@@ -400,3 +400,312 @@ done:
 	SUBQ AX, R8
 	MOVQ R8, ret+88(FP)
 	RET
+
+// func products64AVX2(g1 *uint16, g2 *uint16, w *uint32) (total uint64, top uint32)
+// Requires: AVX, AVX2
+TEXT ·products64AVX2(SB), NOSPLIT, $0-36
+	MOVQ         g1+0(FP), AX
+	MOVQ         g2+8(FP), CX
+	MOVQ         w+16(FP), DX
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPMOVZXWD    (AX), Y2
+	VPMOVZXWD    (CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, (DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    16(AX), Y2
+	VPMOVZXWD    16(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 32(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    32(AX), Y2
+	VPMOVZXWD    32(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 64(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    48(AX), Y2
+	VPMOVZXWD    48(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 96(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    64(AX), Y2
+	VPMOVZXWD    64(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 128(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    80(AX), Y2
+	VPMOVZXWD    80(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 160(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    96(AX), Y2
+	VPMOVZXWD    96(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 192(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    112(AX), Y2
+	VPMOVZXWD    112(CX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 224(DX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X2
+	VPADDD       X0, X2, X2
+	VEXTRACTI128 $0x01, Y1, X0
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0x4e, X2, X1
+	VPADDD       X1, X2, X2
+	VPSHUFD      $0xb1, X2, X1
+	VPADDD       X1, X2, X2
+	VPSHUFD      $0x4e, X0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPMAXUD      X1, X0, X0
+	VMOVD        X2, AX
+	VMOVD        X0, CX
+	MOVQ         AX, total+24(FP)
+	MOVL         CX, top+32(FP)
+	VZEROUPPER
+	RET
+
+// func quantize64AVX2(w *uint32, f uint64, cum *uint16) uint32
+// Requires: AVX, AVX2
+TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), AX
+	MOVQ         f+8(FP), CX
+	MOVQ         cum+16(FP), DX
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSRLD       $0x1f, Y1, Y1
+	VPCMPEQD     Y2, Y2, Y2
+	VPSLLQ       $0x20, Y2, Y2
+	VPSLLD       $0x03, Y1, Y3
+	VPSUBD       Y1, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      (AX), Y5
+	VPMULUDQ     Y0, Y5, Y6
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULUDQ     Y0, Y5, Y5
+	VPSRLQ       $0x20, Y6, Y6
+	VPAND        Y2, Y5, Y5
+	VPOR         Y5, Y6, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSLLDQ      $0x04, Y5, Y6
+	VPADDD       Y5, Y6, Y6
+	VPSLLDQ      $0x08, Y6, Y7
+	VPADDD       Y7, Y6, Y6
+	VPSHUFD      $0xff, Y6, Y7
+	VPERM2I128   $0x08, Y7, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y4, Y6, Y6
+	VPSUBD       Y5, Y6, Y5
+	VPERMD       Y6, Y3, Y4
+	VMOVDQU      32(AX), Y6
+	VPMULUDQ     Y0, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y0, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y2, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y1, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y4, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y3, Y4
+	VPACKUSDW    Y6, Y5, Y5
+	VPERMQ       $0xd8, Y5, Y5
+	VMOVDQU      Y5, (DX)
+	VMOVDQU      64(AX), Y5
+	VPMULUDQ     Y0, Y5, Y6
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULUDQ     Y0, Y5, Y5
+	VPSRLQ       $0x20, Y6, Y6
+	VPAND        Y2, Y5, Y5
+	VPOR         Y5, Y6, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSLLDQ      $0x04, Y5, Y6
+	VPADDD       Y5, Y6, Y6
+	VPSLLDQ      $0x08, Y6, Y7
+	VPADDD       Y7, Y6, Y6
+	VPSHUFD      $0xff, Y6, Y7
+	VPERM2I128   $0x08, Y7, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y4, Y6, Y6
+	VPSUBD       Y5, Y6, Y5
+	VPERMD       Y6, Y3, Y4
+	VMOVDQU      96(AX), Y6
+	VPMULUDQ     Y0, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y0, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y2, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y1, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y4, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y3, Y4
+	VPACKUSDW    Y6, Y5, Y5
+	VPERMQ       $0xd8, Y5, Y5
+	VMOVDQU      Y5, 32(DX)
+	VMOVDQU      128(AX), Y5
+	VPMULUDQ     Y0, Y5, Y6
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULUDQ     Y0, Y5, Y5
+	VPSRLQ       $0x20, Y6, Y6
+	VPAND        Y2, Y5, Y5
+	VPOR         Y5, Y6, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSLLDQ      $0x04, Y5, Y6
+	VPADDD       Y5, Y6, Y6
+	VPSLLDQ      $0x08, Y6, Y7
+	VPADDD       Y7, Y6, Y6
+	VPSHUFD      $0xff, Y6, Y7
+	VPERM2I128   $0x08, Y7, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y4, Y6, Y6
+	VPSUBD       Y5, Y6, Y5
+	VPERMD       Y6, Y3, Y4
+	VMOVDQU      160(AX), Y6
+	VPMULUDQ     Y0, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y0, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y2, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y1, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y4, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y3, Y4
+	VPACKUSDW    Y6, Y5, Y5
+	VPERMQ       $0xd8, Y5, Y5
+	VMOVDQU      Y5, 64(DX)
+	VMOVDQU      192(AX), Y5
+	VPMULUDQ     Y0, Y5, Y6
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULUDQ     Y0, Y5, Y5
+	VPSRLQ       $0x20, Y6, Y6
+	VPAND        Y2, Y5, Y5
+	VPOR         Y5, Y6, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSLLDQ      $0x04, Y5, Y6
+	VPADDD       Y5, Y6, Y6
+	VPSLLDQ      $0x08, Y6, Y7
+	VPADDD       Y7, Y6, Y6
+	VPSHUFD      $0xff, Y6, Y7
+	VPERM2I128   $0x08, Y7, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y4, Y6, Y6
+	VPSUBD       Y5, Y6, Y5
+	VPERMD       Y6, Y3, Y4
+	VMOVDQU      224(AX), Y6
+	VPMULUDQ     Y0, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y0, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y2, Y6, Y6
+	VPOR         Y6, Y7, Y0
+	VPADDD       Y1, Y0, Y0
+	VPSLLDQ      $0x04, Y0, Y1
+	VPADDD       Y0, Y1, Y1
+	VPSLLDQ      $0x08, Y1, Y2
+	VPADDD       Y2, Y1, Y1
+	VPSHUFD      $0xff, Y1, Y2
+	VPERM2I128   $0x08, Y2, Y2, Y2
+	VPADDD       Y2, Y1, Y1
+	VPADDD       Y4, Y1, Y1
+	VPSUBD       Y0, Y1, Y0
+	VPERMD       Y1, Y3, Y4
+	VPACKUSDW    Y0, Y5, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VMOVDQU      Y0, 96(DX)
+	VMOVD        X4, AX
+	MOVL         AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func addFrom64AVX2(cum *uint16, from int, d uint16)
+// Requires: AVX, AVX2
+TEXT ·addFrom64AVX2(SB), NOSPLIT, $0-18
+	MOVQ         cum+0(FP), AX
+	MOVQ         from+8(FP), CX
+	MOVWLZX      d+16(FP), DX
+	VMOVD        CX, X0
+	VMOVD        DX, X1
+	VPBROADCASTW X0, Y0
+	VPBROADCASTW X1, Y1
+	VPCMPEQW     Y3, Y3, Y3
+	VPSRLW       $0x0f, Y3, Y3
+	VMOVDQU      Y3, Y4
+	VPSLLDQ      $0x02, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSLLDQ      $0x04, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSLLDQ      $0x08, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSUBW       Y3, Y4, Y2
+	VPSLLW       $0x03, Y3, Y4
+	VPERM2I128   $0x08, Y4, Y4, Y4
+	VPADDW       Y4, Y2, Y2
+	VPSLLW       $0x04, Y3, Y3
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      (AX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, (AX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      32(AX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, 32(AX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      64(AX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, 64(AX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y0
+	VPANDN       Y1, Y0, Y0
+	VMOVDQU      96(AX), Y1
+	VPADDW       Y0, Y1, Y1
+	VMOVDQU      Y1, 96(AX)
+	VZEROUPPER
+	RET

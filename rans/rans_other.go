@@ -20,3 +20,9 @@ func decodeFast(d *Decoder, lane int, cum []uint16) (int, bool) { return 0, fals
 func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec uint) int {
 	return encodeGo(x, syms, lanes, out, prec)
 }
+
+func products(g1, g2 []uint16, w []uint32) (uint64, uint32) { return productsGo(g1, g2, w) }
+
+func addFrom(cum []uint16, from int, d uint16) { addFromGo(cum, from, d) }
+
+func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 { return quantizeGo(w, f, cum) }

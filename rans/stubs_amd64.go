@@ -40,3 +40,18 @@ func decodeStaticBMI2(x *[32]uint32, lanes int, lane int, dst []uint16, sym *uin
 //
 //go:noescape
 func encodeAsm(x *[32]uint32, syms []uint32, lanes []uint8, out []byte, prec uint64) int
+
+// products64AVX2 is productsGo for 64 values.
+//
+//go:noescape
+func products64AVX2(g1 *uint16, g2 *uint16, w *uint32) (total uint64, top uint32)
+
+// quantize64AVX2 is quantizeGo for 64 weights and f < 2^32.
+//
+//go:noescape
+func quantize64AVX2(w *uint32, f uint64, cum *uint16) uint32
+
+// addFrom64AVX2 is addFromGo for a 64-entry table and 0 <= from <= 64.
+//
+//go:noescape
+func addFrom64AVX2(cum *uint16, from int, d uint16)

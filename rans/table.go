@@ -125,6 +125,74 @@ func QuantizeTrusted(w []uint32, precision uint, cum []uint16) int {
 	return arg
 }
 
+// QuantizeProducts is Quantize of the weights w[v] = (g1[v]·g2[v]) >> 8
+// (len(g2) >= len(g1) = len(cum) = len(w) >= 1, precision valid): the
+// geometric mix of two tables of powers. It writes the weights to w.
+func QuantizeProducts(g1, g2 []uint16, precision uint, cum []uint16, w []uint32) {
+	total, top := products(g1, g2[:len(g1)], w[:len(g1)])
+	QuantizeMax(w[:len(g1)], total, top, precision, cum)
+}
+
+// productsGo sets w[v] = (g1[v]·g2[v]) >> 8 and returns their sum and
+// largest value.
+func productsGo(g1, g2 []uint16, w []uint32) (total uint64, top uint32) {
+	g2, w = g2[:len(g1)], w[:len(g1)]
+	for v, a := range g1 {
+		x := uint32(a) * uint32(g2[v]) >> 8
+		w[v] = x
+		total += uint64(x)
+		top = max(top, x)
+	}
+	return total, top
+}
+
+// QuantizeMax is QuantizeSummed given the largest weight top instead of
+// its first index, which is looked for only when the table has a
+// remainder to give.
+func QuantizeMax(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
+	k := len(w)
+	cum = cum[:k]
+	m := uint32(1) << precision
+	if total == 0 || bits.Len64(total) > 32 {
+		QuantizeSummed(w, total, firstOf(w, top), precision, cum)
+		return
+	}
+	c := quantizeSteps(w, ((uint64(m)-uint64(k))<<32)/total, cum)
+	if d := uint16(m - c); d != 0 {
+		addFrom(cum, firstOf(w, top)+1, d)
+	}
+}
+
+// addFromGo adds d to cum[from:].
+func addFromGo(cum []uint16, from int, d uint16) {
+	for s := from; s < len(cum); s++ {
+		cum[s] += d
+	}
+}
+
+// firstOf returns the first index of w holding x, which must be one of w.
+func firstOf(w []uint32, x uint32) int {
+	s := 0
+	for w[s] != x {
+		s++
+	}
+	return s
+}
+
+// quantizeGo is quantizeSteps in Go: Quantize's step 3 for weights below
+// 2^32, where symbol s takes 1 + floor(w[s]·f / 2^32); cum[s] is the sum
+// over the symbols before s, and the sum over all is returned. The
+// assembly kernel takes 64 weights and f below 2^32.
+func quantizeGo(w []uint32, f uint64, cum []uint16) uint32 {
+	cum = cum[:len(w)]
+	c := uint32(0)
+	for s, v := range w {
+		cum[s] = uint16(c)
+		c += 1 + uint32((uint64(v)*f)>>32)
+	}
+	return c
+}
+
 // QuantizeSummed is Quantize after its first step, for trusted input whose total
 // weight and first index of the largest weight the caller has computed.
 func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uint16) {
@@ -158,16 +226,18 @@ func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uin
 	// 1 + floor(w * f / 2^32).
 	r := uint64(m) - uint64(k)
 	f := (r << 32) / total
-	c := uint32(0)
-	for s, v := range w {
-		cum[s] = uint16(c)
-		c += 1 + uint32((uint64(v>>shift)*f)>>32)
+	var c uint32
+	if shift == 0 {
+		c = quantizeSteps(w, f, cum)
+	} else {
+		for s, v := range w {
+			cum[s] = uint16(c)
+			c += 1 + uint32((uint64(v>>shift)*f)>>32)
+		}
 	}
 	// Step 4: the leftover 2^P - c goes to symbol arg; every later start
 	// moves up by it.
 	if d := uint16(m - c); d != 0 {
-		for s := arg + 1; s < k; s++ {
-			cum[s] += d
-		}
+		addFrom(cum, arg+1, d)
 	}
 }

@@ -149,8 +149,8 @@ type Model struct {
 	offLaw    []offRow   // the offset law as a floor and spikes, per bucket pair
 	fallCum   []uint16   // fallback rows, cumulative
 	fallModal []rowModal // the modal value of each fallback row
-	pow1      []uint32   // powers of the fallback rows (with a second table)
-	pow2      []uint32   // powers of the second table's rows
+	pow1      []uint16   // powers of the fallback rows (with a second table)
+	pow2      []uint16   // powers of the second table's rows
 
 	sections []Section
 

@@ -532,32 +532,17 @@ func (p *Predictor) mix() {
 // gives every weight below Σ w / 2^16 the least frequency anyway.
 func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
 	K := m.Geom.K
-	g1 := m.pow1[r1*K : (r1+1)*K]
-	g2 := m.pow2[r2*K : (r2+1)*K]
-	g2 = g2[:len(g1)]
-	w = w[:len(g1)]
-	var total uint64
-	var top uint32
-	arg := 0
-	for v, a := range g1 {
-		x := a * g2[v] >> 8
-		w[v] = x
-		total += uint64(x)
-		if x > top {
-			top, arg = x, v
-		}
-	}
 	// Powers peaking apart can leave every product below 2^8: a total of 0
 	// is the uniform table.
-	rans.QuantizeSummed(w, total, arg, 16, cum)
+	rans.QuantizeProducts(m.pow1[r1*K:(r1+1)*K], m.pow2[r2*K:(r2+1)*K], 16, cum, w[:K])
 }
 
 // mixPowers returns, for each row of K frequencies f, its power with
 // exponent e (Q8) relative to its largest value: G[v] = W(max − l[v]),
 // l[v] = (e·lg(f[v])) >> 8, capped at 65535 (the mode's), so that the
 // product of two fits 32 bits.
-func mixPowers(rows []uint16, k int, e uint16) []uint32 {
-	out := make([]uint32, len(rows))
+func mixPowers(rows []uint16, k int, e uint16) []uint16 {
+	out := make([]uint16, len(rows))
 	l := make([]int32, k)
 	for r := 0; r < len(rows); r += k {
 		mx := int32(-1 << 30)
@@ -566,7 +551,7 @@ func mixPowers(rows []uint16, k int, e uint16) []uint32 {
 			mx = max(mx, l[v])
 		}
 		for v := range k {
-			out[r+v] = uint32(min(expWeight(mx-l[v]), 65535))
+			out[r+v] = uint16(min(expWeight(mx-l[v]), 65535))
 		}
 	}
 	return out

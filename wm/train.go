@@ -1003,19 +1003,7 @@ func chooseSubMix(g Geometry, src *fallSource, beta [2]float64, exps [2]uint16, 
 // 65536.
 func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 	K := len(f1)
-	g1 := mixPowers(f1, K, m.fallExp[0])
-	g2 := mixPowers(f2, K, m.fallExp[1])
-	var total uint64
-	var top uint32
-	arg := 0
-	for v := range K {
-		w[v] = g1[v] * g2[v] >> 8
-		total += uint64(w[v])
-		if w[v] > top {
-			top, arg = w[v], v
-		}
-	}
-	rans.QuantizeSummed(w[:K], total, arg, 16, cum)
+	rans.QuantizeProducts(mixPowers(f1, K, m.fallExp[0]), mixPowers(f2, K, m.fallExp[1]), 16, cum[:K], w[:K])
 	for v := range out {
 		out[v] = uint16(freqAt(cum, v, 16))
 	}

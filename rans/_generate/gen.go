@@ -24,6 +24,9 @@ func main() {
 	genStep64()
 	genDecodeStatic()
 	genEncode()
+	genProducts64()
+	genQuantize64()
+	genAddFrom64()
 	Generate()
 }
 
@@ -431,5 +434,171 @@ func genEncode() {
 	out0 := Load(Param("out").Base(), GP64())
 	SUBQ(out0, out)
 	Store(out, ReturnIndex(0))
+	RET()
+}
+
+// genProducts64 writes products64AVX2: w[v] = (g1[v]·g2[v]) >> 8 for 64
+// values, with their sum and largest value. Each product of two uint16 fits
+// 32 bits and each w[v] is below 2^24, so eight partial sums per lane cannot
+// overflow 32 bits.
+func genProducts64() {
+	TEXT("products64AVX2", NOSPLIT, "func(g1 *uint16, g2 *uint16, w *uint32) (total uint64, top uint32)")
+	Pragma("noescape")
+	Doc("products64AVX2 is productsGo for 64 values.")
+	g1 := Load(Param("g1"), GP64())
+	g2 := Load(Param("g2"), GP64())
+	w := Load(Param("w"), GP64())
+	sum, mx := YMM(), YMM()
+	VPXOR(sum, sum, sum)
+	VPXOR(mx, mx, mx)
+	for i := 0; i < 8; i++ {
+		a, b := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: g1, Disp: 16 * i}, a)
+		VPMOVZXWD(Mem{Base: g2, Disp: 16 * i}, b)
+		VPMULLD(a, b, a)
+		VPSRLD(U8(8), a, a)
+		VMOVDQU(a, Mem{Base: w, Disp: 32 * i})
+		VPADDD(a, sum, sum)
+		VPMAXUD(a, mx, mx)
+	}
+	// Horizontal sum and maximum of the eight lanes.
+	hs, hm := XMM(), XMM()
+	VEXTRACTI128(U8(1), sum, hs)
+	VPADDD(sum.AsX(), hs, hs)
+	VEXTRACTI128(U8(1), mx, hm)
+	VPMAXUD(mx.AsX(), hm, hm)
+	t := XMM()
+	VPSHUFD(U8(0x4E), hs, t)
+	VPADDD(t, hs, hs)
+	VPSHUFD(U8(0xB1), hs, t)
+	VPADDD(t, hs, hs)
+	VPSHUFD(U8(0x4E), hm, t)
+	VPMAXUD(t, hm, hm)
+	VPSHUFD(U8(0xB1), hm, t)
+	VPMAXUD(t, hm, hm)
+	tot, top := GP32(), GP32()
+	VMOVD(hs, tot)
+	VMOVD(hm, top)
+	Store(tot.As64(), ReturnIndex(0))
+	Store(top, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+// genQuantize64 writes quantize64AVX2: the starts of a 64-entry table whose
+// symbol s takes 1 + ((w[s]·f) >> 32) for a factor f below 2^32: cum[s] is
+// the sum over the symbols before s, and the sum over all is returned.
+func genQuantize64() {
+	TEXT("quantize64AVX2", NOSPLIT, "func(w *uint32, f uint64, cum *uint16) uint32")
+	Pragma("noescape")
+	Doc("quantize64AVX2 is quantizeGo for 64 weights and f < 2^32.")
+	w := Load(Param("w"), GP64())
+	fr := Load(Param("f"), GP64())
+	cum := Load(Param("cum"), GP64())
+	fx := XMM()
+	VMOVQ(fr, fx)
+	F := YMM()
+	VPBROADCASTQ(fx, F)
+	ones, hiMask, last := YMM(), YMM(), YMM()
+	VPCMPEQD(ones, ones, ones)
+	VPSRLD(U8(31), ones, ones) // 1 in every dword
+	VPCMPEQD(hiMask, hiMask, hiMask)
+	VPSLLQ(U8(32), hiMask, hiMask) // the high dword of every qword
+	VPSLLD(U8(3), ones, last)      // 8 in every dword
+	VPSUBD(ones, last, last)       // 7: VPERMD index of the last dword
+	carry := YMM()
+	VPXOR(carry, carry, carry)
+	var ex [2]VecVirtual
+	for i := 0; i < 8; i++ {
+		x, even, odd, q := YMM(), YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: w, Disp: 32 * i}, x)
+		VPMULUDQ(F, x, even)
+		VPSRLQ(U8(32), x, odd)
+		VPMULUDQ(F, odd, odd)
+		VPSRLQ(U8(32), even, even)
+		VPAND(hiMask, odd, odd)
+		VPOR(odd, even, q)
+		VPADDD(ones, q, q) // q[s] = 1 + (w[s]·f) >> 32
+		// Inclusive prefix sums within each 128-bit lane, then across.
+		t, u := YMM(), YMM()
+		VPSLLDQ(U8(4), q, t)
+		VPADDD(q, t, t)
+		VPSLLDQ(U8(8), t, u)
+		VPADDD(u, t, t)
+		VPSHUFD(U8(0xFF), t, u)
+		VPERM2I128(U8(0x08), u, u, u)
+		VPADDD(u, t, t)
+		VPADDD(carry, t, t)
+		// Exclusive sums are the inclusive ones less q.
+		e := YMM()
+		VPSUBD(q, t, e)
+		VPERMD(t, last, carry)
+		ex[i%2] = e
+		if i%2 == 1 {
+			// Pack 16 sums (each below 2^16) into words, in order.
+			pk := YMM()
+			VPACKUSDW(ex[1], ex[0], pk)
+			VPERMQ(U8(0xD8), pk, pk)
+			VMOVDQU(pk, Mem{Base: cum, Disp: 32 * (i / 2)})
+		}
+	}
+	c := GP32()
+	VMOVD(carry.AsX(), c)
+	Store(c, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// genAddFrom64 writes addFrom64AVX2: cum[s] += d for from <= s < 64 (the
+// remainder of a quantized table moving the later starts up).
+func genAddFrom64() {
+	TEXT("addFrom64AVX2", NOSPLIT, "func(cum *uint16, from int, d uint16)")
+	Pragma("noescape")
+	Doc("addFrom64AVX2 is addFromGo for a 64-entry table and 0 <= from <= 64.")
+	cum := Load(Param("cum"), GP64())
+	from, d := GP64(), GP32()
+	Load(Param("from"), from)
+	Load(Param("d"), d)
+	fx, dx := XMM(), XMM()
+	VMOVD(from.As32(), fx)
+	VMOVD(d, dx)
+	F, D := YMM(), YMM()
+	VPBROADCASTW(fx, F)
+	VPBROADCASTW(dx, D)
+	// idx holds the words 0..15; each round adds 16 to it.
+	idx, step, one := YMM(), YMM(), YMM()
+	VPCMPEQW(one, one, one)
+	VPSRLW(U8(15), one, one) // 1 in every word
+	// 0..15: prefix sums of ones within each 128-bit lane, less one, and 8
+	// more on the high lane.
+	t := YMM()
+	pre := YMM()
+	VMOVDQU(one, pre)
+	VPSLLDQ(U8(2), pre, t)
+	VPADDW(t, pre, pre)
+	VPSLLDQ(U8(4), pre, t)
+	VPADDW(t, pre, pre)
+	VPSLLDQ(U8(8), pre, t)
+	VPADDW(t, pre, pre)   // 1..8 in each lane
+	VPSUBW(one, pre, idx) // 0..7 in each lane
+	eight := YMM()
+	VPSLLW(U8(3), one, eight)
+	hi := YMM()
+	VPERM2I128(U8(0x08), eight, eight, hi) // 0 in the low lane, 8 in the high
+	VPADDW(hi, idx, idx)                   // 0..15
+	VPSLLW(U8(4), one, step)               // 16 in every word
+	for i := 0; i < 4; i++ {
+		// idx >= from <=> !(from > idx); indices and from are at most 64.
+		m, x := YMM(), YMM()
+		VPCMPGTW(idx, F, m)
+		VPANDN(D, m, m)
+		VMOVDQU(Mem{Base: cum, Disp: 32 * i}, x)
+		VPADDW(m, x, x)
+		VMOVDQU(x, Mem{Base: cum, Disp: 32 * i})
+		if i < 3 {
+			VPADDW(step, idx, idx)
+		}
+	}
+	VZEROUPPER()
 	RET()
 }
