@@ -419,6 +419,12 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		le.PutUint32(b[at:], 0)
 		return append(b[:at+4], b[at+4+l:]...)
 	})
+	model3("a store of 3 bytes, too short for its lane state, with no reference states", func(b []byte) []byte {
+		at, l := storeAt(b)
+		le.PutUint32(b[at:], 3)
+		le.PutUint32(b[at-4:], 0)
+		return append(b[:at+4+3], b[at+4+l:]...)
+	})
 	model3("a store one byte longer", func(b []byte) []byte {
 		at, l := storeAt(b)
 		le.PutUint32(b[at:], uint32(l+1))

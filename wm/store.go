@@ -1,6 +1,7 @@
 package wm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -283,21 +284,98 @@ func zigzag(d int64) uint64 {
 // storeDecoder decodes a store.
 type storeDecoder struct {
 	*storeModel
-	d *rans.Decoder
+	// The store's stream: one lane at precision 16 (SPEC.md 2.5), decoded
+	// here bit by bit rather than through rans.Decoder, whose checks of
+	// lane and table cost more than the step itself at a few million
+	// decisions per model.
+	x   uint32
+	src []byte
+	pos int
+	err error
+}
+
+// storeLow is the lower bound of a lane state (rans, 2^24).
+const storeLow = 1 << 24
+
+// init reads the lane state at the head of stream.
+func (sd *storeDecoder) init(stream []byte) error {
+	if len(stream) < 4 {
+		return fmt.Errorf("%w: %d bytes, need 4 for 1 lane states", rans.ErrCorrupt, len(stream))
+	}
+	sd.x = binary.LittleEndian.Uint32(stream)
+	if sd.x < storeLow {
+		return fmt.Errorf("%w: lane 0 state %#x below 2^24", rans.ErrCorrupt, sd.x)
+	}
+	sd.src, sd.pos = stream[4:], 0
+	return nil
+}
+
+// decode returns the next binary decision, symbol 0 having frequency f0
+// (1 <= f0 < 2^16); after an error it returns 0.
+func (sd *storeDecoder) decode(f0 uint32) int {
+	x := sd.x
+	slot := x & 0xFFFF
+	// Branch-free: the decisions of literal codes are close to even odds.
+	b := (f0 - 1 - slot) >> 31 // slot >= f0
+	mask := -b
+	x = (f0+(1<<16-2*f0)&mask)*(x>>16) + slot - f0&mask
+	for x < storeLow {
+		if sd.pos >= len(sd.src) {
+			if sd.err == nil {
+				sd.err = fmt.Errorf("%w: lane 0 needs a byte past the end of the stream", rans.ErrCorrupt)
+			}
+			return 0
+		}
+		x = x<<8 | uint32(sd.src[sd.pos])
+		sd.pos++
+	}
+	sd.x = x
+	return int(b)
+}
+
+// close checks the stream's end: every byte read and the state back at 2^24.
+func (sd *storeDecoder) close() error {
+	if sd.err != nil {
+		return sd.err
+	}
+	if left := len(sd.src) - sd.pos; left != 0 {
+		return fmt.Errorf("%w: %d bytes left at end of stream", rans.ErrCorrupt, left)
+	}
+	if sd.x != storeLow {
+		return fmt.Errorf("%w: lane 0 ends in state %#x, not 0x1000000", rans.ErrCorrupt, sd.x)
+	}
+	return nil
 }
 
 func (sd *storeDecoder) bit(p *prob) int {
-	b := sd.d.DecodeBinary(0, uint32(*p))
-	p.update(b)
+	q := uint32(*p)
+	b := sd.decode(q)
+	// prob.update without a branch: toward 2^16 after a 0, toward 0 after a 1.
+	mask := -uint32(b)
+	*p = prob(q + ((1<<16-q)>>probShift)&^mask - (q>>probShift)&mask)
 	return b
 }
 
-func (sd *storeDecoder) tree(nb int, p func(node int) *prob) int {
+// tree decodes an nb-bit value most significant bit first, the probability
+// of node i (1 <= i < 2^nb) at p[i].
+func (sd *storeDecoder) tree(nb int, p []prob) int {
+	p = p[:1<<nb]
 	node := 1
 	for range nb {
-		node = node<<1 | sd.bit(p(node))
+		node = node<<1 | sd.bit(&p[node])
 	}
 	return node - 1<<nb
+}
+
+// literal decodes a literal code of subspace m under context ctx: a tree
+// whose node i has its probability at litIdx(m, ctx, i).
+func (sd *storeDecoder) literal(m, ctx int) int {
+	base, mask := sd.litIdx(m, ctx, 0), len(sd.litP)-1
+	node := 1
+	for range sd.nbK {
+		node = node<<1 | sd.bit(&sd.litP[(base+node)&mask])
+	}
+	return node - 1<<sd.nbK
 }
 
 // decodeStore decodes the reference store of T states from stream: its
@@ -309,11 +387,10 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 	if all := int64(T)*int64(n) + int64(no) + int64(nc); all > maxStoreCodesPerByte*int64(len(stream)) {
 		return nil, nil, nil, nil, fmt.Errorf("%w: %d reference codes and table values in a store of %d bytes", ErrModelFormat, all, len(stream))
 	}
-	d, _ := rans.NewDecoder(1, 16)
-	if err := d.Reset(stream); err != nil {
+	sd := &storeDecoder{storeModel: newStoreModel(g)}
+	if err := sd.init(stream); err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
 	}
-	sd := &storeDecoder{newStoreModel(g), d}
 	// Grown as decoded: a store's memory follows the work done.
 	codes := make([]uint16, 0, min(int64(T)*int64(n), 1<<20))
 	bkt := make([]uint8, 0, min(T, 1<<16))
@@ -321,12 +398,12 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 		return fmt.Errorf("%w: reference store: %s", ErrModelFormat, fmt.Sprintf(msg, a...))
 	}
 	for r := range T {
-		b := sd.tree(4, func(node int) *prob { return &sd.bktP[sd.prevBkt][node] })
+		b := sd.tree(4, sd.bktP[sd.prevBkt][:])
 		bkt = append(bkt, uint8(b))
 		sd.prevBkt = b
 		for x := range S {
-			if d.Err() != nil {
-				return nil, nil, nil, nil, fail("%v", d.Err())
+			if sd.err != nil {
+				return nil, nil, nil, nil, fail("%v", sd.err)
 			}
 			p := int64(r*S + x)
 			ctx := sd.opCtx(x)
@@ -348,13 +425,13 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 				sd.dist = int64(S)
 				src = p - sd.dist
 			case opMatch:
-				delta := sd.tree(sd.nbS, func(node int) *prob { return &sd.deltaP[node] })
-				bl := sd.tree(5, func(node int) *prob { return &sd.lenP[node] })
+				delta := sd.tree(sd.nbS, sd.deltaP)
+				bl := sd.tree(5, sd.lenP[:])
 				dr := int64(0)
 				if bl > 0 {
 					dr = 1
 					for range bl - 1 {
-						dr = dr<<1 | int64(sd.d.DecodeBinary(0, 1<<15))
+						dr = dr<<1 | int64(sd.decode(1<<15))
 					}
 				}
 				if delta >= S {
@@ -370,7 +447,7 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 				off := int(p) * M
 				for m := range M {
 					ctx := sd.leftCtx(codes, off, x, m)
-					v := sd.tree(sd.nbK, func(node int) *prob { return &sd.litP[sd.litIdx(m, ctx, node)] })
+					v := sd.literal(m, ctx)
 					if v >= g.K {
 						return nil, nil, nil, nil, fail("literal code %d >= K", v)
 					}
@@ -395,7 +472,7 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 	if err != nil {
 		return nil, nil, nil, nil, fail("class contexts: %v", err)
 	}
-	if err := d.Close(); err != nil {
+	if err := sd.close(); err != nil {
 		return nil, nil, nil, nil, fail("%v", err)
 	}
 	// Clipped: the predictor must never append into the store.
@@ -409,10 +486,10 @@ func (sd *storeDecoder) values(tab, n, k int) ([]uint32, error) {
 	}
 	out := make([]uint32, 0, min(n, 1<<16))
 	for i := range n {
-		if sd.d.Err() != nil {
-			return nil, sd.d.Err()
+		if sd.err != nil {
+			return nil, sd.err
 		}
-		bl := sd.tree(6, func(node int) *prob { return &sd.valP[tab][node] })
+		bl := sd.tree(6, sd.valP[tab][:])
 		if bl > 33 {
 			return nil, fmt.Errorf("value of %d bits", bl)
 		}
@@ -420,7 +497,7 @@ func (sd *storeDecoder) values(tab, n, k int) ([]uint32, error) {
 		if bl > 0 {
 			z = 1
 			for range bl - 1 {
-				z = z<<1 | uint64(sd.d.DecodeBinary(0, 1<<15))
+				z = z<<1 | uint64(sd.decode(1<<15))
 			}
 		}
 		v := int64(z >> 1)
