@@ -55,6 +55,7 @@ func runDecode(args []string) (err error) {
 		opts = append(opts, wmzlib.WithAccessLog(tw.Access))
 	}
 	opts = append(opts, wmzlib.WithThreads(threads()))
+	streamingGC()
 	f, fh, err := openWMZ(pos[0], *modelPath, opts...)
 	if err != nil {
 		return err

@@ -87,6 +87,9 @@ func runEncode(args []string) error {
 			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}
+	if *access == "" && !withDist {
+		streamingGC()
+	}
 	c, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err
