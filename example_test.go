@@ -14,6 +14,7 @@ import (
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
 )
 
@@ -411,4 +412,59 @@ func ExampleNewReader() {
 	}
 	fmt.Println("floats read:", len(obs)) // 50 states × 8 slots × 32
 	// Output: floats read: 12800
+}
+
+// Trajectory .npz files of any length, state by state: a TrajectoryReader
+// feeds the encoder and File.WriteNPZ writes the decode, each holding a
+// block of states at a time.
+func ExampleEncodeTrajectory() {
+	ctx := context.Background()
+	codec, err := wmzip.Train(ctx, codesOnly(walks(1, 8)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := graphworld.Generate(graphworld.Config{Nodes: 40, GraphSeed: 1, Seed: 2, Episodes: 2, Steps: 50, Slots: 8, Subspaces: 8, K: 16})
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "wmzip-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	in, wmz, back := filepath.Join(dir, "in.npz"), filepath.Join(dir, "x.wmz"), filepath.Join(dir, "back.npz")
+	if err := npz.WriteTrajectory(in, res.Trajectory()); err != nil {
+		log.Fatal(err)
+	}
+
+	src, err := npz.OpenTrajectory(in)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer src.Close()
+	out, err := os.Create(wmz)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := wmzip.EncodeTrajectory(ctx, out, codec, src); err != nil {
+		log.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		log.Fatal(err)
+	}
+	f, err := wmzip.Open(wmz, codec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.WriteNPZ(back, wmzip.NPZOptions{Episode: -1, Step: -1}); err != nil {
+		log.Fatal(err)
+	}
+
+	tr, err := npz.ReadTrajectory(back)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(tr.T, "states,", len(tr.EpisodeStart), "episodes; exact:", slices.Equal(tr.Codes, res.Trajectory().Codes))
+	// Output: 100 states, 2 episodes; exact: true
 }

@@ -119,8 +119,8 @@ func (n threadsOpt) applyWriter(c *writerConfig) error {
 	c.format = append(c.format, format.WithThreads(int(n)))
 	return nil
 }
-func (n threadsOpt) applyReader(opts *[]format.Option) {
-	*opts = append(*opts, format.WithThreads(int(n)))
+func (n threadsOpt) applyReader(c *readerConfig) {
+	c.format = append(c.format, format.WithThreads(int(n)))
 }
 
 // WithEmbeddedModel stores the codec's model in the file, so that it

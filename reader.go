@@ -10,28 +10,38 @@ import (
 )
 
 // A ReaderOption configures Open, NewFile, NewReader and Recover.
-type ReaderOption interface{ applyReader(*[]format.Option) }
+type ReaderOption interface{ applyReader(*readerConfig) }
+
+type readerConfig struct {
+	format []format.Option
+	access func(episode, step int64) // for the Reader; a File's is in format
+}
 
 type readerOpt []format.Option
 
-func (o readerOpt) applyReader(opts *[]format.Option) { *opts = append(*opts, o...) }
+func (o readerOpt) applyReader(c *readerConfig) { c.format = append(c.format, o...) }
 
 // WithReadOptions passes options through to the container's reader (cache
 // size, memory limit, recovery, access log; see package format).
 func WithReadOptions(opts ...format.Option) ReaderOption { return readerOpt(opts) }
 
-// WithAccessLog tells fn of every state a File or Reader returns, as the
-// access trace that StoreByAccess later reads.
-func WithAccessLog(fn func(episode, step int64)) ReaderOption {
-	return readerOpt{format.WithAccessLog(fn)}
+type accessLogOpt func(episode, step int64)
+
+func (fn accessLogOpt) applyReader(c *readerConfig) {
+	c.format = append(c.format, format.WithAccessLog(fn))
+	c.access = fn
 }
 
-func readerOptions(opts []ReaderOption) []format.Option {
-	var out []format.Option
+// WithAccessLog tells fn of every state a File or Reader returns, as the
+// access trace that StoreByAccess later reads.
+func WithAccessLog(fn func(episode, step int64)) ReaderOption { return accessLogOpt(fn) }
+
+func readerOptions(opts []ReaderOption) readerConfig {
+	var c readerConfig
 	for _, o := range opts {
-		o.applyReader(&out)
+		o.applyReader(&c)
 	}
-	return out
+	return c
 }
 
 // File reads a .wmz file at random through its index: one state or one
@@ -41,6 +51,9 @@ type File struct {
 	f     *format.File
 	c     *Codec
 	close io.Closer
+	r     io.ReaderAt // the file, read again in order by WriteNPZ
+	size  int64
+	opts  []ReaderOption
 }
 
 // Open opens the .wmz file name. c may be nil when the file embeds its
@@ -67,7 +80,7 @@ func Open(name string, c *Codec, opts ...ReaderOption) (*File, error) {
 // NewFile reads a .wmz file of the given size from r. c may be nil when
 // the file embeds its model.
 func NewFile(r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (*File, error) {
-	f, err := format.Open(r, size, modelOf(c), readerOptions(opts)...)
+	f, err := format.Open(r, size, modelOf(c), readerOptions(opts).format...)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +89,7 @@ func NewFile(r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (*File, 
 			return nil, err
 		}
 	}
-	return &File{f: f, c: c}, nil
+	return &File{f: f, c: c, r: r, size: size, opts: opts}, nil
 }
 
 // Close closes the file Open opened; it does nothing for NewFile.
@@ -139,14 +152,17 @@ func (f *File) Format() *format.File { return f.f }
 
 // Reader decodes a .wmz stream in order, from any io.Reader.
 type Reader struct {
-	r *format.Reader
-	c *Codec
+	r      *format.Reader
+	c      *Codec
+	access func(episode, step int64)
+	e, t   int64 // episode and step of the next state
 }
 
 // NewReader reads a .wmz stream from r. c may be nil when the stream
 // embeds its model.
 func NewReader(r io.Reader, c *Codec, opts ...ReaderOption) (*Reader, error) {
-	fr, err := format.NewReader(r, modelOf(c), readerOptions(opts)...)
+	cfg := readerOptions(opts)
+	fr, err := format.NewReader(r, modelOf(c), cfg.format...)
 	if err != nil {
 		return nil, err
 	}
@@ -155,23 +171,36 @@ func NewReader(r io.Reader, c *Codec, opts ...ReaderOption) (*Reader, error) {
 			return nil, err
 		}
 	}
-	return &Reader{r: fr, c: c}, nil
+	return &Reader{r: fr, c: c, access: cfg.access, e: -1}, nil
 }
 
 // NextEpisode moves to the next episode and returns its metadata; io.EOF
 // after the last.
-func (r *Reader) NextEpisode() (meta []byte, err error) { return r.r.NextEpisode() }
+func (r *Reader) NextEpisode() (meta []byte, err error) {
+	meta, err = r.r.NextEpisode()
+	if err == nil {
+		r.e, r.t = r.e+1, 0
+	}
+	return meta, err
+}
 
 // ReadState decodes the next state of the episode into dst; io.EOF at the
 // episode's end.
 func (r *Reader) ReadState(dst []uint16) (action int64, codes []uint16, err error) {
-	return r.r.ReadState(dst)
+	action, codes, err = r.r.ReadState(dst)
+	if err == nil {
+		if r.access != nil {
+			r.access(r.e, r.t)
+		}
+		r.t++
+	}
+	return action, codes, err
 }
 
 // ReadObs decodes the next state and appends its reconstructed slot
 // vectors to dst; io.EOF at the episode's end.
 func (r *Reader) ReadObs(dst []float32) (action int64, obs []float32, err error) {
-	a, codes, err := r.r.ReadState(nil)
+	a, codes, err := r.ReadState(nil)
 	if err != nil {
 		return 0, dst, err
 	}
@@ -190,7 +219,7 @@ func (r *Reader) Codec() *Codec { return r.c }
 // damage. c may be nil when the file embeds its model. It returns what was
 // recovered and the Info of the file written.
 func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (format.Recovery, format.Info, error) {
-	return format.Recover(w, r, size, modelOf(c), readerOptions(opts)...)
+	return format.Recover(w, r, size, modelOf(c), readerOptions(opts).format...)
 }
 
 func modelOf(c *Codec) *wm.Model {

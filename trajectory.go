@@ -35,15 +35,29 @@ func ReadTrajectory(path string, c *Codec) (*npz.Trajectory, error) {
 // [T,S,M] or as [T,N]; it sets tr.S and tr.M to g's. path names the
 // trajectory in errors.
 func CheckCodes(path string, tr *npz.Trajectory, g *wm.Geometry) error {
-	// The same N in another shape would silently mean other slots and
-	// subspaces.
-	if (tr.S != g.S || tr.M != g.M) && (tr.S != 1 || tr.M != g.N()) {
-		return fmt.Errorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]", path, tr.S, tr.M, g.S, g.M, g.N())
+	if err := checkShape(path, tr.S, tr.M, g); err != nil {
+		return err
 	}
 	tr.S, tr.M = g.S, g.M
-	for i, v := range tr.Codes {
+	return checkCodes(path, tr.Codes, 0, g)
+}
+
+// checkShape checks that codes of shape [T,s,m] fit geometry g.
+func checkShape(path string, s, m int, g *wm.Geometry) error {
+	// The same N in another shape would silently mean other slots and
+	// subspaces.
+	if (s != g.S || m != g.M) && (s != 1 || m != g.N()) {
+		return fmt.Errorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]", path, s, m, g.S, g.M, g.N())
+	}
+	return nil
+}
+
+// checkCodes checks that codes, whole states from state first on, are
+// below K.
+func checkCodes(path string, codes []uint16, first int, g *wm.Geometry) error {
+	for i, v := range codes {
 		if int(v) >= g.K {
-			return fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, i/g.N(), i%g.N(), g.K)
+			return fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, first+i/g.N(), i%g.N(), g.K)
 		}
 	}
 	return nil

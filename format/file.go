@@ -397,16 +397,9 @@ func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error)
 		return nil, nil, tooLarge(ep.offset, need, f.cfg.maxMemory)
 	}
 	// Grow chunk by chunk, as each decodes, rather than from the count.
-	refs := make([]*chunkRef, len(ep.chunks))
-	for c := range ep.chunks {
-		refs[c] = &ep.chunks[c]
-	}
-	err = f.eachChunk(refs, func(_ int, d *decodedChunk) error {
-		if d.err != nil {
-			return d.err
-		}
-		actions = append(actions, d.actions[:d.n]...)
-		codes = append(codes, d.codes[:int64(d.n)*nc]...)
+	err = f.episodeChunks(ep, func(a []int64, c []uint16) error {
+		actions = append(actions, a...)
+		codes = append(codes, c...)
 		return nil
 	})
 	if err != nil {
@@ -418,6 +411,47 @@ func (f *File) DecodeEpisode(e int) (actions []int64, codes []uint16, err error)
 		}
 	}
 	return actions, codes, nil
+}
+
+// DecodeEpisodeChunks decodes episode e chunk by chunk and calls visit
+// with the actions and codes of each chunk's states, in order; they are
+// valid only during the call. Unlike DecodeEpisode, it holds no more than
+// the chunks decoding ahead, whatever the episode's length. The access log
+// hears of a chunk's states once visit has returned for it.
+func (f *File) DecodeEpisodeChunks(e int, visit func(actions []int64, codes []uint16) error) error {
+	ep, err := f.episode(e)
+	if err != nil {
+		return err
+	}
+	var t int64
+	return f.episodeChunks(ep, func(a []int64, c []uint16) error {
+		if err := visit(a, c); err != nil {
+			return err
+		}
+		if f.cfg.access != nil {
+			for range a {
+				f.cfg.access(int64(e), t)
+				t++
+			}
+		}
+		return nil
+	})
+}
+
+// episodeChunks decodes the chunks of ep in order and calls visit with
+// each one's states.
+func (f *File) episodeChunks(ep *episodeRef, visit func(actions []int64, codes []uint16) error) error {
+	nc := int64(f.h.Geom.N())
+	refs := make([]*chunkRef, len(ep.chunks))
+	for c := range ep.chunks {
+		refs[c] = &ep.chunks[c]
+	}
+	return f.eachChunk(refs, func(_ int, d *decodedChunk) error {
+		if d.err != nil {
+			return d.err
+		}
+		return visit(d.actions[:d.n], d.codes[:int64(d.n)*nc])
+	})
 }
 
 // State returns the codes of state step of episode e. See ReadState.

@@ -58,6 +58,18 @@
 // all of it and fails with ErrContract otherwise; other arrays are kept in
 // Trajectory.Extra.
 //
+// # Streaming
+//
+// OpenTrajectory reads a trajectory state by state: it checks the headers
+// and reads the episode starts up front, then decompresses codes, obs and
+// actions as Read asks for them, each member from its own position in the
+// archive, through buffers of a fixed size. CreateTrajectory writes one
+// state by state from a header that gives the shape ahead: the first
+// array goes straight into the archive, the other per-step arrays wait in
+// temporary files beside the output until Close appends them, and the
+// bytes equal WriteTrajectory's. Neither holds memory that grows with T
+// beyond the episode starts.
+//
 // Errors are *Error values whose one-line message names the file and the
 // array, for example:
 //

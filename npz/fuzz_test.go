@@ -2,13 +2,14 @@ package npz
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// FuzzReadNPZ feeds arbitrary bytes to the .npz, trajectory and .npy
-// readers. They must not panic or allocate beyond the limit, and whatever
+// FuzzReadNPZ feeds arbitrary bytes to the .npz, trajectory (whole and
+// streaming) and .npy readers. They must not panic or allocate beyond the limit, and whatever
 // they accept must survive a write and a second read unchanged.
 func FuzzReadNPZ(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join(fixtures, "*.np[yz]"))
@@ -49,6 +50,18 @@ func FuzzReadNPZ(f *testing.F) {
 				t.Fatalf("rewritten trajectory unreadable: %v", err)
 			}
 			sameTrajectory(t, again, tr)
+		}
+		// The streaming reader reads what the whole-file reader accepts,
+		// the same, and fails cleanly on the rest.
+		if sr, err := NewTrajectoryReader(r, int64(len(data)), WithMaxBytes(limit)); err == nil {
+			got, err := readStates(rand.New(rand.NewPCG(uint64(len(data)), 1)), sr)
+			if tr, werr := DecodeTrajectory(r, int64(len(data)), WithMaxBytes(limit)); werr == nil {
+				if err != nil {
+					t.Fatalf("streaming reader fails where DecodeTrajectory does not: %v", err)
+				}
+				got.Extra, got.HasActions = tr.Extra, tr.HasActions
+				sameTrajectory(t, got, tr)
+			}
 		}
 		if a, err := DecodeNPY(bytes.NewReader(data), int64(len(data)), WithMaxBytes(limit)); err == nil {
 			var buf bytes.Buffer

@@ -39,16 +39,21 @@ func DecodeNPZ(r io.ReaderAt, size int64, opts ...Option) ([]Array, error) {
 }
 
 func readNPZFile(path string, headersOnly bool, opts []Option) ([]Array, error) {
-	c, err := newConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	f, size, err := openSized(path)
+	c, f, size, err := openWith(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return decodeNPZ(f, size, path, c, headersOnly)
+}
+
+// openWith reads the options and opens the file at path.
+func openWith(path string, opts []Option) (c config, f *os.File, size int64, err error) {
+	if c, err = newConfig(opts); err != nil {
+		return c, nil, 0, err
+	}
+	f, size, err = openSized(path)
+	return c, f, size, err
 }
 
 func openSized(path string) (*os.File, int64, error) {
@@ -77,22 +82,12 @@ type member struct {
 
 func decodeNPZ(r io.ReaderAt, size int64, path string, c config, headersOnly bool) ([]Array, error) {
 	l := loc{path: path}
-	zr, err := zip.NewReader(r, size)
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, l.errf(ErrFormat, err, "is not a valid .npz (zip) archive")
+	members, err := checkMembers(r, size, l)
+	if err != nil {
+		return nil, err
 	}
-	members := make([]member, 0, len(zr.File))
-	seen := make(map[string]bool, len(zr.File))
 	var total int64
-	for _, f := range zr.File {
-		m, err := checkMember(f, size, l)
-		if err != nil {
-			return nil, err
-		}
-		if seen[m.l.array] {
-			return nil, m.l.errf(ErrFormat, nil, "appears twice")
-		}
-		seen[m.l.array] = true
+	for _, m := range members {
 		need, ok := memSize(m.h)
 		if !ok || need > c.maxBytes {
 			return nil, m.l.errf(ErrTooLarge, nil, "needs %s of memory, over the %d-byte limit", memString(m.h), c.maxBytes)
@@ -101,7 +96,6 @@ func decodeNPZ(r io.ReaderAt, size int64, path string, c config, headersOnly boo
 			return nil, l.errf(ErrTooLarge, nil, "arrays need over %d bytes of memory in total (limit %d)", total+need, c.maxBytes)
 		}
 		total += need
-		members = append(members, m)
 	}
 	arrays := make([]Array, len(members))
 	for i, m := range members {
@@ -114,6 +108,30 @@ func decodeNPZ(r io.ReaderAt, size int64, path string, c config, headersOnly boo
 		}
 	}
 	return arrays, nil
+}
+
+// checkMembers reads the directory of the .npz archive held in the size
+// bytes of r and validates every member, in archive order, and that no
+// array appears twice.
+func checkMembers(r io.ReaderAt, size int64, l loc) ([]member, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, l.errf(ErrFormat, err, "is not a valid .npz (zip) archive")
+	}
+	members := make([]member, 0, len(zr.File))
+	seen := make(map[string]bool, len(zr.File))
+	for _, f := range zr.File {
+		m, err := checkMember(f, size, l)
+		if err != nil {
+			return nil, err
+		}
+		if seen[m.l.array] {
+			return nil, m.l.errf(ErrFormat, nil, "appears twice")
+		}
+		seen[m.l.array] = true
+		members = append(members, m)
+	}
+	return members, nil
 }
 
 // checkMember validates a member's directory entry against the archive size
@@ -213,11 +231,7 @@ func memString(h npyHeader) string {
 // ReadNPY reads the .npy file at path. The array's Name is the file's base
 // name without ".npy".
 func ReadNPY(path string, opts ...Option) (Array, error) {
-	c, err := newConfig(opts)
-	if err != nil {
-		return Array{}, err
-	}
-	f, size, err := openSized(path)
+	c, f, size, err := openWith(path, opts)
 	if err != nil {
 		return Array{}, err
 	}

@@ -62,75 +62,36 @@ func DecodeTrajectory(r io.ReaderAt, size int64, opts ...Option) (*Trajectory, e
 }
 
 func fromArrays(arrays []Array, path string) (*Trajectory, error) {
-	tr := &Trajectory{T: -1}
-	var actions, starts *Array
-	var tFrom string
-	for i := range arrays {
-		a := &arrays[i]
-		l := loc{path: path, array: a.Name}
-		switch a.Name {
-		case NameCodes:
-			if err := stateShape(a, l, []string{"uint8", "uint16"}, "[T,S,M] or [T,N]", &tr.S, &tr.M); err != nil {
-				return nil, err
+	c, err := sortArrays(arrays, path)
+	if err != nil {
+		return nil, err
+	}
+	h := &c.h
+	tr := &Trajectory{T: h.T, S: h.S, M: h.M, CodesDtype: h.CodesDtype, ObsS: h.ObsS, ObsD: h.ObsD, ObsDtype: h.ObsDtype,
+		HasActions: h.HasActions, Extra: c.extra}
+	if c.codes != nil {
+		if v, ok := c.codes.Data.([]uint8); ok {
+			tr.Codes = make([]uint16, len(v))
+			for j, c := range v {
+				tr.Codes[j] = uint16(c)
 			}
-			tr.CodesDtype = a.Dtype
-			if v, ok := a.Data.([]uint8); ok {
-				tr.Codes = make([]uint16, len(v))
-				for j, c := range v {
-					tr.Codes[j] = uint16(c)
-				}
-			} else {
-				tr.Codes = a.Data.([]uint16)
-			}
-		case NameObs:
-			if err := stateShape(a, l, []string{"float32", "float16"}, "[T,S,d] or [T,D]", &tr.ObsS, &tr.ObsD); err != nil {
-				return nil, err
-			}
-			tr.ObsDtype = a.Dtype
-			tr.Obs = a.Data.([]float32)
-		case NameActions:
-			if err := wantDtype(a, l, "int32", "int64"); err != nil {
-				return nil, err
-			}
-			if len(a.Shape) != 1 {
-				return nil, l.errf(ErrContract, nil, "has shape %s, want [T]", fmtShape(a.Shape))
-			}
-			actions = a
-		case NameEpisodeStart:
-			if err := wantDtype(a, l, "int64", "int32"); err != nil {
-				return nil, err
-			}
-			if len(a.Shape) != 1 {
-				return nil, l.errf(ErrContract, nil, "has shape %s, want [E]", fmtShape(a.Shape))
-			}
-			starts = a
-		default:
-			tr.Extra = append(tr.Extra, *a)
-			continue
-		}
-		if a.Name == NameEpisodeStart {
-			continue
-		}
-		if tr.T < 0 {
-			tr.T, tFrom = a.Shape[0], a.Name
-		} else if a.Shape[0] != tr.T {
-			return nil, l.errf(ErrContract, nil, "has %d steps but %q has %d", a.Shape[0], tFrom, tr.T)
+		} else {
+			tr.Codes = c.codes.Data.([]uint16)
 		}
 	}
-	if tr.Codes == nil && tr.Obs == nil {
-		return nil, loc{path: path}.errf(ErrContract, nil, "has no %q or %q array", NameCodes, NameObs)
+	if c.obs != nil {
+		tr.Obs = c.obs.Data.([]float32)
 	}
-	if actions != nil {
-		tr.HasActions = true
-		tr.Actions = toInt64(actions.Data)
+	if c.actions != nil {
+		tr.Actions = toInt64(c.actions.Data)
 	} else {
 		tr.Actions = make([]int64, tr.T)
 		for i := range tr.Actions {
 			tr.Actions[i] = NoAction
 		}
 	}
-	if starts != nil {
-		tr.EpisodeStart = toInt64(starts.Data)
+	if c.starts != nil {
+		tr.EpisodeStart = toInt64(c.starts.Data)
 	} else if tr.T > 0 {
 		tr.EpisodeStart = []int64{0}
 	}
@@ -138,6 +99,67 @@ func fromArrays(arrays []Array, path string) (*Trajectory, error) {
 		return nil, err
 	}
 	return tr, nil
+}
+
+// contract is a file's arrays sorted by their role in the trajectory
+// contract, with the trajectory's shape; array Data may be nil.
+type contract struct {
+	h                           TrajectoryHeader // EpisodeStart and Extra not set
+	codes, obs, actions, starts *Array
+	extra                       []Array
+}
+
+// sortArrays checks the dtypes and shapes of the contract's arrays and that
+// they agree on T.
+func sortArrays(arrays []Array, path string) (contract, error) {
+	c := contract{h: TrajectoryHeader{T: -1}}
+	h := &c.h
+	var tFrom string
+	for i := range arrays {
+		a := &arrays[i]
+		l := loc{path: path, array: a.Name}
+		switch a.Name {
+		case NameCodes:
+			if err := stateShape(a, l, []string{"uint8", "uint16"}, "[T,S,M] or [T,N]", &h.S, &h.M); err != nil {
+				return c, err
+			}
+			h.HasCodes, h.CodesDtype, c.codes = true, a.Dtype, a
+		case NameObs:
+			if err := stateShape(a, l, []string{"float32", "float16"}, "[T,S,d] or [T,D]", &h.ObsS, &h.ObsD); err != nil {
+				return c, err
+			}
+			h.HasObs, h.ObsDtype, c.obs = true, a.Dtype, a
+		case NameActions:
+			if err := wantDtype(a, l, "int32", "int64"); err != nil {
+				return c, err
+			}
+			if len(a.Shape) != 1 {
+				return c, l.errf(ErrContract, nil, "has shape %s, want [T]", fmtShape(a.Shape))
+			}
+			h.HasActions, c.actions = true, a
+		case NameEpisodeStart:
+			if err := wantDtype(a, l, "int64", "int32"); err != nil {
+				return c, err
+			}
+			if len(a.Shape) != 1 {
+				return c, l.errf(ErrContract, nil, "has shape %s, want [E]", fmtShape(a.Shape))
+			}
+			c.starts = a
+			continue
+		default:
+			c.extra = append(c.extra, *a)
+			continue
+		}
+		if h.T < 0 {
+			h.T, tFrom = a.Shape[0], a.Name
+		} else if a.Shape[0] != h.T {
+			return c, l.errf(ErrContract, nil, "has %d steps but %q has %d", a.Shape[0], tFrom, h.T)
+		}
+	}
+	if !h.HasCodes && !h.HasObs {
+		return c, loc{path: path}.errf(ErrContract, nil, "has no %q or %q array", NameCodes, NameObs)
+	}
+	return c, nil
 }
 
 func wantDtype(a *Array, l loc, want ...string) error {
@@ -180,24 +202,7 @@ func toInt64(data any) []int64 {
 }
 
 // Episodes returns the [start, end) step range of each episode.
-func (tr *Trajectory) Episodes() [][2]int {
-	starts := tr.EpisodeStart
-	if starts == nil {
-		if tr.T == 0 {
-			return nil
-		}
-		starts = []int64{0}
-	}
-	eps := make([][2]int, len(starts))
-	for i, s := range starts {
-		end := tr.T
-		if i+1 < len(starts) {
-			end = int(starts[i+1])
-		}
-		eps[i] = [2]int{int(s), end}
-	}
-	return eps
-}
+func (tr *Trajectory) Episodes() [][2]int { return episodes(tr.EpisodeStart, tr.T) }
 
 // Validate checks that tr is consistent: codes or obs present with positive
 // state sizes and T steps each; Actions of length T (or nil when HasActions
@@ -245,36 +250,15 @@ func (tr *Trajectory) validate(path string) error {
 			}
 		}
 	}
-	le := loc{path, NameEpisodeStart}
-	if tr.T == 0 && len(tr.EpisodeStart) > 0 {
-		return le.errf(ErrContract, nil, "has %d entries but the trajectory has no steps", len(tr.EpisodeStart))
-	}
-	if tr.T > 0 && tr.EpisodeStart != nil {
-		if len(tr.EpisodeStart) == 0 || tr.EpisodeStart[0] != 0 {
-			return le.errf(ErrContract, nil, "does not start with 0")
-		}
-		for i, s := range tr.EpisodeStart {
-			if i > 0 && s <= tr.EpisodeStart[i-1] {
-				return le.errf(ErrContract, nil, "is not strictly ascending at index %d (%d after %d)", i, s, tr.EpisodeStart[i-1])
-			}
-			if s >= int64(tr.T) {
-				return le.errf(ErrContract, nil, "has start %d at index %d, want < T=%d", s, i, tr.T)
-			}
-		}
+	if err := checkStarts(tr.EpisodeStart, tr.T, path); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i := range tr.Extra {
 		a := &tr.Extra[i]
-		l := loc{path, a.Name}
-		switch {
-		case a.Name == NameCodes || a.Name == NameObs || a.Name == NameActions || a.Name == NameEpisodeStart:
-			return l.errf(ErrContract, nil, "is in Extra but is a trajectory array")
-		case seen[a.Name]:
-			return l.errf(ErrContract, nil, "appears twice in Extra")
-		case !validName(a.Name):
-			return l.errf(ErrContract, nil, "has an invalid name for a .npz member")
+		if err := checkExtraName(a.Name, seen, path); err != nil {
+			return err
 		}
-		seen[a.Name] = true
 		if _, err := a.check(loc{path: path}); err != nil {
 			return err
 		}

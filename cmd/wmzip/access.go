@@ -13,7 +13,6 @@ import (
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/npz"
 )
 
 func checkTailGuard(g float64) error {
@@ -64,7 +63,11 @@ func accessFlags(set map[string]bool, trace string, other bool, budget, tau floa
 }
 
 // encodeByAccess is `wmzip encode --access`.
-func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out string, keyframe int, embed, quiet bool) error {
+func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyframe int, embed, quiet bool) error {
+	tr, err := wmzlib.ReadTrajectory(path, c)
+	if err != nil {
+		return err
+	}
 	logf := logger(quiet)
 	if _, err := gate.FromModel(c.Model()); err != nil {
 		return fmt.Errorf("--access needs a model trained with a retention gate (wmzip train calibrates one): %w", err)
@@ -81,9 +84,6 @@ func encodeByAccess(c *wmzlib.Codec, tr *npz.Trajectory, a accessArgs, out strin
 	eps := wmzlib.TrajectoryEpisodes(tr, false)
 	counts, outside := wmzlib.AccessCounts(acc, eps)
 	used := int64(len(acc)) - outside
-	if tr.T == 0 {
-		return errors.New("the trajectory has no states")
-	}
 	if outside > 0 {
 		logf("%s: %d of %d accesses name states the trajectory does not have (ignored)", a.trace, outside, used+outside)
 	}

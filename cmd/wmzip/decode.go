@@ -3,13 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/ctmc"
-	"github.com/wmzip/wmzip/npz"
 )
 
 func init() {
@@ -58,70 +55,36 @@ func runDecode(args []string) (err error) {
 		opts = append(opts, wmzlib.WithAccessLog(tw.Access))
 	}
 	opts = append(opts, wmzlib.WithThreads(threads()))
+	streamingGC()
 	f, fh, err := openWMZ(pos[0], *modelPath, opts...)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	var tr *npz.Trajectory
-	var levels []uint8
+	o := wmzlib.NPZOptions{Episode: *episode, Step: *step, CodesOnly: *codesOnly, Progress: progress(*quiet, "decoding")}
+	h, err := f.NPZHeader(o)
 	what := ""
 	switch {
-	case *episode >= 0:
-		if *episode >= f.Episodes() {
-			return fmt.Errorf("%s: episode %d of %d", pos[0], *episode, f.Episodes())
-		}
-		what = fmt.Sprintf(" (episode %d)", *episode)
-		if *step >= 0 {
-			if *step >= f.EpisodeLen(*episode) {
-				return fmt.Errorf("%s: step %d of %d in episode %d", pos[0], *step, f.EpisodeLen(*episode), *episode)
-			}
-			what = fmt.Sprintf(" (episode %d, step %d)", *episode, *step)
-		}
-		if tr, err = f.EpisodeTrajectory(*episode, *step); err != nil {
-			return wmzError(pos[0], err)
-		}
-	case len(f.Format().Header().Levels) > 0:
-		// The sequential reader also gives every state's level.
-		var access func(e, t int64)
-		if tw != nil {
-			access = tw.Access
-		}
-		r, err := wmzlib.NewReader(io.NewSectionReader(fh, 0, math.MaxInt64), f.Codec(), wmzlib.WithThreads(threads()))
-		if err == nil {
-			tr, levels, err = r.Trajectory(access)
-		}
-		if err != nil {
-			return wmzError(pos[0], err)
-		}
-	default:
-		if tr, _, err = f.Trajectory(progress(*quiet, "decoding")); err != nil {
-			return wmzError(pos[0], err)
-		}
-	}
-	switch {
-	case tr.T == 0 && *episode >= 0:
+	case err != nil:
+		return fmt.Errorf("%s: %w", pos[0], err)
+	case h.T == 0 && *episode >= 0:
 		return fmt.Errorf("%s: episode %d has no states", pos[0], *episode)
-	case tr.T == 0:
+	case h.T == 0:
 		return fmt.Errorf("%s: no states to decode (%d episodes, none with a state)", pos[0], f.Episodes())
+	case *step >= 0:
+		what = fmt.Sprintf(" (episode %d, step %d)", *episode, *step)
+	case *episode >= 0:
+		what = fmt.Sprintf(" (episode %d)", *episode)
+	case f.Episodes() > len(h.EpisodeStart):
+		what = fmt.Sprintf(" (left out %d of %d episodes: without states, which an .npz cannot hold)", f.Episodes()-len(h.EpisodeStart), f.Episodes())
 	}
-	if empty := f.Episodes() - len(tr.EpisodeStart); *episode < 0 && empty > 0 {
-		what = fmt.Sprintf(" (left out %d of %d episodes: without states, which an .npz cannot hold)", empty, f.Episodes())
-	}
-	// With a quantizer in the model, also give back the slot vectors.
-	if f.Codec().Quantizer() != nil && !*codesOnly {
-		if err := f.Codec().ReconstructTrajectory(tr); err != nil {
-			return err
-		}
-	}
-	if levels != nil {
-		tr.Extra = append(tr.Extra, npz.Array{Name: "levels", Dtype: "uint8", Shape: []int{len(levels)}, Data: levels})
-	}
-	if err := npz.WriteTrajectory(*out, tr); err != nil {
-		return err
+	// States stream from the file into the .npz: memory does not grow with
+	// either.
+	if err := f.WriteNPZ(*out, o); err != nil {
+		return wmzError(pos[0], err)
 	}
 	if !*quiet {
-		fmt.Printf("wrote %s: %d states, %d episodes%s\n", *out, tr.T, len(tr.EpisodeStart), what)
+		fmt.Printf("wrote %s: %d states, %d episodes%s\n", *out, h.T, len(h.EpisodeStart), what)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/npz"
 )
 
 func init() {
@@ -86,22 +87,27 @@ func runEncode(args []string) error {
 			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}
+	if *access == "" && !withDist {
+		streamingGC()
+	}
 	c, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err
 	}
-	tr, err := wmzlib.ReadTrajectory(pos[0], c)
+	// The trajectory is read state by state (--access reads it whole).
+	src, err := npz.OpenTrajectory(pos[0])
 	if err != nil {
 		return err
 	}
-	if tr.T == 0 {
+	defer src.Close()
+	if src.Header().T == 0 {
 		return fmt.Errorf("%s: no states to encode", pos[0])
 	}
 	if *access != "" {
-		return encodeByAccess(c, tr, a, *out, *keyframe, *embed, *quiet)
+		return encodeByAccess(c, pos[0], a, *out, *keyframe, *embed, *quiet)
 	}
 	if withDist {
-		return encodeDistortion(c, tr, *out, *distortion, *keyframe, *embed, *quiet)
+		return encodeDistortion(c, src, *out, *distortion, *keyframe, *embed, *quiet)
 	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {
@@ -110,7 +116,7 @@ func runEncode(args []string) error {
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	bar := progress(*quiet, "encoding")
-	acct, err := wmzlib.Encode(context.Background(), bw, c, wmzlib.TrajectoryEpisodes(tr, false),
+	acct, err := wmzlib.EncodeTrajectory(context.Background(), bw, c, src,
 		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithFormatOptions(format.WithLambda(lambda)), wmzlib.WithThreads(threads()),
 		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
 	if err != nil {
@@ -124,7 +130,7 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		printWrote(c.Model(), *out, tr.T, size, lambda, acct)
+		printWrote(c.Model(), *out, src.Header().T, size, lambda, acct)
 	}
 	return nil
 }

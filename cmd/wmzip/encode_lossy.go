@@ -28,7 +28,8 @@ func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, 
 
 // encodeDistortion writes tr at the least-storage λ whose encoding meets
 // the distortion target.
-func encodeDistortion(c *wmzlib.Codec, tr *npz.Trajectory, out string, target float64, keyframe int, embed, quiet bool) error {
+func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, target float64, keyframe int, embed, quiet bool) error {
+	T := src.Header().T
 	report := func(p format.Probe) {
 		if quiet {
 			return
@@ -39,7 +40,7 @@ func encodeDistortion(c *wmzlib.Codec, tr *npz.Trajectory, out string, target fl
 			note = fmt.Sprintf("  (sample of %d states)", p.States)
 		case p.Stopped:
 			note = fmt.Sprintf("  (stopped after %d states)", p.States)
-		case p.States < int64(tr.T):
+		case p.States < int64(T):
 			note = fmt.Sprintf("  (continued for %d states)", p.States)
 		}
 		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
@@ -50,11 +51,8 @@ func encodeDistortion(c *wmzlib.Codec, tr *npz.Trajectory, out string, target fl
 	if err != nil {
 		return err
 	}
-	eps := wmzlib.TrajectoryEpisodes(tr, false)
-	for i := range eps {
-		if err := w.WriteEpisodeOf(&eps[i]); err != nil {
-			return err
-		}
+	if err := w.WriteTrajectory(src); err != nil {
+		return err
 	}
 	err = w.Close()
 	if errors.Is(err, format.ErrNoLambda) {
@@ -72,7 +70,7 @@ func encodeDistortion(c *wmzlib.Codec, tr *npz.Trajectory, out string, target fl
 		return err
 	}
 	if !quiet {
-		printWrote(c.Model(), out, tr.T, int64(len(r.File)), r.Lambda, r.Account)
+		printWrote(c.Model(), out, T, int64(len(r.File)), r.Lambda, r.Account)
 	}
 	return nil
 }

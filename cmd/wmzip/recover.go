@@ -9,6 +9,7 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/npz"
 )
 
 func init() {
@@ -109,6 +110,11 @@ func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File,
 // where recovery can work around it (after the header, embedded model and
 // level table), says how to keep what is left.
 func wmzError(path string, err error) error {
+	var ne *npz.Error
+	var pe *os.PathError
+	if errors.As(err, &ne) || errors.As(err, &pe) {
+		return err // an error of the output, or one naming its file
+	}
 	var fe *format.FormatError
 	if !errors.As(err, &fe) || errors.Is(err, format.ErrModelMismatch) || errors.Is(err, format.ErrNoModel) || errors.Is(err, format.ErrTooLarge) {
 		return fmt.Errorf("%s: %w", path, err)
