@@ -162,7 +162,15 @@ type Model struct {
 func (m *Model) ID() ModelID { return m.id }
 
 // MarshalBinary returns the model's canonical serialization (.wmm bytes).
-func (m *Model) MarshalBinary() ([]byte, error) { return slices.Clone(m.raw), nil }
+func (m *Model) MarshalBinary() ([]byte, error) {
+	if m.raw == nil {
+		return nil, errNoFile
+	}
+	return slices.Clone(m.raw), nil
+}
+
+// errNoFile reports a model trained with TrainOptions.NoFile.
+var errNoFile = errors.New("wm: model trained without a file")
 
 // WithDerivedFallback returns a copy of m whose fallback tables are derived
 // from its reference store with the smoothings beta1 and beta2 (Q8, in
@@ -192,7 +200,13 @@ func (m *Model) WithDerivedFallback(beta1, beta2 uint32) (*Model, error) {
 func (m *Model) CanonicalBinary() ([]byte, error) { return m.appendFile(nil, 2, nil), nil }
 
 // FileVersion returns the model file version MarshalBinary writes.
-func (m *Model) FileVersion() int { return int(binary.LittleEndian.Uint16(m.raw[4:])) }
+// A model trained without a file (TrainOptions.NoFile) has version 0.
+func (m *Model) FileVersion() int {
+	if m.raw == nil {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint16(m.raw[4:]))
+}
 
 // RefStates returns the number of states in the model's reference store.
 func (m *Model) RefStates() int { return m.refT }
@@ -390,6 +404,9 @@ func (m *Model) Section(tag string) []byte {
 // (replacing an existing one; sections are kept sorted by tag). The copy
 // has a new ID.
 func (m *Model) WithSection(tag string, data []byte) (*Model, error) {
+	if m.raw == nil {
+		return nil, errNoFile
+	}
 	if len(tag) != 4 {
 		return nil, fmt.Errorf("wm: section tag %q is not 4 bytes", tag)
 	}

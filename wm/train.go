@@ -33,6 +33,12 @@ type TrainOptions struct {
 	// by default rare tiles within a few codes of a more frequent tile are
 	// replaced by it, so that references carry less observation noise.
 	NoDenoise bool
+	// NoFile builds a model to be run in this process only (one that
+	// calibrates a gate on held-out episodes): it predicts exactly as the
+	// model of a file would, but is never coded into one, which saves the
+	// time and memory of coding and reading back its store. It has no ID,
+	// and MarshalBinary and WithSection fail.
+	NoFile bool
 	// Progress, when set, is called as calibration advances.
 	Progress func(done, total int)
 }
@@ -90,27 +96,32 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	if len(eps) >= 2 {
 		nCal = max(1, len(eps)/5)
 	}
-	fit := eps[:len(eps)-nCal]
-	fitSrc := newFallSource(g, fit)
-	m0 := build(g, opt, fit, fitSrc, defaultStats(g))
 	st := defaultStats(g)
-	src := fitSrc
 	if nCal > 0 {
-		held := eps[len(eps)-nCal:]
-		// The continuations and the offset law are measured against the
-		// reference store of m0 and used by the calibration run.
-		cont, offs := learnContNext(m0, held), learnOffsets(m0, held)
-		m0.contNext, m0.offPrior = cont, offs
-		var newTiles, subs fallSamples
-		st, newTiles, subs = calibrate(m0, held, opt.Progress)
-		st.contNext, st.offPrior = cont, offs
-		if g.K <= 256 {
-			st.fallBeta, st.fallExp = chooseFallback(g, fitSrc, newTiles)
-			st.subMix = chooseSubMix(g, fitSrc, st.fallBeta, st.fallExp, subs)
-		}
-		src = newFallSource(g, eps)
+		st = calibrateOn(g, opt, eps[:len(eps)-nCal], eps[len(eps)-nCal:])
 	}
-	return build(g, opt, eps, src, st), nil
+	return build(g, opt, eps, st, !opt.NoFile), nil
+}
+
+// calibrateOn measures the statistics of a model on held-out episodes: a
+// model is built from fit (no file: it is only run) and coded over held.
+// What is built here is garbage when it returns, before the final model is
+// built.
+func calibrateOn(g Geometry, opt TrainOptions, fit, held []Episode) classStats {
+	m0 := build(g, opt, fit, defaultStats(g), false)
+	// The continuations and the offset law are measured against the
+	// reference store of m0 and used by the calibration run.
+	cont, offs := learnContNext(m0, held), learnOffsets(m0, held)
+	m0.contNext, m0.offPrior = cont, offs
+	st, newTiles, subs := calibrate(m0, held, opt.Progress)
+	m0 = nil
+	st.contNext, st.offPrior = cont, offs
+	if g.K <= 256 {
+		src := newFallSource(g, fit)
+		st.fallBeta, st.fallExp = chooseFallback(g, src, newTiles)
+		st.subMix = chooseSubMix(g, src, st.fallBeta, st.fallExp, subs)
+	}
+	return st
 }
 
 // learnContNext estimates, for every slot x, which slots y continue a match
@@ -454,8 +465,12 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 	return best[0], best[1]
 }
 
-func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st classStats) *Model {
-	n := g.N()
+// build makes the model of the reference store drawn from eps and the
+// statistics st. With file, the model is coded into its file and read
+// back from it, so that it is exactly what a reader of the file loads;
+// without, it is only derived, for a run inside training: it predicts as
+// the loaded model would, and has no file.
+func build(g Geometry, opt TrainOptions, eps []Episode, st classStats, file bool) *Model {
 	m := &Model{Geom: g, Precision: opt.Precision}
 	m.clsHits, m.clsMis, m.clsN, m.clsSlot = st.hits, st.mis, st.cn, st.slot
 	m.subMix, m.contNext, m.offPrior, m.clsCtx = st.subMix, st.contNext, st.offPrior, st.ctx
@@ -470,6 +485,8 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 		first--
 		states += len(eps[first].Actions)
 	}
+	m.refCodes = make([]uint16, 0, states*g.N())
+	m.refBkt = make([]uint8, 0, states)
 	for _, e := range eps[first:] {
 		if len(e.Actions) == 0 {
 			continue
@@ -487,7 +504,6 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 	if !opt.NoDenoise {
 		denoise(g, m.refCodes)
 	}
-	_ = n
 	beta := st.fallBeta
 	for i := range beta {
 		if beta[i] == 0 {
@@ -508,13 +524,22 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 	} else {
 		m.fallBeta[1] = 0
 	}
+	// The bounds of the current model version, as UnmarshalModel sets them.
+	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
 	m.derive()
+	if !file {
+		return m
+	}
 	m.encode()
-	mm, err := UnmarshalModel(m.raw)
+	// Only the file and its ID outlive the built form: the store is read
+	// back from the file, and the built one is garbage meanwhile.
+	raw, id := m.raw, m.id
+	m = nil
+	mm, err := UnmarshalModel(raw)
 	if err != nil {
 		panic("wm: model does not round-trip: " + err.Error())
 	}
-	if mm.ID() != m.ID() {
+	if mm.ID() != id {
 		panic("wm: model ID does not round-trip")
 	}
 	return mm
