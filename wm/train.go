@@ -576,30 +576,42 @@ const defaultBeta = 8.0
 // counted once: repetitions would teach the context tables chance
 // co-occurrences of the same few tiles.
 type fallSource struct {
-	codes []uint16
+	tiles *tileSet // the distinct tiles of the training codes
+	ids   []int32  // per slot: its tile, denoised
 	novel []int32
 }
 
 func newFallSource(g Geometry, eps []Episode) *fallSource {
-	n, M, S := g.N(), g.M, g.S
-	src := &fallSource{}
+	M := g.M
+	var slots int
 	for _, e := range eps {
-		src.codes = append(src.codes, e.Codes...)
+		slots += len(e.Codes) / M
 	}
-	denoise(g, src.codes)
-	seen := make(map[string]struct{})
-	for o := 0; o+n <= len(src.codes); o += n {
-		for s := range S {
-			key := string(u16bytes(src.codes[o+s*M : o+(s+1)*M]))
-			if _, ok := seen[key]; ok {
-				continue
-			}
-			seen[key] = struct{}{}
-			src.novel = append(src.novel, int32(o/n*S+s))
+	src := &fallSource{tiles: newTileSet(M), ids: make([]int32, 0, slots)}
+	for _, e := range eps {
+		for o := 0; o+M <= len(e.Codes); o += M {
+			src.ids = append(src.ids, src.tiles.add(e.Codes[o:o+M]))
+		}
+	}
+	// Centers are distinct tiles, so a denoised tile is new exactly when
+	// its center is.
+	center := denoiseCenters(src.tiles)
+	seen := make([]bool, src.tiles.len())
+	for p, id := range src.ids {
+		if center != nil {
+			id = center[id]
+			src.ids[p] = id
+		}
+		if !seen[id] {
+			seen[id] = true
+			src.novel = append(src.novel, int32(p))
 		}
 	}
 	return src
 }
+
+// tile returns the denoised tile of slot p.
+func (src *fallSource) tile(p int32) []uint16 { return src.tiles.tile(src.ids[p]) }
 
 // fitFallback estimates the new-content model: per subspace m and context
 // (kind ctxLeft: the code of the same subspace in the previous slot; ctxPrev:
@@ -608,7 +620,7 @@ func newFallSource(g Geometry, eps []Episode) *fallSource {
 // observations.
 func fitFallback(g Geometry, src *fallSource, kind int, beta float64) ([]uint16, int) {
 	nctx := fallContexts(g)
-	return fallbackRows(g, fallCounts(g, src.codes, src.novel, kind, nctx), nctx, betaQ(beta)), nctx
+	return fallbackRows(g, fallCounts(g, src.tile, src.novel, kind, nctx), nctx, betaQ(beta)), nctx
 }
 
 // fallSamples counts held-out codes by fallback contexts: subspace, code of
@@ -777,71 +789,74 @@ func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float6
 
 // denoise replaces, in place, every tile of codes that lies within
 // max(1, M/16) differing codes of a strictly more frequent tile by the most
-// frequent such tile. Tiles are visited from the most frequent down, so a
-// center is never itself replaced. Candidate centers are found through an
-// index on the blocks of a pigeonhole split: two tiles within h differences
-// share at least one of h+1 blocks exactly.
+// frequent such tile (denoiseCenters).
 func denoise(g Geometry, codes []uint16) {
-	M, S := g.M, g.S
-	h := max(1, M/16)
-	if M < h+1 {
+	M := g.M
+	ts := newTileSet(M)
+	occ := make([]int32, len(codes)/M) // tile id per slot occurrence
+	for i := range occ {
+		occ[i] = ts.add(codes[i*M : (i+1)*M])
+	}
+	center := denoiseCenters(ts)
+	if center == nil {
 		return
 	}
-	type tileInfo struct {
-		first int // offset of the first occurrence
-		count int
-	}
-	index := map[string]int{}
-	var tiles []tileInfo
-	occ := make([]int, len(codes)/M) // tile id per slot occurrence
-	for o := 0; o+M <= len(codes); o += M {
-		k := string(u16bytes(codes[o : o+M]))
-		id, ok := index[k]
-		if !ok {
-			id = len(tiles)
-			index[k] = id
-			tiles = append(tiles, tileInfo{first: o})
+	for i, id := range occ {
+		if c := center[id]; c != id {
+			copy(codes[i*M:(i+1)*M], ts.tile(c))
 		}
-		tiles[id].count++
-		occ[o/M] = id
 	}
-	_ = S
-	order := make([]int, len(tiles))
+}
+
+// denoiseCenters returns, for every tile of ts, the tile that replaces it:
+// the most frequent tile within max(1, M/16) differing codes, if strictly
+// more frequent than it, else itself (nil when M is too small for the
+// rule). Tiles are visited from the most frequent down, so a center is
+// never itself replaced. Candidate centers are found through an index on
+// the blocks of a pigeonhole split: two tiles within h differences share
+// at least one of h+1 blocks exactly.
+func denoiseCenters(ts *tileSet) []int32 {
+	M := ts.m
+	h := max(1, M/16)
+	if M < h+1 {
+		return nil
+	}
+	order := make([]int32, ts.len())
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	sortStable(order, func(a, b int) bool {
-		if tiles[a].count != tiles[b].count {
-			return tiles[a].count > tiles[b].count
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if ts.count[a] != ts.count[b] {
+			return int(ts.count[b]) - int(ts.count[a])
 		}
-		return a < b
+		return int(a) - int(b)
 	})
 	nb := h + 1
 	bounds := make([]int, nb+1)
 	for b := range bounds {
 		bounds[b] = b * M / nb
 	}
-	blockIdx := make([]map[string][]int, nb)
+	blockIdx := make([]map[string][]int32, nb)
 	for b := range blockIdx {
-		blockIdx[b] = map[string][]int{}
+		blockIdx[b] = map[string][]int32{}
 	}
-	center := make([]int, len(tiles))
+	center := make([]int32, ts.len())
 	for _, id := range order {
-		t := codes[tiles[id].first : tiles[id].first+M]
-		best := -1
+		t := ts.tile(id)
+		best := int32(-1)
 		for b := range nb {
 			for _, c := range blockIdx[b][string(u16bytes(t[bounds[b]:bounds[b+1]]))] {
-				if tiles[c].count <= tiles[id].count {
+				if ts.count[c] <= ts.count[id] {
 					continue
 				}
-				ct := codes[tiles[c].first : tiles[c].first+M]
+				ct := ts.tile(c)
 				d := 0
 				for i := range t {
 					if t[i] != ct[i] {
 						d++
 					}
 				}
-				if d <= h && (best < 0 || tiles[c].count > tiles[best].count || (tiles[c].count == tiles[best].count && c < best)) {
+				if d <= h && (best < 0 || ts.count[c] > ts.count[best] || (ts.count[c] == ts.count[best] && c < best)) {
 					best = c
 				}
 			}
@@ -856,25 +871,7 @@ func denoise(g Geometry, codes []uint16) {
 			blockIdx[b][k] = append(blockIdx[b][k], id)
 		}
 	}
-	out := make([]uint16, M)
-	for i, id := range occ {
-		if c := center[id]; c != id {
-			copy(out, codes[tiles[c].first:tiles[c].first+M])
-			copy(codes[i*M:(i+1)*M], out)
-		}
-	}
-}
-
-func sortStable(a []int, less func(a, b int) bool) {
-	slices.SortStableFunc(a, func(x, y int) int {
-		if less(x, y) {
-			return -1
-		}
-		if less(y, x) {
-			return 1
-		}
-		return 0
-	})
+	return center
 }
 
 // maxOffsetSlots bounds the slots of a model given an offset law (its size
