@@ -3,6 +3,7 @@ package wmzip
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/opq"
@@ -37,6 +38,10 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("%w: no training episodes", ErrInput)
 	}
+	eps, err := recentStates(eps, c.maxStates)
+	if err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -55,7 +60,6 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		}
 	}
 	if len(withObs) > 0 {
-		var err error
 		if q, err = trainQuantizer(eps, withObs, c); err != nil {
 			return nil, err
 		}
@@ -112,6 +116,50 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		}
 	}
 	return &Codec{m: m, q: q}, nil
+}
+
+// recentStates returns the last max states of eps (WithMaxStates): eps
+// itself when they hold no more, else a copy of what is kept, cut at an
+// episode's start if need be.
+func recentStates(eps []Episode, limit int) ([]Episode, error) {
+	first, cut, total := len(eps), 0, 0
+	for first > 0 && total < limit {
+		first--
+		n := len(eps[first].Actions)
+		if total+n > limit {
+			cut = n - (limit - total)
+			n -= cut
+		}
+		total += n
+	}
+	if first == 0 && cut == 0 {
+		return eps, nil
+	}
+	out := make([]Episode, 0, len(eps)-first)
+	for i := first; i < len(eps); i++ {
+		e := eps[i]
+		from := 0
+		if i == first {
+			from = cut
+		}
+		t, s := len(e.Actions), e.slots()
+		if t == 0 {
+			out = append(out, Episode{Slots: e.Slots})
+			continue
+		}
+		if e.Codes != nil && len(e.Codes)%(t*s) != 0 || e.Obs != nil && len(e.Obs)%(t*s) != 0 {
+			return nil, fmt.Errorf("%w: episode %d: its arrays do not hold %d states of %d slots", ErrInput, i, t, s)
+		}
+		k := Episode{Slots: e.Slots, Actions: slices.Clone(e.Actions[from:])}
+		if e.Codes != nil {
+			k.Codes = slices.Clone(e.Codes[len(e.Codes)/t*from:])
+		}
+		if e.Obs != nil {
+			k.Obs = slices.Clone(e.Obs[len(e.Obs)/t*from:])
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // trainQuantizer fits a quantizer to the slot vectors of the episodes

@@ -24,6 +24,7 @@ func runTrain(args []string) error {
 	out := fs.String("o", "", "output model file (required)")
 	prec := fs.Uint("precision", wm.DefaultPrecision, "rANS probability precision in bits (10..16)")
 	maxRef := fs.Int("max-ref", 65536, "most states kept in the model's reference store")
+	maxStates := fs.Int("max-states", wmzlib.DefaultMaxTrainStates, "most training states read: the most recent of the inputs")
 	capacity := fs.Float64("capacity", 1, "fraction (0,1] of the training states the reference store keeps: smaller models, more bits per state (see: wmzip bench capacity)")
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
@@ -71,6 +72,7 @@ func runTrain(args []string) error {
 		wmzlib.WithAlphabet(*alpha),
 		wmzlib.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity}),
 		wmzlib.WithGate(*gateHold, gopt),
+		wmzlib.WithMaxStates(*maxStates),
 		wmzlib.WithProgress(trainProgress(*quiet)),
 	}
 	if *noQuant {
