@@ -3,6 +3,7 @@ package wmzip
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/wmzip/wmzip/gate"
@@ -38,9 +39,15 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("%w: no training episodes", ErrInput)
 	}
-	eps, err := recentStates(eps, c.maxStates)
+	eps, copied, err := recentStates(eps, c.maxStates)
 	if err != nil {
 		return nil, err
+	}
+	if copied {
+		// A bound that binds is meant for inputs of gigabytes, which the
+		// caller may have dropped: collect them now, before the heap grows
+		// to twice their size as the garbage collector's pacing allows.
+		runtime.GC()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -118,10 +125,10 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	return &Codec{m: m, q: q}, nil
 }
 
-// recentStates returns the last max states of eps (WithMaxStates): eps
+// recentStates returns the last limit states of eps (WithMaxStates): eps
 // itself when they hold no more, else a copy of what is kept, cut at an
-// episode's start if need be.
-func recentStates(eps []Episode, limit int) ([]Episode, error) {
+// episode's start if need be (copied).
+func recentStates(eps []Episode, limit int) (kept []Episode, copied bool, err error) {
 	first, cut, total := len(eps), 0, 0
 	for first > 0 && total < limit {
 		first--
@@ -133,7 +140,7 @@ func recentStates(eps []Episode, limit int) ([]Episode, error) {
 		total += n
 	}
 	if first == 0 && cut == 0 {
-		return eps, nil
+		return eps, false, nil
 	}
 	out := make([]Episode, 0, len(eps)-first)
 	for i := first; i < len(eps); i++ {
@@ -148,7 +155,7 @@ func recentStates(eps []Episode, limit int) ([]Episode, error) {
 			continue
 		}
 		if e.Codes != nil && len(e.Codes)%(t*s) != 0 || e.Obs != nil && len(e.Obs)%(t*s) != 0 {
-			return nil, fmt.Errorf("%w: episode %d: its arrays do not hold %d states of %d slots", ErrInput, i, t, s)
+			return nil, false, fmt.Errorf("%w: episode %d: its arrays do not hold %d states of %d slots", ErrInput, i, t, s)
 		}
 		k := Episode{Slots: e.Slots, Actions: slices.Clone(e.Actions[from:])}
 		if e.Codes != nil {
@@ -159,7 +166,7 @@ func recentStates(eps []Episode, limit int) ([]Episode, error) {
 		}
 		out = append(out, k)
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // trainQuantizer fits a quantizer to the slot vectors of the episodes

@@ -35,11 +35,11 @@ func TestRecentStates(t *testing.T) {
 		return e
 	}
 	eps := []Episode{ep(0, 3), {}, ep(3, 4), ep(7, 2)}
-	if got, err := recentStates(eps, 9); err != nil || &got[0] != &eps[0] {
+	if got, copied, err := recentStates(eps, 9); err != nil || copied || &got[0] != &eps[0] {
 		t.Fatalf("a bound that does not bind must keep the episodes: %v", err)
 	}
-	got, err := recentStates(eps, 5)
-	if err != nil {
+	got, copied, err := recentStates(eps, 5)
+	if err != nil || !copied {
 		t.Fatal(err)
 	}
 	want := [][]int64{{4, 5, 6}, {7, 8}}
@@ -55,7 +55,7 @@ func TestRecentStates(t *testing.T) {
 	if eps[3].Codes[0] != 7 {
 		t.Error("kept episodes share the caller's arrays")
 	}
-	if _, err := recentStates([]Episode{{Actions: []int64{0, 1}, Codes: []uint16{1, 2, 3}}}, 1); !errors.Is(err, ErrInput) {
+	if _, _, err := recentStates([]Episode{{Actions: []int64{0, 1}, Codes: []uint16{1, 2, 3}}}, 1); !errors.Is(err, ErrInput) {
 		t.Errorf("codes that make no states: %v, want ErrInput", err)
 	}
 }
