@@ -51,16 +51,9 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err
 	}
-	var eps []wmzlib.Episode
-	for _, path := range pos {
-		tr, err := npz.ReadTrajectory(path)
-		if err != nil {
-			return err
-		}
-		if (tr.Obs == nil || *noQuant) && tr.Codes == nil {
-			return fmt.Errorf("%s: no `codes` array", path)
-		}
-		eps = append(eps, wmzlib.TrajectoryEpisodes(tr, !*noQuant)...)
+	eps, err := wmzlib.ReadTrainingEpisodes(pos, !*noQuant, *maxStates)
+	if err != nil {
+		return err
 	}
 	if *gateWeights != "" {
 		if gopt.Weights, err = npz.ReadFloats(*gateWeights); err != nil {
