@@ -9,13 +9,16 @@ import (
 
 // ReadTrainingEpisodes reads the episodes of trajectory .npz files for
 // Train: as float observations when useObs is set and a file has them,
-// else as codes. With maxStates > 0 it keeps what Train learns from under
-// WithMaxStates(maxStates): the last maxStates states of the files in
-// their order. Files wholly before them are not read, and of a file of
-// codes that holds more, only the states kept are widened to uint16: a
-// file of a million states then costs its codes as stored, not three
-// times that.
+// else as codes. With maxStates > 0 (0: all) it keeps what Train learns
+// from under WithMaxStates(maxStates): the last maxStates states of the
+// files in their order. Files wholly before them are not read, and of a
+// file of codes that holds more, only the states kept are widened to
+// uint16: a file of a million states then costs its codes as stored, not
+// three times that.
 func ReadTrainingEpisodes(paths []string, useObs bool, maxStates int) ([]Episode, error) {
+	if maxStates < 0 {
+		return nil, fmt.Errorf("%w: max states %d is negative", ErrInput, maxStates)
+	}
 	var parts [][]Episode
 	left := maxStates
 	for i := len(paths) - 1; i >= 0 && (maxStates <= 0 || left > 0); i-- {
