@@ -76,6 +76,9 @@ func readTrainingFile(path string, useObs bool, keep int) (*npz.Trajectory, erro
 		l := a.Len()
 		switch a.Name {
 		case npz.NameCodes:
+			if !slices.Equal(a.Shape, codes.Shape) {
+				return nil, fmt.Errorf("%w: %s changed while it was read", ErrInput, path)
+			}
 			tr.Codes = widenTail(a.Data, cut*n, l)
 		case npz.NameActions:
 			acts := int64Tail(a.Data, 0)
