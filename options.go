@@ -34,10 +34,11 @@ type trainConfig struct {
 	hold      int
 	gate      gate.CalibOptions
 	progress  Progress
+	maxStates int
 }
 
 func defaultTrain() trainConfig {
-	return trainConfig{quant: opq.Config{M: 32, K: 64, Seed: 1}, wm: wm.TrainOptions{MaxRefStates: 65536}, hold: -1}
+	return trainConfig{quant: opq.Config{M: 32, K: 64, Seed: 1}, wm: wm.TrainOptions{MaxRefStates: 65536}, hold: -1, maxStates: DefaultMaxTrainStates}
 }
 
 type writerConfig struct {
@@ -167,6 +168,28 @@ func WithAlphabet(k int) TrainOption {
 			return fmt.Errorf("%w: alphabet %d outside 0..65536", ErrInput, k)
 		}
 		c.alphabet = k
+		return nil
+	})
+}
+
+// DefaultMaxTrainStates is how many states Train learns from at most by
+// default: the reference store keeps 65,536 and the statistics settle long
+// before this, while time and memory grow with every state read.
+const DefaultMaxTrainStates = 1 << 18
+
+// WithMaxStates bounds the states Train learns from to the n most recent
+// of the episodes, in their order (0: DefaultMaxTrainStates): whole
+// episodes, and the end of the one before them that fills the bound. When
+// it binds, Train copies what it keeps, so that the caller's arrays may be
+// freed while it runs.
+func WithMaxStates(n int) TrainOption {
+	return trainOpt(func(c *trainConfig) error {
+		if n < 0 {
+			return fmt.Errorf("%w: max states %d is negative", ErrInput, n)
+		}
+		if c.maxStates = n; n == 0 {
+			c.maxStates = DefaultMaxTrainStates
+		}
 		return nil
 	})
 }

@@ -3,6 +3,8 @@ package wmzip
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/opq"
@@ -37,6 +39,16 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("%w: no training episodes", ErrInput)
 	}
+	eps, copied, err := recentStates(eps, c.maxStates)
+	if err != nil {
+		return nil, err
+	}
+	if copied {
+		// A bound that binds is meant for inputs of gigabytes, which the
+		// caller may have dropped: collect them now, before the heap grows
+		// to twice their size as the garbage collector's pacing allows.
+		runtime.GC()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -55,7 +67,6 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		}
 	}
 	if len(withObs) > 0 {
-		var err error
 		if q, err = trainQuantizer(eps, withObs, c); err != nil {
 			return nil, err
 		}
@@ -74,6 +85,24 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	if err != nil {
 		return nil, err
 	}
+	// The gate first: the model it is calibrated with is garbage before
+	// the final one is trained. Its distances are those of the quantizer
+	// as the model file holds it.
+	var qb []byte
+	var gq *opq.Quantizer
+	if q != nil {
+		qb, _ = q.MarshalBinary()
+		if gq, err = opq.UnmarshalQuantizer(qb); err != nil {
+			return nil, err
+		}
+	}
+	gp, err := gateParams(g, gq, weps, c.hold, c.gate, c.wm)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	wopt := c.wm
 	wopt.Progress = nil
 	if c.progress != nil {
@@ -84,19 +113,60 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		return nil, err
 	}
 	if q != nil {
-		qb, _ := q.MarshalBinary()
 		if m, err = m.WithSection(quantizerSection, qb); err != nil {
 			return nil, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	wopt.Progress = nil
-	if m, err = withGate(m, weps, c.hold, c.gate, wopt); err != nil {
-		return nil, err
+	if gp != nil {
+		if m, err = gate.Apply(m, gp); err != nil {
+			return nil, err
+		}
 	}
 	return &Codec{m: m, q: q}, nil
+}
+
+// recentStates returns the last limit states of eps (WithMaxStates): eps
+// itself when they hold no more, else a copy of what is kept, cut at an
+// episode's start if need be (copied).
+func recentStates(eps []Episode, limit int) (kept []Episode, copied bool, err error) {
+	first, cut, total := len(eps), 0, 0
+	for first > 0 && total < limit {
+		first--
+		n := len(eps[first].Actions)
+		if total+n > limit {
+			cut = n - (limit - total)
+			n -= cut
+		}
+		total += n
+	}
+	if first == 0 && cut == 0 {
+		return eps, false, nil
+	}
+	out := make([]Episode, 0, len(eps)-first)
+	for i := first; i < len(eps); i++ {
+		e := eps[i]
+		from := 0
+		if i == first {
+			from = cut
+		}
+		t, s := len(e.Actions), e.slots()
+		if t == 0 {
+			out = append(out, Episode{Slots: e.Slots})
+			continue
+		}
+		if e.Codes != nil && len(e.Codes)%(t*s) != 0 || e.Obs != nil && len(e.Obs)%(t*s) != 0 {
+			return nil, false, fmt.Errorf("%w: episode %d: its arrays do not hold %d states of %d slots", ErrInput, i, t, s)
+		}
+		k := Episode{Slots: e.Slots, Actions: slices.Clone(e.Actions[from:])}
+		if e.Codes != nil {
+			k.Codes = slices.Clone(e.Codes[len(e.Codes)/t*from:])
+		}
+		if e.Obs != nil {
+			k.Obs = slices.Clone(e.Obs[len(e.Obs)/t*from:])
+		}
+		out = append(out, k)
+	}
+	return out, true, nil
 }
 
 // trainQuantizer fits a quantizer to the slot vectors of the episodes
@@ -181,33 +251,29 @@ func Alphabet(c []uint16) int {
 	return k
 }
 
-// withGate calibrates the retention gate of a freshly trained model: a
-// second model is trained without the last hold episodes and run on them
-// (hold < 0: gate.HoldoutEpisodes; 0: no gate).
-func withGate(m *wm.Model, eps []wm.Episode, hold int, gopt gate.CalibOptions, opt wm.TrainOptions) (*wm.Model, error) {
+// gateParams calibrates the retention gate of the model Train builds
+// from eps: a model trained without the last hold episodes (to be run
+// only: no file) is run on them, with the distances of quantizer q if any
+// (hold < 0: gate.HoldoutEpisodes; 0: no gate, nil params).
+func gateParams(g wm.Geometry, q *opq.Quantizer, eps []wm.Episode, hold int, gopt gate.CalibOptions, opt wm.TrainOptions) (*gate.Params, error) {
 	if hold < 0 {
 		hold = gate.HoldoutEpisodes(len(eps))
 	}
 	if hold == 0 {
-		return m, nil
+		return nil, nil
 	}
 	if hold >= len(eps) {
 		return nil, fmt.Errorf("%w: gate holdout %d leaves no training episode of %d", ErrInput, hold, len(eps))
 	}
-	if gopt.Weights != nil && len(gopt.Weights) != m.Geom.N() {
-		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", ErrInput, len(gopt.Weights), m.Geom.N())
+	if gopt.Weights != nil && len(gopt.Weights) != g.N() {
+		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", ErrInput, len(gopt.Weights), g.N())
 	}
-	calib, err := wm.Train(m.Geom, eps[:len(eps)-hold], opt)
+	opt.Progress, opt.NoFile = nil, true
+	calib, err := wm.Train(g, eps[:len(eps)-hold], opt)
 	if err != nil {
 		return nil, err
 	}
-	if raw := m.Section(gate.QuantizerTag); raw != nil {
-		if calib, err = calib.WithSection(gate.QuantizerTag, raw); err != nil {
-			return nil, err
-		}
-	}
-	out, _, err := CalibrateGate(calib, m, eps[len(eps)-hold:], gopt)
-	return out, err
+	return calibrateGate(calib, q, eps[len(eps)-hold:], gopt)
 }
 
 // CalibrateGate calibrates the gate of model final on held-out episodes.
@@ -220,22 +286,32 @@ func CalibrateGate(calib, final *wm.Model, held []wm.Episode, opt gate.CalibOpti
 	if calib.Geom != final.Geom || calib.Precision != final.Precision {
 		return nil, nil, fmt.Errorf("gate calibration: calibration model geometry or precision differs")
 	}
-	opt.Dist, opt.SlotNorm = nil, 0
+	var q *opq.Quantizer
 	if raw := final.Section(gate.QuantizerTag); raw != nil {
-		q, err := opq.UnmarshalQuantizer(raw)
-		if err != nil {
+		var err error
+		if q, err = opq.UnmarshalQuantizer(raw); err != nil {
 			return nil, nil, fmt.Errorf("gate calibration: model quantizer: %w", err)
 		}
-		if opt.Dist, opt.SlotNorm, err = quantizerDistances(q, final.Geom, held); err != nil {
-			return nil, nil, err
-		}
 	}
-	p, err := gate.Calibrate(calib, held, opt)
+	p, err := calibrateGate(calib, q, held, opt)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := gate.Apply(final, p)
 	return m, p, err
+}
+
+// calibrateGate is gate.Calibrate with the distances of quantizer q, if
+// any, else uniform ones.
+func calibrateGate(calib *wm.Model, q *opq.Quantizer, held []wm.Episode, opt gate.CalibOptions) (*gate.Params, error) {
+	opt.Dist, opt.SlotNorm = nil, 0
+	if q != nil {
+		var err error
+		if opt.Dist, opt.SlotNorm, err = quantizerDistances(q, calib.Geom, held); err != nil {
+			return nil, err
+		}
+	}
+	return gate.Calibrate(calib, held, opt)
 }
 
 // quantizerDistances returns the quantizer's 16-bit distance tables and the

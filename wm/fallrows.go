@@ -21,20 +21,24 @@ func fallEntriesFit(n, fileLen int64) bool { return n <= 1<<16+64*fileLen }
 // context and value, where the context is, for kind ctxLeft, the code of
 // subspace m in the previous slot (K in slot 0) and, for ctxPrev, the
 // previous code of the same tile (K at subspace 0); with one context per
-// subspace (nctx = 1) it is always 0. novel lists the tiles as state·S+slot.
-func fallCounts(g Geometry, codes []uint16, novel []int32, kind, nctx int) []uint64 {
-	K, M, S, n := g.K, g.M, g.S, g.N()
+// subspace (nctx = 1) it is always 0. novel lists the tiles as
+// p = state·S+slot, and tile(p) gives the codes of one.
+func fallCounts(g Geometry, tile func(p int32) []uint16, novel []int32, kind, nctx int) []uint64 {
+	K, M, S := g.K, g.M, g.S
 	cnt := make([]uint64, M*nctx*K)
 	for _, r := range novel {
-		t, s := int(r)/S, int(r)%S
-		st := codes[t*n : (t+1)*n]
-		tl := st[s*M : (s+1)*M]
+		s := int(r) % S
+		tl := tile(r)
+		var left []uint16
+		if kind == ctxLeft && s > 0 {
+			left = tile(r - 1)
+		}
 		for m, v := range tl {
 			ctx := 0
 			if nctx > 1 {
 				ctx = K
-				if kind == ctxLeft && s > 0 {
-					ctx = int(st[(s-1)*M+m])
+				if left != nil {
+					ctx = int(left[m])
 				} else if kind == ctxPrev && m > 0 {
 					ctx = int(tl[m-1])
 				}
@@ -107,9 +111,13 @@ func (m *Model) storeNovel() []int32 { return m.tileRep }
 func (m *Model) deriveFallback() {
 	g := m.Geom
 	novel := m.storeNovel()
-	m.fallback = fallbackRows(g, fallCounts(g, m.refCodes, novel, ctxLeft, m.fallCtx), m.fallCtx, m.fallBeta[0])
+	tile := func(p int32) []uint16 {
+		o := int(p) * g.M
+		return m.refCodes[o : o+g.M]
+	}
+	m.fallback = fallbackRows(g, fallCounts(g, tile, novel, ctxLeft, m.fallCtx), m.fallCtx, m.fallBeta[0])
 	m.fall2 = nil
 	if m.fall2Ctx > 0 {
-		m.fall2 = fallbackRows(g, fallCounts(g, m.refCodes, novel, ctxPrev, m.fall2Ctx), m.fall2Ctx, m.fallBeta[1])
+		m.fall2 = fallbackRows(g, fallCounts(g, tile, novel, ctxPrev, m.fall2Ctx), m.fall2Ctx, m.fallBeta[1])
 	}
 }

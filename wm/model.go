@@ -162,7 +162,15 @@ type Model struct {
 func (m *Model) ID() ModelID { return m.id }
 
 // MarshalBinary returns the model's canonical serialization (.wmm bytes).
-func (m *Model) MarshalBinary() ([]byte, error) { return slices.Clone(m.raw), nil }
+func (m *Model) MarshalBinary() ([]byte, error) {
+	if m.raw == nil {
+		return nil, errNoFile
+	}
+	return slices.Clone(m.raw), nil
+}
+
+// errNoFile reports a model trained with TrainOptions.NoFile.
+var errNoFile = errors.New("wm: model trained without a file")
 
 // WithDerivedFallback returns a copy of m whose fallback tables are derived
 // from its reference store with the smoothings beta1 and beta2 (Q8, in
@@ -192,7 +200,13 @@ func (m *Model) WithDerivedFallback(beta1, beta2 uint32) (*Model, error) {
 func (m *Model) CanonicalBinary() ([]byte, error) { return m.appendFile(nil, 2, nil), nil }
 
 // FileVersion returns the model file version MarshalBinary writes.
-func (m *Model) FileVersion() int { return int(binary.LittleEndian.Uint16(m.raw[4:])) }
+// A model trained without a file (TrainOptions.NoFile) has version 0.
+func (m *Model) FileVersion() int {
+	if m.raw == nil {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint16(m.raw[4:]))
+}
 
 // RefStates returns the number of states in the model's reference store.
 func (m *Model) RefStates() int { return m.refT }
@@ -210,11 +224,10 @@ func codeBytes(k int) int {
 // it names the content whatever the file's coding; the file is version 3
 // when the fallback tables derive from the reference store.
 func (m *Model) encode() {
-	canon := m.appendFile(nil, 2, nil)
-	h := sha256.Sum256(canon)
-	copy(m.id[:], h[:])
-	m.raw = canon
-	if m.fallDerived {
+	m.id = m.canonicalID()
+	if !m.fallDerived {
+		m.raw = m.appendFile(nil, 2, nil)
+	} else {
 		// Version 3 unless its limits refuse this content (a tiny store
 		// under large tables, or a store coded below 0.008 bits a code):
 		// then the canonical file, which has the same ID.
@@ -229,6 +242,7 @@ func (m *Model) encode() {
 			m.raw = b
 		} else {
 			m.fallDerived = false
+			m.raw = m.appendFile(nil, 2, nil)
 		}
 	}
 }
@@ -250,8 +264,6 @@ func (m *Model) fallEntries() int64 {
 // appendFile appends the model file of the given version to b: 2, or 3
 // with the coded store st.
 func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
-	g := m.Geom
-	cb := codeBytes(g.K)
 	// Reserve what the tables, the store and the sections take (the fixed
 	// fields are in the 1,024): a model of megabytes is then written in
 	// one allocation, not by repeated doubling.
@@ -261,12 +273,26 @@ func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 		n += 4 * len(l)
 	}
 	if version != 3 {
-		n += cb*len(m.refCodes) + len(m.refBkt)
+		n += codeBytes(m.Geom.K)*len(m.refCodes) + len(m.refBkt)
 	}
 	for _, sec := range m.sections {
 		n += 8 + len(sec.Data)
 	}
-	b = slices.Grow(b, n)
+	b = m.appendHead(slices.Grow(b, n), version)
+	if version == 3 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(st)))
+		b = append(b, st...)
+	} else {
+		b = appendCodes(b, m.refCodes, codeBytes(m.Geom.K))
+		b = append(b, m.refBkt...)
+	}
+	return m.appendSections(b)
+}
+
+// appendHead appends what a model file holds before its reference store's
+// codes.
+func (m *Model) appendHead(b []byte, version uint16) []byte {
+	g := m.Geom
 	b = append(b, modelMagic...)
 	b = binary.LittleEndian.AppendUint16(b, version)
 	b = binary.LittleEndian.AppendUint16(b, 0) // flags
@@ -343,19 +369,23 @@ func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(s))
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.refT))
-	if version == 3 {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(st)))
-		b = append(b, st...)
-	} else {
-		for _, c := range m.refCodes {
-			if cb == 1 {
-				b = append(b, byte(c))
-			} else {
-				b = binary.LittleEndian.AppendUint16(b, c)
-			}
+	return b
+}
+
+// appendCodes appends codes as bytes (cb = 1) or little-endian pairs.
+func appendCodes(b []byte, codes []uint16, cb int) []byte {
+	for _, c := range codes {
+		if cb == 1 {
+			b = append(b, byte(c))
+		} else {
+			b = binary.LittleEndian.AppendUint16(b, c)
 		}
-		b = append(b, m.refBkt...)
 	}
+	return b
+}
+
+// appendSections appends the section count and the sections.
+func (m *Model) appendSections(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.sections)))
 	for _, sec := range m.sections {
 		b = append(b, sec.Tag[:]...)
@@ -363,6 +393,24 @@ func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 		b = append(b, sec.Data...)
 	}
 	return b
+}
+
+// canonicalID hashes the canonical (version-2) file of m piece by piece:
+// the file of a large store is never held whole just to be hashed.
+func (m *Model) canonicalID() ModelID {
+	h := sha256.New()
+	h.Write(m.appendHead(nil, 2))
+	buf := make([]byte, 0, 1<<16)
+	cb := codeBytes(m.Geom.K)
+	for i := 0; i < len(m.refCodes); i += len(buf) / cb {
+		buf = appendCodes(buf[:0], m.refCodes[i:min(len(m.refCodes), i+cap(buf)/2)], cb)
+		h.Write(buf)
+	}
+	h.Write(m.refBkt)
+	h.Write(m.appendSections(nil))
+	var id ModelID
+	copy(id[:], h.Sum(nil))
+	return id
 }
 
 // Section is an opaque, tagged part of a model file that another package
@@ -390,6 +438,9 @@ func (m *Model) Section(tag string) []byte {
 // (replacing an existing one; sections are kept sorted by tag). The copy
 // has a new ID.
 func (m *Model) WithSection(tag string, data []byte) (*Model, error) {
+	if m.raw == nil {
+		return nil, errNoFile
+	}
 	if len(tag) != 4 {
 		return nil, fmt.Errorf("wm: section tag %q is not 4 bytes", tag)
 	}
@@ -610,8 +661,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	m.fallDerived = version == 3
 	m.derive()
 	if version == 3 {
-		h := sha256.Sum256(m.appendFile(nil, 2, nil))
-		copy(m.id[:], h[:])
+		m.id = m.canonicalID()
 	} else {
 		h := sha256.Sum256(m.raw)
 		copy(m.id[:], h[:])

@@ -33,6 +33,12 @@ type TrainOptions struct {
 	// by default rare tiles within a few codes of a more frequent tile are
 	// replaced by it, so that references carry less observation noise.
 	NoDenoise bool
+	// NoFile builds a model to be run in this process only (one that
+	// calibrates a gate on held-out episodes): it predicts exactly as the
+	// model of a file would, but is never coded into one, which saves the
+	// time and memory of coding and reading back its store. It has no ID,
+	// and MarshalBinary and WithSection fail.
+	NoFile bool
 	// Progress, when set, is called as calibration advances.
 	Progress func(done, total int)
 }
@@ -90,27 +96,32 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	if len(eps) >= 2 {
 		nCal = max(1, len(eps)/5)
 	}
-	fit := eps[:len(eps)-nCal]
-	fitSrc := newFallSource(g, fit)
-	m0 := build(g, opt, fit, fitSrc, defaultStats(g))
 	st := defaultStats(g)
-	src := fitSrc
 	if nCal > 0 {
-		held := eps[len(eps)-nCal:]
-		// The continuations and the offset law are measured against the
-		// reference store of m0 and used by the calibration run.
-		cont, offs := learnContNext(m0, held), learnOffsets(m0, held)
-		m0.contNext, m0.offPrior = cont, offs
-		var newTiles, subs fallSamples
-		st, newTiles, subs = calibrate(m0, held, opt.Progress)
-		st.contNext, st.offPrior = cont, offs
-		if g.K <= 256 {
-			st.fallBeta, st.fallExp = chooseFallback(g, fitSrc, newTiles)
-			st.subMix = chooseSubMix(g, fitSrc, st.fallBeta, st.fallExp, subs)
-		}
-		src = newFallSource(g, eps)
+		st = calibrateOn(g, opt, eps[:len(eps)-nCal], eps[len(eps)-nCal:])
 	}
-	return build(g, opt, eps, src, st), nil
+	return build(g, opt, eps, st, !opt.NoFile), nil
+}
+
+// calibrateOn measures the statistics of a model on held-out episodes: a
+// model is built from fit (no file: it is only run) and coded over held.
+// What is built here is garbage when it returns, before the final model is
+// built.
+func calibrateOn(g Geometry, opt TrainOptions, fit, held []Episode) classStats {
+	m0 := build(g, opt, fit, defaultStats(g), false)
+	// The continuations and the offset law are measured against the
+	// reference store of m0 and used by the calibration run.
+	cont, offs := learnContNext(m0, held), learnOffsets(m0, held)
+	m0.contNext, m0.offPrior = cont, offs
+	st, newTiles, subs := calibrate(m0, held, opt.Progress)
+	m0 = nil
+	st.contNext, st.offPrior = cont, offs
+	if g.K <= 256 {
+		src := newFallSource(g, fit)
+		st.fallBeta, st.fallExp = chooseFallback(g, src, newTiles)
+		st.subMix = chooseSubMix(g, src, st.fallBeta, st.fallExp, subs)
+	}
+	return st
 }
 
 // learnContNext estimates, for every slot x, which slots y continue a match
@@ -454,8 +465,12 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 	return best[0], best[1]
 }
 
-func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st classStats) *Model {
-	n := g.N()
+// build makes the model of the reference store drawn from eps and the
+// statistics st. With file, the model is coded into its file and read
+// back from it, so that it is exactly what a reader of the file loads;
+// without, it is only derived, for a run inside training: it predicts as
+// the loaded model would, and has no file.
+func build(g Geometry, opt TrainOptions, eps []Episode, st classStats, file bool) *Model {
 	m := &Model{Geom: g, Precision: opt.Precision}
 	m.clsHits, m.clsMis, m.clsN, m.clsSlot = st.hits, st.mis, st.cn, st.slot
 	m.subMix, m.contNext, m.offPrior, m.clsCtx = st.subMix, st.contNext, st.offPrior, st.ctx
@@ -470,6 +485,8 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 		first--
 		states += len(eps[first].Actions)
 	}
+	m.refCodes = make([]uint16, 0, states*g.N())
+	m.refBkt = make([]uint8, 0, states)
 	for _, e := range eps[first:] {
 		if len(e.Actions) == 0 {
 			continue
@@ -487,7 +504,6 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 	if !opt.NoDenoise {
 		denoise(g, m.refCodes)
 	}
-	_ = n
 	beta := st.fallBeta
 	for i := range beta {
 		if beta[i] == 0 {
@@ -508,13 +524,22 @@ func build(g Geometry, opt TrainOptions, eps []Episode, src *fallSource, st clas
 	} else {
 		m.fallBeta[1] = 0
 	}
+	// The bounds of the current model version, as UnmarshalModel sets them.
+	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
 	m.derive()
+	if !file {
+		return m
+	}
 	m.encode()
-	mm, err := UnmarshalModel(m.raw)
+	// Only the file and its ID outlive the built form: the store is read
+	// back from the file, and the built one is garbage meanwhile.
+	raw, id := m.raw, m.id
+	m = nil
+	mm, err := UnmarshalModel(raw)
 	if err != nil {
 		panic("wm: model does not round-trip: " + err.Error())
 	}
-	if mm.ID() != m.ID() {
+	if mm.ID() != id {
 		panic("wm: model ID does not round-trip")
 	}
 	return mm
@@ -551,30 +576,42 @@ const defaultBeta = 8.0
 // counted once: repetitions would teach the context tables chance
 // co-occurrences of the same few tiles.
 type fallSource struct {
-	codes []uint16
+	tiles *tileSet // the distinct tiles of the training codes
+	ids   []int32  // per slot: its tile, denoised
 	novel []int32
 }
 
 func newFallSource(g Geometry, eps []Episode) *fallSource {
-	n, M, S := g.N(), g.M, g.S
-	src := &fallSource{}
+	M := g.M
+	var slots int
 	for _, e := range eps {
-		src.codes = append(src.codes, e.Codes...)
+		slots += len(e.Codes) / M
 	}
-	denoise(g, src.codes)
-	seen := make(map[string]struct{})
-	for o := 0; o+n <= len(src.codes); o += n {
-		for s := range S {
-			key := string(u16bytes(src.codes[o+s*M : o+(s+1)*M]))
-			if _, ok := seen[key]; ok {
-				continue
-			}
-			seen[key] = struct{}{}
-			src.novel = append(src.novel, int32(o/n*S+s))
+	src := &fallSource{tiles: newTileSet(M), ids: make([]int32, 0, slots)}
+	for _, e := range eps {
+		for o := 0; o+M <= len(e.Codes); o += M {
+			src.ids = append(src.ids, src.tiles.add(e.Codes[o:o+M]))
+		}
+	}
+	// Centers are distinct tiles, so a denoised tile is new exactly when
+	// its center is.
+	center := denoiseCenters(src.tiles)
+	seen := make([]bool, src.tiles.len())
+	for p, id := range src.ids {
+		if center != nil {
+			id = center[id]
+			src.ids[p] = id
+		}
+		if !seen[id] {
+			seen[id] = true
+			src.novel = append(src.novel, int32(p))
 		}
 	}
 	return src
 }
+
+// tile returns the denoised tile of slot p.
+func (src *fallSource) tile(p int32) []uint16 { return src.tiles.tile(src.ids[p]) }
 
 // fitFallback estimates the new-content model: per subspace m and context
 // (kind ctxLeft: the code of the same subspace in the previous slot; ctxPrev:
@@ -583,7 +620,7 @@ func newFallSource(g Geometry, eps []Episode) *fallSource {
 // observations.
 func fitFallback(g Geometry, src *fallSource, kind int, beta float64) ([]uint16, int) {
 	nctx := fallContexts(g)
-	return fallbackRows(g, fallCounts(g, src.codes, src.novel, kind, nctx), nctx, betaQ(beta)), nctx
+	return fallbackRows(g, fallCounts(g, src.tile, src.novel, kind, nctx), nctx, betaQ(beta)), nctx
 }
 
 // fallSamples counts held-out codes by fallback contexts: subspace, code of
@@ -752,71 +789,74 @@ func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float6
 
 // denoise replaces, in place, every tile of codes that lies within
 // max(1, M/16) differing codes of a strictly more frequent tile by the most
-// frequent such tile. Tiles are visited from the most frequent down, so a
-// center is never itself replaced. Candidate centers are found through an
-// index on the blocks of a pigeonhole split: two tiles within h differences
-// share at least one of h+1 blocks exactly.
+// frequent such tile (denoiseCenters).
 func denoise(g Geometry, codes []uint16) {
-	M, S := g.M, g.S
-	h := max(1, M/16)
-	if M < h+1 {
+	M := g.M
+	ts := newTileSet(M)
+	occ := make([]int32, len(codes)/M) // tile id per slot occurrence
+	for i := range occ {
+		occ[i] = ts.add(codes[i*M : (i+1)*M])
+	}
+	center := denoiseCenters(ts)
+	if center == nil {
 		return
 	}
-	type tileInfo struct {
-		first int // offset of the first occurrence
-		count int
-	}
-	index := map[string]int{}
-	var tiles []tileInfo
-	occ := make([]int, len(codes)/M) // tile id per slot occurrence
-	for o := 0; o+M <= len(codes); o += M {
-		k := string(u16bytes(codes[o : o+M]))
-		id, ok := index[k]
-		if !ok {
-			id = len(tiles)
-			index[k] = id
-			tiles = append(tiles, tileInfo{first: o})
+	for i, id := range occ {
+		if c := center[id]; c != id {
+			copy(codes[i*M:(i+1)*M], ts.tile(c))
 		}
-		tiles[id].count++
-		occ[o/M] = id
 	}
-	_ = S
-	order := make([]int, len(tiles))
+}
+
+// denoiseCenters returns, for every tile of ts, the tile that replaces it:
+// the most frequent tile within max(1, M/16) differing codes, if strictly
+// more frequent than it, else itself (nil when M is too small for the
+// rule). Tiles are visited from the most frequent down, so a center is
+// never itself replaced. Candidate centers are found through an index on
+// the blocks of a pigeonhole split: two tiles within h differences share
+// at least one of h+1 blocks exactly.
+func denoiseCenters(ts *tileSet) []int32 {
+	M := ts.m
+	h := max(1, M/16)
+	if M < h+1 {
+		return nil
+	}
+	order := make([]int32, ts.len())
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	sortStable(order, func(a, b int) bool {
-		if tiles[a].count != tiles[b].count {
-			return tiles[a].count > tiles[b].count
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if ts.count[a] != ts.count[b] {
+			return int(ts.count[b]) - int(ts.count[a])
 		}
-		return a < b
+		return int(a) - int(b)
 	})
 	nb := h + 1
 	bounds := make([]int, nb+1)
 	for b := range bounds {
 		bounds[b] = b * M / nb
 	}
-	blockIdx := make([]map[string][]int, nb)
+	blockIdx := make([]map[string][]int32, nb)
 	for b := range blockIdx {
-		blockIdx[b] = map[string][]int{}
+		blockIdx[b] = map[string][]int32{}
 	}
-	center := make([]int, len(tiles))
+	center := make([]int32, ts.len())
 	for _, id := range order {
-		t := codes[tiles[id].first : tiles[id].first+M]
-		best := -1
+		t := ts.tile(id)
+		best := int32(-1)
 		for b := range nb {
 			for _, c := range blockIdx[b][string(u16bytes(t[bounds[b]:bounds[b+1]]))] {
-				if tiles[c].count <= tiles[id].count {
+				if ts.count[c] <= ts.count[id] {
 					continue
 				}
-				ct := codes[tiles[c].first : tiles[c].first+M]
+				ct := ts.tile(c)
 				d := 0
 				for i := range t {
 					if t[i] != ct[i] {
 						d++
 					}
 				}
-				if d <= h && (best < 0 || tiles[c].count > tiles[best].count || (tiles[c].count == tiles[best].count && c < best)) {
+				if d <= h && (best < 0 || ts.count[c] > ts.count[best] || (ts.count[c] == ts.count[best] && c < best)) {
 					best = c
 				}
 			}
@@ -831,25 +871,7 @@ func denoise(g Geometry, codes []uint16) {
 			blockIdx[b][k] = append(blockIdx[b][k], id)
 		}
 	}
-	out := make([]uint16, M)
-	for i, id := range occ {
-		if c := center[id]; c != id {
-			copy(out, codes[tiles[c].first:tiles[c].first+M])
-			copy(codes[i*M:(i+1)*M], out)
-		}
-	}
-}
-
-func sortStable(a []int, less func(a, b int) bool) {
-	slices.SortStableFunc(a, func(x, y int) int {
-		if less(x, y) {
-			return -1
-		}
-		if less(y, x) {
-			return 1
-		}
-		return 0
-	})
+	return center
 }
 
 // maxOffsetSlots bounds the slots of a model given an offset law (its size

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
@@ -24,6 +25,7 @@ func runTrain(args []string) error {
 	out := fs.String("o", "", "output model file (required)")
 	prec := fs.Uint("precision", wm.DefaultPrecision, "rANS probability precision in bits (10..16)")
 	maxRef := fs.Int("max-ref", 65536, "most states kept in the model's reference store")
+	maxStates := fs.Int("max-states", wmzlib.DefaultMaxTrainStates, "most training states read: the most recent of the inputs")
 	capacity := fs.Float64("capacity", 1, "fraction (0,1] of the training states the reference store keeps: smaller models, more bits per state (see: wmzip bench capacity)")
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
@@ -50,16 +52,14 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err
 	}
-	var eps []wmzlib.Episode
-	for _, path := range pos {
-		tr, err := npz.ReadTrajectory(path)
-		if err != nil {
-			return err
-		}
-		if (tr.Obs == nil || *noQuant) && tr.Codes == nil {
-			return fmt.Errorf("%s: no `codes` array", path)
-		}
-		eps = append(eps, wmzlib.TrajectoryEpisodes(tr, !*noQuant)...)
+	if os.Getenv("GOGC") == "" {
+		// Training's heap is a few large pointer-free arrays, cheap to mark:
+		// collecting at +25% instead of +100% keeps the peak near the live heap.
+		debug.SetGCPercent(25)
+	}
+	eps, err := wmzlib.ReadTrainingEpisodes(pos, !*noQuant, *maxStates)
+	if err != nil {
+		return err
 	}
 	if *gateWeights != "" {
 		if gopt.Weights, err = npz.ReadFloats(*gateWeights); err != nil {
@@ -71,6 +71,7 @@ func runTrain(args []string) error {
 		wmzlib.WithAlphabet(*alpha),
 		wmzlib.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity}),
 		wmzlib.WithGate(*gateHold, gopt),
+		wmzlib.WithMaxStates(*maxStates),
 		wmzlib.WithProgress(trainProgress(*quiet)),
 	}
 	if *noQuant {
