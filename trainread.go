@@ -2,7 +2,6 @@ package wmzip
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/wmzip/wmzip/npz"
 )
@@ -40,110 +39,84 @@ func ReadTrainingEpisodes(paths []string, useObs bool, maxStates int) ([]Episode
 }
 
 // readTrainingFile reads one trajectory file, or only its last keep
-// states when keep > 0 and it is a file of codes that holds more.
+// states when keep > 0 and it holds more.
 func readTrainingFile(path string, useObs bool, keep int) (*npz.Trajectory, error) {
-	heads, err := npz.ReadNPZHeaders(path)
+	r, err := npz.OpenTrajectory(path)
 	if err != nil {
 		return nil, err
 	}
-	var codes *npz.Array
-	for i := range heads {
-		if heads[i].Name == npz.NameObs && useObs {
-			return npz.ReadTrajectory(path)
-		}
-		if heads[i].Name == npz.NameCodes {
-			codes = &heads[i]
-		}
-	}
-	if keep <= 0 || codes == nil || len(codes.Shape) < 2 || codes.Shape[0] <= keep {
+	h := r.Header()
+	r.Close()
+	if keep <= 0 || h.T <= keep {
 		return npz.ReadTrajectory(path)
 	}
-	arrays, err := npz.ReadNPZ(path)
+	return readTail(path, keep, useObs && h.HasObs)
+}
+
+// readTail reads the last keep states of a trajectory file that holds
+// more, streaming (their observations with obs, else their codes): the
+// states before them are decompressed and dropped a block at a time, so
+// memory holds only the states kept.
+func readTail(path string, keep int, obs bool) (*npz.Trajectory, error) {
+	r, err := npz.OpenTrajectory(path)
 	if err != nil {
 		return nil, err
 	}
-	T := codes.Shape[0]
-	cut := T - keep
-	tr := &npz.Trajectory{T: keep, S: 1, M: codes.Shape[1], CodesDtype: codes.Dtype, Actions: make([]int64, keep)}
-	if len(codes.Shape) == 3 {
-		tr.S, tr.M = codes.Shape[1], codes.Shape[2]
+	defer r.Close()
+	h := r.Header()
+	if h.T <= keep {
+		return nil, fmt.Errorf("%w: %s changed while it was read", ErrInput, path)
 	}
-	for i := range tr.Actions {
-		tr.Actions[i] = npz.NoAction
+	tr := &npz.Trajectory{T: keep, HasActions: h.HasActions, Actions: make([]int64, keep)}
+	var codes []uint16
+	var fobs []float32
+	n := 0
+	switch {
+	case obs:
+		n = h.ObsS * h.ObsD
+		tr.ObsS, tr.ObsD, tr.ObsDtype = h.ObsS, h.ObsD, h.ObsDtype
+		tr.Obs = make([]float32, keep*n)
+		fobs = tr.Obs
+	case h.HasCodes:
+		n = h.S * h.M
+		tr.S, tr.M, tr.CodesDtype = h.S, h.M, h.CodesDtype
+		tr.Codes = make([]uint16, keep*n)
+		codes = tr.Codes
+	default:
+		return nil, fmt.Errorf("%s: no `codes` array", path)
 	}
-	n := tr.S * tr.M
-	for _, a := range arrays {
-		l := a.Len()
-		switch a.Name {
-		case npz.NameCodes:
-			if !slices.Equal(a.Shape, codes.Shape) {
-				return nil, fmt.Errorf("%w: %s changed while it was read", ErrInput, path)
-			}
-			tr.Codes = widenTail(a.Data, cut*n, l)
-		case npz.NameActions:
-			acts := int64Tail(a.Data, 0)
-			if len(acts) != T || l != T {
-				return nil, fmt.Errorf("%w: %s: want %d actions of dtype int32 or int64, have %d of %s", ErrInput, path, T, l, a.Dtype)
-			}
-			tr.HasActions = true
-			copy(tr.Actions, acts[cut:])
-		case npz.NameEpisodeStart:
-			// The episodes that begin after the cut, and the one it cuts.
-			starts := int64Tail(a.Data, 0)
-			if len(starts) != l {
-				return nil, fmt.Errorf("%w: %s: episode starts of dtype %s, want int32 or int64", ErrInput, path, a.Dtype)
-			}
-			tr.EpisodeStart = []int64{0}
-			for _, s := range starts {
-				if s > int64(cut) {
-					tr.EpisodeStart = append(tr.EpisodeStart, s-int64(cut))
-				}
-			}
+	cut := h.T - keep
+	skip := make([]int64, min(cut, 1<<12))
+	for done := 0; done < cut; {
+		k, err := r.Read(skip[:min(len(skip), cut-done)], nil, nil)
+		if err != nil {
+			return nil, err
 		}
+		done += k
 	}
-	if tr.Codes == nil {
-		return nil, fmt.Errorf("%w: %s: codes of dtype %s", ErrInput, path, codes.Dtype)
+	for done := 0; done < keep; {
+		var c []uint16
+		var o []float32
+		if codes != nil {
+			c = codes[done*n:]
+		} else {
+			o = fobs[done*n:]
+		}
+		k, err := r.Read(tr.Actions[done:], c, o)
+		if err != nil {
+			return nil, err
+		}
+		done += k
+	}
+	// The episodes that begin after the cut, and the one it cuts.
+	tr.EpisodeStart = []int64{0}
+	for _, s := range h.EpisodeStart {
+		if s > int64(cut) {
+			tr.EpisodeStart = append(tr.EpisodeStart, s-int64(cut))
+		}
 	}
 	if err := tr.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return tr, nil
-}
-
-// widenTail returns data[from:] of a uint8 or uint16 array of n elements
-// as uint16, or nil for another type or length.
-func widenTail(data any, from, n int) []uint16 {
-	switch v := data.(type) {
-	case []uint8:
-		if len(v) != n {
-			return nil
-		}
-		out := make([]uint16, n-from)
-		for i, c := range v[from:] {
-			out[i] = uint16(c)
-		}
-		return out
-	case []uint16:
-		if len(v) != n {
-			return nil
-		}
-		return slices.Clone(v[from:])
-	}
-	return nil
-}
-
-// int64Tail returns data[from:] of an int32 or int64 array as int64, or
-// nil for another type.
-func int64Tail(data any, from int) []int64 {
-	switch v := data.(type) {
-	case []int32:
-		out := make([]int64, len(v)-from)
-		for i, x := range v[from:] {
-			out[i] = int64(x)
-		}
-		return out
-	case []int64:
-		return v[from:]
-	}
-	return nil
 }

@@ -56,6 +56,40 @@ func TestReadTrainingEpisodesTail(t *testing.T) {
 			}
 		}
 	}
+	// Observations, streamed the same way when the trainer reads them.
+	obsPath := filepath.Join(dir, "obs.npz")
+	otr := &npz.Trajectory{T: 9, S: 2, M: 3, ObsS: 2, ObsD: 4, HasActions: true, EpisodeStart: []int64{0, 4}}
+	for i := range 9 {
+		otr.Actions = append(otr.Actions, int64(i))
+		for j := range 6 {
+			otr.Codes = append(otr.Codes, uint16(i*6+j))
+		}
+		for j := range 8 {
+			otr.Obs = append(otr.Obs, float32(i)+float32(j)/8)
+		}
+	}
+	if err := npz.WriteTrajectory(obsPath, otr); err != nil {
+		t.Fatal(err)
+	}
+	allObs, err := ReadTrainingEpisodes([]string{obsPath}, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []int{2, 5, 8} {
+		got, err := ReadTrainingEpisodes([]string{obsPath}, true, keep)
+		if err != nil {
+			t.Fatalf("obs, keep %d: %v", keep, err)
+		}
+		want, _, _ := recentStates(allObs, keep)
+		if len(got) != len(want) {
+			t.Fatalf("obs, keep %d: %d episodes, want %d", keep, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.Equal(got[i].Actions, want[i].Actions) || !slices.Equal(got[i].Obs, want[i].Obs) || got[i].Codes != nil || got[i].Slots != want[i].Slots {
+				t.Errorf("obs, keep %d, episode %d: %v, want %v", keep, i, got[i], want[i])
+			}
+		}
+	}
 	if _, err := ReadTrainingEpisodes([]string{filepath.Join(dir, "none.npz")}, false, 3); err == nil {
 		t.Error("a missing file gave no error")
 	}
