@@ -2,6 +2,7 @@ package wmzip
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/wmzip/wmzip/npz"
 )
@@ -67,44 +68,53 @@ func readTail(path string, keep int, obs bool) (*npz.Trajectory, error) {
 	if h.T <= keep {
 		return nil, fmt.Errorf("%w: %s changed while it was read", ErrInput, path)
 	}
-	tr := &npz.Trajectory{T: keep, HasActions: h.HasActions, Actions: make([]int64, keep)}
-	var codes []uint16
-	var fobs []float32
+	tr := &npz.Trajectory{T: keep, HasActions: h.HasActions}
 	n := 0
 	switch {
 	case obs:
 		n = h.ObsS * h.ObsD
 		tr.ObsS, tr.ObsD, tr.ObsDtype = h.ObsS, h.ObsD, h.ObsDtype
-		tr.Obs = make([]float32, keep*n)
-		fobs = tr.Obs
 	case h.HasCodes:
 		n = h.S * h.M
 		tr.S, tr.M, tr.CodesDtype = h.S, h.M, h.CodesDtype
-		tr.Codes = make([]uint16, keep*n)
-		codes = tr.Codes
 	default:
 		return nil, fmt.Errorf("%s: no `codes` array", path)
 	}
+	// Blocks of about 1 MiB of values, so that the header's state count
+	// sizes nothing the file has not delivered; a state itself must fit
+	// the file, deflate expanding at most 1,032 times.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if int64(n) > 1032*fi.Size() {
+		return nil, fmt.Errorf("%w: %s: a state of %d values in a file of %d bytes", ErrInput, path, n, fi.Size())
+	}
+	block := max(1, min(keep, (1<<20)/max(n, 1)))
+	acts := make([]int64, block)
 	cut := h.T - keep
-	skip := make([]int64, min(cut, 1<<12))
 	for done := 0; done < cut; {
-		k, err := r.Read(skip[:min(len(skip), cut-done)], nil, nil)
+		k, err := r.Read(acts[:min(block, cut-done)], nil, nil)
 		if err != nil {
 			return nil, err
 		}
 		done += k
 	}
+	var codes []uint16
+	var fobs []float32
+	if obs {
+		fobs = make([]float32, block*n)
+	} else {
+		codes = make([]uint16, block*n)
+	}
 	for done := 0; done < keep; {
-		var c []uint16
-		var o []float32
-		if codes != nil {
-			c = codes[done*n:]
-		} else {
-			o = fobs[done*n:]
-		}
-		k, err := r.Read(tr.Actions[done:], c, o)
+		k, err := r.Read(acts[:min(block, keep-done)], codes, fobs)
 		if err != nil {
 			return nil, err
+		}
+		tr.Actions = append(tr.Actions, acts[:k]...)
+		if obs {
+			tr.Obs = append(tr.Obs, fobs[:k*n]...)
+		} else {
+			tr.Codes = append(tr.Codes, codes[:k*n]...)
 		}
 		done += k
 	}

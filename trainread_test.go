@@ -1,9 +1,13 @@
 package wmzip
 
 import (
+	"archive/zip"
+	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wmzip/wmzip/npz"
@@ -102,5 +106,39 @@ func TestReadTrainingEpisodesTail(t *testing.T) {
 	}
 	if _, err := ReadTrainingEpisodes([]string{bad}, false, 2); !errors.Is(err, npz.ErrContract) {
 		t.Errorf("episode start beyond the file: %v, want npz.ErrContract", err)
+	}
+}
+
+// TestReadTrainingEpisodesHugeState checks that a header claiming states
+// larger than the file could hold is refused before anything is sized by
+// it.
+func TestReadTrainingEpisodesHugeState(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "huge.npz")
+	dict := "{'descr': '|u1', 'fortran_order': False, 'shape': (4, 99999999), }"
+	for (10+len(dict)+1)%64 != 0 {
+		dict += " "
+	}
+	dict += "\n"
+	var npy bytes.Buffer
+	npy.WriteString("\x93NUMPY\x01\x00")
+	npy.WriteByte(byte(len(dict)))
+	npy.WriteByte(byte(len(dict) >> 8))
+	npy.WriteString(dict)
+	npy.Write(make([]byte, 64))
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: "codes.npy", Method: zip.Deflate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(npy.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, zb.Bytes(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTrainingEpisodes([]string{p}, false, 2); err == nil || !strings.Contains(err.Error(), "99999999") {
+		t.Errorf("a state larger than its file: %v, want an error naming the shape", err)
 	}
 }
