@@ -83,11 +83,16 @@ func readTail(path string, keep int, obs bool) (*npz.Trajectory, error) {
 	// Blocks of about 1 MiB of values, so that the header's state count
 	// sizes nothing the file has not delivered; a state itself must fit
 	// the file, deflate expanding at most 1,032 times.
-	if fi, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return nil, err
-	} else if int64(n) > 1032*fi.Size() {
+	}
+	if int64(n) > 1032*fi.Size() {
 		return nil, fmt.Errorf("%w: %s: a state of %d values in a file of %d bytes", ErrInput, path, n, fi.Size())
 	}
+	// Reserved up front as far as the file's size makes plausible (64
+	// values per byte), so that a large tail is not grown by doubling.
+	reserve := int(min(int64(keep)*int64(n), 64*fi.Size()))
 	block := max(1, min(keep, (1<<20)/max(n, 1)))
 	acts := make([]int64, block)
 	cut := h.T - keep
@@ -100,10 +105,13 @@ func readTail(path string, keep int, obs bool) (*npz.Trajectory, error) {
 	}
 	var codes []uint16
 	var fobs []float32
+	tr.Actions = make([]int64, 0, keep)
 	if obs {
 		fobs = make([]float32, block*n)
+		tr.Obs = make([]float32, 0, reserve)
 	} else {
 		codes = make([]uint16, block*n)
+		tr.Codes = make([]uint16, 0, reserve)
 	}
 	for done := 0; done < keep; {
 		k, err := r.Read(acts[:min(block, keep-done)], codes, fobs)
