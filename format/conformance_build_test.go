@@ -401,41 +401,45 @@ func inputOf(g wm.Geometry, prec uint, eps []episode) conformanceInput {
 // buildMix: the second fallback table and its combination (C2 = K+1),
 // first-table rows by previous-slot code (C = K+1), rows peaked enough
 // that a power's weight W(d) is 0 (d ≥ 7,680), no offset law (succany by
-// ST), no class context statistics.
+// ST), no class context statistics. The first table's peaked rows give
+// powers of weight 0; the second's rows are mild, so that no product is 0
+// for every value.
 func buildMix() (conformanceInput, *wm.Model) {
-	g := wm.Geometry{S: 3, M: 3, K: 20}
-	rng := rand.New(rand.NewPCG(14, 1))
-	b := &wmmBuild{version: 2, g: g, prec: 12}
-	b.classStats(rng, [8]uint32{30, 6, 8, 10, 8, 8, 8, 12}, false)
-	b.ctx = g.K + 1
-	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed, rowPeaked, rowTwoPeaks, rowSkewed, rowFlat, rowPeakLast)
-	b.ctx2 = g.K + 1
-	// The first table's peaked rows give powers of weight 0; the second's
-	// rows are mild, so that no product is 0 for every value.
-	b.e1, b.e2 = 700, 200
-	b.fall2 = randRows(rng, g.M*b.ctx2, g.K, rowSkewed, rowFlat, rowSkewed)
-	b.subMix = 200
-	b.cont = contLists(g.S, 3)
-	pages := randPages(rng, g, 4)
-	b.refFrom(walk(rng, g, pages, []int{8, 6, 7}, 9))
-	eps := walk(rng, g, pages, []int{12, 5, 0, 9}, 7)
-	return inputOf(g, b.prec, eps), b.model()
+	return mixVector(mixParams{g: wm.Geometry{S: 3, M: 3, K: 20}, seed: 1, prec: 12, e1: 700, e2: 200, subMix: 200,
+		rows2: []int{rowSkewed, rowFlat, rowSkewed}})
 }
 
 // buildMix64 is buildMix at K = 64, the table size of the amd64 kernels
 // (rans: products, quantization steps, the remainder's move), with P = 16
 // so that combined rows are coded as they are.
 func buildMix64() (conformanceInput, *wm.Model) {
-	g := wm.Geometry{S: 3, M: 4, K: 64}
-	rng := rand.New(rand.NewPCG(14, 7))
-	b := &wmmBuild{version: 2, g: g, prec: 16}
+	return mixVector(mixParams{g: wm.Geometry{S: 3, M: 4, K: 64}, seed: 7, prec: 16, e1: 300, e2: 150, subMix: 180,
+		rows2: []int{rowSkewed, rowFlat, rowTwoPeaks}})
+}
+
+// mixParams are what the vectors with a second fallback table vary.
+type mixParams struct {
+	g      wm.Geometry
+	seed   uint64
+	prec   uint
+	e1, e2 uint16
+	subMix uint16
+	rows2  []int // kinds of the second table's rows
+}
+
+// mixVector builds a model with two fallback tables of K+1 contexts each,
+// and its input.
+func mixVector(mp mixParams) (conformanceInput, *wm.Model) {
+	g := mp.g
+	rng := rand.New(rand.NewPCG(14, mp.seed))
+	b := &wmmBuild{version: 2, g: g, prec: mp.prec}
 	b.classStats(rng, [8]uint32{30, 6, 8, 10, 8, 8, 8, 12}, false)
 	b.ctx = g.K + 1
 	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed, rowPeaked, rowTwoPeaks, rowSkewed, rowFlat, rowPeakLast)
 	b.ctx2 = g.K + 1
-	b.e1, b.e2 = 300, 150
-	b.fall2 = randRows(rng, g.M*b.ctx2, g.K, rowSkewed, rowFlat, rowTwoPeaks)
-	b.subMix = 180
+	b.e1, b.e2 = mp.e1, mp.e2
+	b.fall2 = randRows(rng, g.M*b.ctx2, g.K, mp.rows2...)
+	b.subMix = mp.subMix
 	b.cont = contLists(g.S, 3)
 	pages := randPages(rng, g, 4)
 	b.refFrom(walk(rng, g, pages, []int{8, 6, 7}, 9))
