@@ -150,16 +150,8 @@ func productsGo(g1, g2 []uint16, w []uint32) (total uint64, top uint32) {
 // its first index, which is looked for only when the table has a
 // remainder to give.
 func QuantizeMax(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
-	k := len(w)
-	cum = cum[:k]
-	m := uint32(1) << precision
-	if total == 0 || bits.Len64(total) > 32 {
-		QuantizeSummed(w, total, firstOf(w, top), precision, cum)
-		return
-	}
-	c := quantizeSteps(w, ((uint64(m)-uint64(k))<<32)/total, cum)
-	if d := uint16(m - c); d != 0 {
-		addFrom(cum, firstOf(w, top)+1, d)
+	if d := quantizeSpread(w, total, precision, cum); d != 0 {
+		addFrom(cum[:len(w)], firstOf(w, top)+1, d)
 	}
 }
 
@@ -196,6 +188,17 @@ func quantizeGo(w []uint32, f uint64, cum []uint16) uint32 {
 // QuantizeSummed is Quantize after its first step, for trusted input whose total
 // weight and first index of the largest weight the caller has computed.
 func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uint16) {
+	// Step 4: the leftover 2^P - c goes to symbol arg; every later start
+	// moves up by it.
+	if d := quantizeSpread(w, total, precision, cum); d != 0 {
+		addFrom(cum[:len(w)], arg+1, d)
+	}
+}
+
+// quantizeSpread is Quantize's steps 2 and 3 (or the uniform table for a
+// total of 0): it writes the starts before the leftover is placed and
+// returns the leftover, 2^P less the frequencies given.
+func quantizeSpread(w []uint32, total uint64, precision uint, cum []uint16) uint16 {
 	k := len(w)
 	cum = cum[:k]
 	m := uint32(1) << precision
@@ -210,7 +213,7 @@ func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uin
 				c++
 			}
 		}
-		return
+		return 0
 	}
 	// Step 2: scale the weights below 2^32 so the fixed-point factor keeps at
 	// least 16 significant bits.
@@ -224,20 +227,14 @@ func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uin
 	}
 	// Step 3: f = floor(R * 2^32 / total), R = 2^P - K, and each symbol gets
 	// 1 + floor(w * f / 2^32).
-	r := uint64(m) - uint64(k)
-	f := (r << 32) / total
-	var c uint32
+	f := ((uint64(m) - uint64(k)) << 32) / total
 	if shift == 0 {
-		c = quantizeSteps(w, f, cum)
-	} else {
-		for s, v := range w {
-			cum[s] = uint16(c)
-			c += 1 + uint32((uint64(v>>shift)*f)>>32)
-		}
+		return uint16(m - quantizeSteps(w, f, cum))
 	}
-	// Step 4: the leftover 2^P - c goes to symbol arg; every later start
-	// moves up by it.
-	if d := uint16(m - c); d != 0 {
-		addFrom(cum, arg+1, d)
+	c := uint32(0)
+	for s, v := range w {
+		cum[s] = uint16(c)
+		c += 1 + uint32((uint64(v>>shift)*f)>>32)
 	}
+	return uint16(m - c)
 }
