@@ -46,28 +46,20 @@ func readTrainingFile(path string, useObs bool, keep int) (*npz.Trajectory, erro
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	h := r.Header()
-	r.Close()
 	if keep <= 0 || h.T <= keep {
 		return npz.ReadTrajectory(path)
 	}
-	return readTail(path, keep, useObs && h.HasObs)
+	return readTail(r, path, keep, useObs && h.HasObs)
 }
 
-// readTail reads the last keep states of a trajectory file that holds
-// more, streaming (their observations with obs, else their codes): the
-// states before them are decompressed and dropped a block at a time, so
-// memory holds only the states kept.
-func readTail(path string, keep int, obs bool) (*npz.Trajectory, error) {
-	r, err := npz.OpenTrajectory(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+// readTail reads the last keep states of the trajectory r (a file that
+// holds more) state by state (their observations with obs, else their
+// codes): the states before them are decompressed and dropped a block at
+// a time, so memory holds only the states kept.
+func readTail(r *npz.TrajectoryReader, path string, keep int, obs bool) (*npz.Trajectory, error) {
 	h := r.Header()
-	if h.T <= keep {
-		return nil, fmt.Errorf("%w: %s changed while it was read", ErrInput, path)
-	}
 	tr := &npz.Trajectory{T: keep, HasActions: h.HasActions}
 	n := 0
 	switch {
