@@ -42,6 +42,12 @@ func checkKernels(t *testing.T, g1, g2 []uint16, prec uint, f uint64) {
 	if a, b := quantizeSteps(w, f, c1), quantizeGo(w, f, c2); a != b || !slices.Equal(c1, c2) {
 		t.Fatalf("quantizeSteps(f=%d) = %d %v, Go %d %v", f, a, c1, b, c2)
 	}
+	// The first index of every value of w, the largest among them.
+	for v, x := range w {
+		if got, want := firstOf(w, x), slices.Index(w, x); got != want || want > v {
+			t.Fatalf("firstOf(%d) = %d, want %d (w %v)", x, got, want, w)
+		}
+	}
 	for _, from := range []int{0, 1, len(w) / 2, len(w) - 1, len(w)} {
 		d := uint16(f % 97)
 		a, b := slices.Clone(c1), slices.Clone(c1)

@@ -709,3 +709,48 @@ TEXT ·addFrom64AVX2(SB), NOSPLIT, $0-18
 	VMOVDQU      Y1, 96(AX)
 	VZEROUPPER
 	RET
+
+// func firstOf64AVX2(w *uint32, x uint32) int
+// Requires: AVX, AVX2, BMI
+TEXT ·firstOf64AVX2(SB), NOSPLIT, $0-24
+	MOVQ         w+0(FP), AX
+	MOVL         x+8(FP), CX
+	VMOVD        CX, X0
+	VPBROADCASTD X0, Y0
+	XORQ         CX, CX
+	VPCMPEQD     224(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     192(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     160(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     128(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     96(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     64(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     32(AX), Y0, Y1
+	VMOVMSKPS    Y1, DX
+	SHLQ         $0x08, CX
+	ORQ          DX, CX
+	VPCMPEQD     (AX), Y0, Y0
+	VMOVMSKPS    Y0, AX
+	SHLQ         $0x08, CX
+	ORQ          AX, CX
+	TZCNTQ       CX, AX
+	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET

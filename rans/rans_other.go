@@ -26,3 +26,5 @@ func products(g1, g2 []uint16, w []uint32) (uint64, uint32) { return productsGo(
 func addFrom(cum []uint16, from int, d uint16) { addFromGo(cum, from, d) }
 
 func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 { return quantizeGo(w, f, cum) }
+
+func firstOf(w []uint32, x uint32) int { return firstOfGo(w, x) }

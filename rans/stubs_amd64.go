@@ -55,3 +55,8 @@ func quantize64AVX2(w *uint32, f uint64, cum *uint16) uint32
 //
 //go:noescape
 func addFrom64AVX2(cum *uint16, from int, d uint16)
+
+// firstOf64AVX2 is firstOf for 64 weights.
+//
+//go:noescape
+func firstOf64AVX2(w *uint32, x uint32) int

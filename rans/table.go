@@ -162,8 +162,8 @@ func addFromGo(cum []uint16, from int, d uint16) {
 	}
 }
 
-// firstOf returns the first index of w holding x, which must be one of w.
-func firstOf(w []uint32, x uint32) int {
+// firstOfGo returns the first index of w holding x, which must be one of w.
+func firstOfGo(w []uint32, x uint32) int {
 	s := 0
 	for w[s] != x {
 		s++

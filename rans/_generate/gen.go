@@ -27,6 +27,7 @@ func main() {
 	genProducts64()
 	genQuantize64()
 	genAddFrom64()
+	genFirstOf64()
 	Generate()
 }
 
@@ -599,6 +600,37 @@ func genAddFrom64() {
 			VPADDW(step, idx, idx)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// genFirstOf64 writes firstOf64AVX2: the first index of 64 weights holding
+// x, from one comparison mask per eight weights. Without a match it returns
+// 64 (the caller guarantees one).
+func genFirstOf64() {
+	TEXT("firstOf64AVX2", NOSPLIT, "func(w *uint32, x uint32) int")
+	Pragma("noescape")
+	Doc("firstOf64AVX2 is firstOf for 64 weights.")
+	w := Load(Param("w"), GP64())
+	xr := Load(Param("x"), GP32())
+	xx := XMM()
+	VMOVD(xr, xx)
+	X := YMM()
+	VPBROADCASTD(xx, X)
+	mask := GP64()
+	XORQ(mask, mask)
+	for i := 7; i >= 0; i-- {
+		y := YMM()
+		VPCMPEQD(Mem{Base: w, Disp: 32 * i}, X, y)
+		b := GP32()
+		VMOVMSKPS(y, b)
+		SHLQ(U8(8), mask)
+		ORQ(b.As64(), mask)
+	}
+	// TZCNT of an empty mask is 64.
+	idx := GP64()
+	TZCNTQ(mask, idx)
+	Store(idx, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
