@@ -31,6 +31,7 @@ type Predictor struct {
 	n, S, M int
 	K       int
 	prec    uint
+	unif    uint64 // 2^16 / K, the uniform frequency at precision 16
 
 	hist   []uint16 // reconstructed states since Reset, the current one last
 	histB  []uint8  // action bucket of each history state
@@ -121,6 +122,9 @@ type Predictor struct {
 	entStart []int32    // per entry: start of its items in entItems
 	entNext  []int32    // next entry with the same first code, or −1
 	entItems []int32    // items by entry
+	entMark  []uint32   // per entry: entStamp when entGrp holds its group
+	entGrp   []int32    // per entry: its group in the batch being formed
+	entStamp uint32
 
 	// The prediction of the current coordinate.
 	f       []uint16 // fallback row, cumulative, precision 16
@@ -222,6 +226,7 @@ func (m *Model) NewPredictor() *Predictor {
 	g := m.Geom
 	p := &Predictor{
 		m: m, g: g, n: g.N(), S: g.S, M: g.M, K: g.K, prec: m.Precision,
+		unif:    1 << 16 / uint64(g.K),
 		w:       make([]uint64, g.K),
 		wq:      make([]uint32, g.K),
 		cum:     make([]uint16, g.K),
@@ -428,7 +433,12 @@ func (p *Predictor) join(cls int, r ref, x uint64) {
 		p.batch.set(i, uint64(uint32(id)), g)
 		return
 	}
-	g := p.batch.vals[i]
+	p.addMember(p.batch.vals[i], r, l, x)
+}
+
+// addMember adds candidate r of log-weight l and weight x to group g of
+// the batch being formed.
+func (p *Predictor) addMember(g int32, r ref, l int32, x uint64) {
 	gr := &p.groups[g]
 	gr.sum += x
 	k := int32(len(p.mRef))
@@ -437,6 +447,40 @@ func (p *Predictor) join(cls int, r ref, x uint64) {
 	p.mNext = append(p.mNext, -1)
 	p.mNext[gr.tail] = k
 	gr.tail = k
+}
+
+// nextStamp advances the stamp *st of marks, which hold the stamps of the
+// entries marked, and returns it; marks are cleared when the stamp wraps.
+func nextStamp(st *uint32, marks []uint32) uint32 {
+	*st++
+	if *st == 0 {
+		clear(marks)
+		*st = 1
+	}
+	return *st
+}
+
+// joinSucc adds the successors' tiles at the current slot to the batch:
+// join for each, with the equal tiles found through their succany entries
+// (prepareSuccAny), which number the successors' distinct tiles.
+func (p *Predictor) joinSucc() {
+	S, s := p.S, p.s
+	mark, st := p.entMark, nextStamp(&p.entStamp, p.entMark)
+	grp := p.entGrp
+	for i, r := range p.succ {
+		e := p.itemEnt[i*S+s]
+		x := p.succWeight(i)
+		rr := ref{r.store, r.state, int32(s)}
+		l := p.batchB + lg(x)
+		if mark[e] != st {
+			mark[e] = st
+			g := p.newGroup(clsSucc, rr, p.tileOf(rr), l)
+			p.groups[g].sum = x
+			grp[e] = g
+			continue
+		}
+		p.addMember(grp[e], rr, l, x)
+	}
 }
 
 // endBatch sets the log-weights of the batch's groups.
@@ -473,9 +517,7 @@ func (p *Predictor) startSlot() {
 		// The class's prior is shared among the successor states in
 		// proportion to their weights.
 		p.beginBatch(p.prior[clsSucc] - lg(p.succW))
-		for i, r := range p.succ {
-			p.join(clsSucc, ref{r.store, r.state, int32(s)}, p.succWeight(i))
-		}
+		p.joinSucc()
 		p.endBatch()
 	}
 	p.saLive = len(p.succ) > 0
@@ -589,11 +631,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 		p.virt = true
 	}
 	p.maxL = maxL
-	p.stamp++
-	if p.stamp == 0 {
-		clear(p.mark)
-		p.stamp = 1
-	}
+	nextStamp(&p.stamp, p.mark)
 	p.touched = p.touched[:0]
 	var wS, spikes uint64
 	acc, mark, st := p.acc, p.mark, p.stamp
@@ -615,7 +653,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	p.spikes = spikes
 	a := uint64(p.m.subMix)
 	p.alpha = expWeight(maxL-p.lNew)<<8 + wS*a
-	p.beta = wS * (256 - a) * (1 << 16 / uint64(p.K))
+	p.beta = wS * (256 - a) * p.unif
 	p.top, p.hit = 0, 0
 	p.tab = nil
 	p.modalOK = false
@@ -840,8 +878,8 @@ func (p *Predictor) virtualWeights() {
 			l := p.epFirst[p.epV0]
 			x := (we << 16) / uint64(len(l)) << 8
 			for _, r := range l {
-				v1 := p.hist[int(r/int32(p.S))*p.n+int(r%int32(p.S))*p.M+1]
-				w[v1] += x
+				// Slot x of state t starts at t·N + x·M = (t·S + x)·M.
+				w[p.hist[int(r)*p.M+1]] += x
 			}
 		}
 	}
@@ -876,7 +914,7 @@ func (p *Predictor) Commit(j int, v uint16) {
 	n0 := len(p.groups)
 	if n0 > 0 {
 		a := uint64(p.m.subMix)
-		qv := (fv*a + uint64(1<<16)/uint64(p.K)*(256-a)) >> 8
+		qv := (fv*a + p.unif*(256-a)) >> 8
 		p.incM, p.incX = 0, 0
 		for i := range p.groups {
 			g := &p.groups[i]
@@ -954,12 +992,12 @@ func (p *Predictor) epCommit(v uint16) {
 		}
 		added := 0
 		for k := len(l) - 1; k >= 0 && added < histCap; k-- {
-			r := ref{storeHist, l[k] / int32(p.S), l[k] % int32(p.S)}
-			tl := p.tileOf(r)
-			if tl[1] != v {
+			off := int(l[k]) * p.M // see virtualWeights
+			if p.hist[off+1] != v {
 				continue
 			}
-			p.newGroup(clsEp, r, tl, base)
+			r := ref{storeHist, l[k] / int32(p.S), l[k] % int32(p.S)}
+			p.newGroup(clsEp, r, p.hist[off:off+p.M], base)
 			added++
 		}
 		p.epLive = false
@@ -1256,11 +1294,7 @@ func (p *Predictor) succWeight(i int) uint64 {
 // first code, and sums the floors per entry and per first code.
 func (p *Predictor) prepareSuccAny() {
 	S, M := p.S, p.M
-	p.saStamp++
-	if p.saStamp == 0 {
-		clear(p.saMark)
-		p.saStamp = 1
-	}
+	nextStamp(&p.saStamp, p.saMark)
 	p.saVals = p.saVals[:0]
 	ns := len(p.succ)
 	p.saC = slices.Grow(p.saC[:0], ns)[:ns]
@@ -1317,6 +1351,10 @@ func (p *Predictor) prepareSuccAny() {
 	}
 	// Items by entry, in order of successor and slot.
 	ne := len(p.entFL)
+	if len(p.entMark) < ne {
+		p.entMark = append(p.entMark, make([]uint32, ne-len(p.entMark))...)
+		p.entGrp = append(p.entGrp, make([]int32, ne-len(p.entGrp))...)
+	}
 	p.entStart = slices.Grow(p.entStart[:0], ne)[:ne]
 	pos := int32(0)
 	for e, n := range p.entCnt {
@@ -1365,18 +1403,25 @@ func (p *Predictor) anyWeights(w uint64) {
 // the current slot: (i, (s + d_k) mod S) for every successor i and spike k,
 // with their first code, entry and cE_ik.
 func (p *Predictor) slotSpikes() {
-	p.slotSpk = p.slotSpk[:0]
-	S, M := p.S, p.M
+	S, M, s := p.S, p.M, p.s
+	spk := p.slotSpk[:0]
 	for i, row := range p.saRows {
 		if row == nil {
 			continue
 		}
 		first := p.firstCodes(p.succ[i])
+		ie := p.itemEnt[i*S : (i+1)*S]
+		e := p.saE[i*maxSpikes : (i+1)*maxSpikes]
 		for k := range row.n {
-			x := (p.s + int(row.d[k])) % S
-			p.slotSpk = append(p.slotSpk, spike{first[x*M], p.itemEnt[i*S+x], uint64(p.saE[i*maxSpikes+k])})
+			// An offset is below S.
+			x := s + int(row.d[k])
+			if x >= S {
+				x -= S
+			}
+			spk = append(spk, spike{first[x*M], ie[x], uint64(e[k])})
 		}
 	}
+	p.slotSpk = spk
 }
 
 // spike is an item a spike of the offset law points at.
