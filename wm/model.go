@@ -74,6 +74,10 @@ const (
 	nClasses
 )
 
+// The predictor masks class numbers with nClasses−1 to index its per-class
+// arrays without bounds checks: nClasses must stay a power of two.
+var _ [0]struct{} = [nClasses & (nClasses - 1)]struct{}{}
+
 // nBuckets is the number of action buckets: bucket = clamp(action+1, 0, 15).
 const nBuckets = 16
 

@@ -99,7 +99,9 @@ type Predictor struct {
 	succ      []ref // state-level refs (slot unused)
 	succN     []uint32
 	succTot   uint64
-	succW     uint64 // Σ succWeight
+	succW     uint64   // Σ succWeight
+	succX     []uint64 // per successor: succWeight, for the current state
+	succL     []int32  // per successor: lg(succWeight)
 
 	// The succany hypothesis of the current state (prepareSuccAny).
 	saC     []uint32  // per successor: c_i of an offset that is no spike
@@ -115,6 +117,8 @@ type Predictor struct {
 	slotSpk []spike // the items the spikes point at from the current slot
 	// Entries: the distinct tiles of the successors' slots.
 	itemEnt  []int32    // per item i·S + x: its entry
+	itemV    []uint16   // per item: the first code of its tile
+	saSpk    []saSpike  // the spikes of the successors' offset laws, but those of 0
 	entTile  [][]uint16 // per entry: the tile
 	entFL    []uint64   // per entry: Σ saC over its items
 	entX     []uint64   // per entry: its weight at the current slot (scratch)
@@ -330,8 +334,12 @@ func (p *Predictor) Begin(action int64) {
 	p.bucket = bucketOf(action)
 	p.histB = append(p.histB, uint8(p.bucket))
 	p.succW = 0
+	p.succX = slices.Grow(p.succX[:0], len(p.succ))[:len(p.succ)]
+	p.succL = slices.Grow(p.succL[:0], len(p.succ))[:len(p.succ)]
 	for i := range p.succ {
-		p.succW += p.succWeight(i)
+		x := p.succWeight(i)
+		p.succX[i], p.succL[i] = x, lg(x)
+		p.succW += x
 	}
 	if len(p.succ) > 0 {
 		p.prepareSuccAny()
@@ -469,9 +477,9 @@ func (p *Predictor) joinSucc() {
 	grp := p.entGrp
 	for i, r := range p.succ {
 		e := p.itemEnt[i*S+s]
-		x := p.succWeight(i)
+		x := p.succX[i]
 		rr := ref{r.store, r.state, int32(s)}
-		l := p.batchB + lg(x)
+		l := p.batchB + p.succL[i]
 		if mark[e] != st {
 			mark[e] = st
 			g := p.newGroup(clsSucc, rr, p.tileOf(rr), l)
@@ -638,7 +646,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	for i := range p.groups {
 		g := &p.groups[i]
 		wg := expWeight(maxL - g.l)
-		e := uint64(p.eps[g.cls])
+		e := uint64(p.eps[g.cls&(nClasses-1)])
 		wS += wg * e >> 16
 		sp := wg * (1<<16 - e)
 		spikes += sp
@@ -918,7 +926,7 @@ func (p *Predictor) Commit(j int, v uint16) {
 		p.incM, p.incX = 0, 0
 		for i := range p.groups {
 			g := &p.groups[i]
-			c := g.cls
+			c := g.cls & (nClasses - 1) // nClasses is a power of two
 			if g.tile[m] == v {
 				if p.incM&(1<<c) == 0 {
 					e := uint64(p.eps[c])
@@ -1300,6 +1308,8 @@ func (p *Predictor) prepareSuccAny() {
 	p.saC = slices.Grow(p.saC[:0], ns)[:ns]
 	p.saRows = slices.Grow(p.saRows[:0], ns)[:ns]
 	p.itemEnt = slices.Grow(p.itemEnt[:0], ns*S)[:ns*S]
+	p.itemV = slices.Grow(p.itemV[:0], ns*S)[:ns*S]
+	p.saSpk = p.saSpk[:0]
 	p.entTile, p.entFL, p.entCnt, p.entNext = p.entTile[:0], p.entFL[:0], p.entCnt[:0], p.entNext[:0]
 	p.batch.next()
 	mark, st := p.saMark, p.saStamp
@@ -1311,7 +1321,12 @@ func (p *Predictor) prepareSuccAny() {
 			row = &p.m.offLaw[p.bucket*nBuckets+p.succBucket(i)]
 			c = uint32(rho * uint64(row.floor) >> 16)
 			for k := range row.n {
-				p.saE[i*maxSpikes+k] = uint32(rho*uint64(row.floor+row.e[k])>>16) - c
+				ce := uint32(rho*uint64(row.floor+row.e[k])>>16) - c
+				p.saE[i*maxSpikes+k] = ce
+				if ce > 0 {
+					// A spike of 0 adds nothing where slotSpikes' list is used.
+					p.saSpk = append(p.saSpk, saSpike{int32(i * S), int32(row.d[k]), uint64(ce)})
+				}
 			}
 		} else {
 			c = uint32((p.succWeight(i) << 16) / (p.succW * uint64(S)))
@@ -1344,6 +1359,7 @@ func (p *Predictor) prepareSuccAny() {
 				}
 			}
 			p.itemEnt[i*S+x] = e
+			p.itemV[i*S+x] = first[x*M]
 			p.entFL[e] += uint64(c)
 			p.entCnt[e]++
 			p.saFL[first[x*M]] += uint64(c)
@@ -1400,28 +1416,28 @@ func (p *Predictor) anyWeights(w uint64) {
 }
 
 // slotSpikes lists the items the spikes of the offset laws point at from
-// the current slot: (i, (s + d_k) mod S) for every successor i and spike k,
-// with their first code, entry and cE_ik.
+// the current slot: (i, (s + d_k) mod S) for every successor i and spike k
+// with cE_ik > 0, with their first code, entry and cE_ik.
 func (p *Predictor) slotSpikes() {
-	S, M, s := p.S, p.M, p.s
-	spk := p.slotSpk[:0]
-	for i, row := range p.saRows {
-		if row == nil {
-			continue
+	S, s := p.S, p.s
+	spk := slices.Grow(p.slotSpk[:0], len(p.saSpk))[:len(p.saSpk)]
+	for n, sp := range p.saSpk {
+		// An offset is below S.
+		x := s + int(sp.d)
+		if x >= S {
+			x -= S
 		}
-		first := p.firstCodes(p.succ[i])
-		ie := p.itemEnt[i*S : (i+1)*S]
-		e := p.saE[i*maxSpikes : (i+1)*maxSpikes]
-		for k := range row.n {
-			// An offset is below S.
-			x := s + int(row.d[k])
-			if x >= S {
-				x -= S
-			}
-			spk = append(spk, spike{first[x*M], ie[x], uint64(e[k])})
-		}
+		it := int(sp.item) + x
+		spk[n] = spike{p.itemV[it], p.itemEnt[it], sp.c}
 	}
 	p.slotSpk = spk
+}
+
+// saSpike is a spike of a successor's offset law with cE_ik > 0: the
+// successor's first item i·S, the offset d_k and cE_ik.
+type saSpike struct {
+	item, d int32
+	c       uint64
 }
 
 // spike is an item a spike of the offset law points at.
