@@ -42,6 +42,24 @@ func checkKernels(t *testing.T, g1, g2 []uint16, prec uint, f uint64) {
 	if a, b := quantizeSteps(w, f, c1), quantizeGo(w, f, c2); a != b || !slices.Equal(c1, c2) {
 		t.Fatalf("quantizeSteps(f=%d) = %d %v, Go %d %v", f, a, c1, b, c2)
 	}
+	// A fallback row's weights, scaled and lifted, and brought to 32 bits
+	// at shifts that keep, cut and empty them.
+	row := quantizeRef(g1, g2, 16)
+	alpha, beta := f*0x9E3779B97F4A7C15, f>>3
+	r1, r2 := make([]uint64, len(row)), make([]uint64, len(row))
+	RowWeights(row, alpha, beta, r1)
+	rowWeightsGo(row, alpha, beta, r2)
+	if !slices.Equal(r1, r2) {
+		t.Fatalf("RowWeights(%d, %d) = %v, Go %v (row %v)", alpha, beta, r1, r2, row)
+	}
+	for _, sh := range []uint{0, 7, 31, 40, 64} {
+		q1, q2 := make([]uint32, len(r1)), make([]uint32, len(r1))
+		t1, m1 := Narrow(r1, sh, q1)
+		t2, m2 := narrowGo(r1, sh, q2)
+		if t1 != t2 || m1 != m2 || !slices.Equal(q1, q2) {
+			t.Fatalf("Narrow(%d) = %d %d %v, Go %d %d %v (w %v)", sh, t1, m1, q1, t2, m2, q2, r1)
+		}
+	}
 	// The first index of every value of w, the largest among them.
 	for v, x := range w {
 		if got, want := firstOf(w, x), slices.Index(w, x); got != want || want > v {

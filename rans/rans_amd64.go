@@ -95,3 +95,18 @@ func firstOf(w []uint32, x uint32) int {
 	}
 	return firstOfGo(w, x)
 }
+
+func rowWeights(cum []uint16, alpha, beta uint64, w []uint64) {
+	if useAsm && len(cum) == 64 {
+		rowWeights64AVX2(&cum[0], alpha, beta, &w[0])
+		return
+	}
+	rowWeightsGo(cum, alpha, beta, w)
+}
+
+func narrow(w []uint64, sh uint, wq []uint32) (uint64, uint32) {
+	if useAsm && len(w) == 64 {
+		return narrow64AVX2(&w[0], uint64(sh), &wq[0])
+	}
+	return narrowGo(w, sh, wq)
+}

@@ -754,3 +754,322 @@ TEXT ·firstOf64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func rowWeights64AVX2(cum *uint16, alpha uint64, beta uint64, w *uint64)
+// Requires: AVX, AVX2
+TEXT ·rowWeights64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         cum+0(FP), AX
+	MOVQ         alpha+8(FP), CX
+	MOVQ         beta+16(FP), DX
+	MOVQ         w+24(FP), BX
+	VMOVQ        CX, X0
+	VMOVQ        DX, X1
+	VPBROADCASTQ X0, Y0
+	VPSRLQ       $0x20, Y0, Y2
+	VPBROADCASTQ X1, Y1
+	VPCMPEQQ     Y3, Y3, Y3
+	VPSRLQ       $0x3f, Y3, Y3
+	VPSLLQ       $0x10, Y3, Y3
+	VPMOVZXWQ    (AX), Y4
+	VPMOVZXWQ    2(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, (BX)
+	VPMOVZXWQ    8(AX), Y4
+	VPMOVZXWQ    10(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 32(BX)
+	VPMOVZXWQ    16(AX), Y4
+	VPMOVZXWQ    18(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 64(BX)
+	VPMOVZXWQ    24(AX), Y4
+	VPMOVZXWQ    26(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 96(BX)
+	VPMOVZXWQ    32(AX), Y4
+	VPMOVZXWQ    34(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 128(BX)
+	VPMOVZXWQ    40(AX), Y4
+	VPMOVZXWQ    42(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 160(BX)
+	VPMOVZXWQ    48(AX), Y4
+	VPMOVZXWQ    50(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 192(BX)
+	VPMOVZXWQ    56(AX), Y4
+	VPMOVZXWQ    58(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 224(BX)
+	VPMOVZXWQ    64(AX), Y4
+	VPMOVZXWQ    66(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 256(BX)
+	VPMOVZXWQ    72(AX), Y4
+	VPMOVZXWQ    74(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 288(BX)
+	VPMOVZXWQ    80(AX), Y4
+	VPMOVZXWQ    82(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 320(BX)
+	VPMOVZXWQ    88(AX), Y4
+	VPMOVZXWQ    90(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 352(BX)
+	VPMOVZXWQ    96(AX), Y4
+	VPMOVZXWQ    98(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 384(BX)
+	VPMOVZXWQ    104(AX), Y4
+	VPMOVZXWQ    106(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 416(BX)
+	VPMOVZXWQ    112(AX), Y4
+	VPMOVZXWQ    114(AX), Y5
+	VPSUBQ       Y4, Y5, Y4
+	VPMULUDQ     Y0, Y4, Y5
+	VPMULUDQ     Y2, Y4, Y4
+	VPSLLQ       $0x20, Y4, Y4
+	VPADDQ       Y4, Y5, Y5
+	VPADDQ       Y1, Y5, Y5
+	VMOVDQU      Y5, 448(BX)
+	VPMOVZXWQ    120(AX), Y4
+	VPERMQ       $0xf9, Y4, Y5
+	VPBLENDD     $0xc0, Y3, Y5, Y5
+	VPSUBQ       Y4, Y5, Y3
+	VPMULUDQ     Y0, Y3, Y0
+	VPMULUDQ     Y2, Y3, Y2
+	VPSLLQ       $0x20, Y2, Y2
+	VPADDQ       Y2, Y0, Y0
+	VPADDQ       Y1, Y0, Y0
+	VMOVDQU      Y0, 480(BX)
+	VZEROUPPER
+	RET
+
+// func narrow64AVX2(w *uint64, sh uint64, wq *uint32) (total uint64, top uint32)
+// Requires: AVX, AVX2
+TEXT ·narrow64AVX2(SB), NOSPLIT, $0-36
+	MOVQ         w+0(FP), AX
+	MOVQ         sh+8(FP), CX
+	MOVQ         wq+16(FP), DX
+	VMOVQ        CX, X0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSRLQ       $0x20, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (AX), Y4
+	VMOVDQU      32(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, (DX)
+	VMOVDQU      64(AX), Y4
+	VMOVDQU      96(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 32(DX)
+	VMOVDQU      128(AX), Y4
+	VMOVDQU      160(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 64(DX)
+	VMOVDQU      192(AX), Y4
+	VMOVDQU      224(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 96(DX)
+	VMOVDQU      256(AX), Y4
+	VMOVDQU      288(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 128(DX)
+	VMOVDQU      320(AX), Y4
+	VMOVDQU      352(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 160(DX)
+	VMOVDQU      384(AX), Y4
+	VMOVDQU      416(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 192(DX)
+	VMOVDQU      448(AX), Y4
+	VMOVDQU      480(AX), Y5
+	VPSRLQ       X0, Y4, Y4
+	VPSRLQ       X0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPADDQ       Y4, Y2, Y2
+	VPADDQ       Y5, Y2, Y2
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y5, Y3, Y3
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VINSERTI128  $0x01, X5, Y4, Y4
+	VMOVDQU      Y4, 224(DX)
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDQ       X2, X0, X0
+	VPSHUFD      $0x4e, X0, X2
+	VPADDQ       X2, X0, X0
+	VEXTRACTI128 $0x01, Y3, X1
+	VPMAXUD      X3, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPMAXUD      X2, X1, X1
+	VPSHUFD      $0xb1, X1, X2
+	VPMAXUD      X2, X1, X1
+	VMOVQ        X0, AX
+	VMOVD        X1, CX
+	MOVQ         AX, total+24(FP)
+	MOVL         CX, top+32(FP)
+	VZEROUPPER
+	RET

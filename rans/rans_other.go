@@ -28,3 +28,7 @@ func addFrom(cum []uint16, from int, d uint16) { addFromGo(cum, from, d) }
 func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 { return quantizeGo(w, f, cum) }
 
 func firstOf(w []uint32, x uint32) int { return firstOfGo(w, x) }
+
+func rowWeights(cum []uint16, alpha, beta uint64, w []uint64) { rowWeightsGo(cum, alpha, beta, w) }
+
+func narrow(w []uint64, sh uint, wq []uint32) (uint64, uint32) { return narrowGo(w, sh, wq) }

@@ -60,3 +60,13 @@ func addFrom64AVX2(cum *uint16, from int, d uint16)
 //
 //go:noescape
 func firstOf64AVX2(w *uint32, x uint32) int
+
+// rowWeights64AVX2 is rowWeightsGo for a 64-entry table.
+//
+//go:noescape
+func rowWeights64AVX2(cum *uint16, alpha uint64, beta uint64, w *uint64)
+
+// narrow64AVX2 is narrowGo for 64 weights.
+//
+//go:noescape
+func narrow64AVX2(w *uint64, sh uint64, wq *uint32) (total uint64, top uint32)

@@ -238,3 +238,40 @@ func quantizeSpread(w []uint32, total uint64, precision uint, cum []uint16) uint
 	}
 	return uint16(m - c)
 }
+
+// RowWeights sets w[v] = alpha·f(v) + beta (modulo 2^64) for every symbol v
+// of cum, a cumulative table of precision 16, f(v) being its frequency
+// (len(w) >= len(cum) >= 1): the weights of a fallback row scaled and
+// lifted, as a model mixing it with other predictions forms them.
+func RowWeights(cum []uint16, alpha, beta uint64, w []uint64) {
+	rowWeights(cum, alpha, beta, w[:len(cum)])
+}
+
+// rowWeightsGo is RowWeights in Go.
+func rowWeightsGo(cum []uint16, alpha, beta uint64, w []uint64) {
+	w = w[:len(cum)]
+	last := len(cum) - 1
+	for v := range last {
+		w[v] = alpha*uint64(cum[v+1]-cum[v]) + beta
+	}
+	w[last] = alpha*uint64(1<<16-uint32(cum[last])) + beta
+}
+
+// Narrow sets wq[v] = uint32(w[v] >> sh) (len(wq) >= len(w)) and returns
+// the sum and the largest of them: 64-bit weights brought to the 32 bits
+// Quantize takes.
+func Narrow(w []uint64, sh uint, wq []uint32) (total uint64, top uint32) {
+	return narrow(w, sh, wq[:len(w)])
+}
+
+// narrowGo is Narrow in Go.
+func narrowGo(w []uint64, sh uint, wq []uint32) (total uint64, top uint32) {
+	wq = wq[:len(w)]
+	for v, x := range w {
+		y := uint32(x >> sh)
+		wq[v] = y
+		total += uint64(y)
+		top = max(top, y)
+	}
+	return total, top
+}

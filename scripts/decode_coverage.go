@@ -50,8 +50,8 @@ var decodePath = map[string][]string{
 	"gate/params.go":     {"Params.Prepare", "meanRow", "Params.meanDist", "Params.validate", "Parse", "FromModel"},
 	"gate/lg.go":         {"*"},
 	"rans/decoder.go":    {"NewDecoder", "Decoder.Reset", "Decoder.Err", "Decoder.Close", "Decoder.Decode", "Decoder.advance", "Decoder.DecodeBinary", "Decoder.fail", "searchGo"},
-	"rans/rans_amd64.go": {"search", "decodeFast", "products", "quantizeSteps", "addFrom"},
-	"rans/table.go":      {"checkPrecision", "QuantizeTrusted", "QuantizeSummed", "quantizeSpread", "QuantizeProducts", "productsGo", "QuantizeMax", "firstOf", "addFromGo", "quantizeGo"},
+	"rans/rans_amd64.go": {"search", "decodeFast", "products", "quantizeSteps", "addFrom", "firstOf", "rowWeights", "narrow"},
+	"rans/table.go":      {"checkPrecision", "QuantizeTrusted", "QuantizeSummed", "quantizeSpread", "QuantizeProducts", "productsGo", "QuantizeMax", "firstOfGo", "addFromGo", "quantizeGo", "RowWeights", "rowWeightsGo", "Narrow", "narrowGo"},
 	"format/reader.go":   {"*"},
 	"format/layout.go": {"crc", "Header.Lossless", "Header.levelBytes", "Header.BodyStart", "Header.lambdas", "checkLevels", "parseLevels",
 		"parseHeader", "Header.memory", "parseTrailer", "index.marshal", "parseIndex", "ceilDiv", "episodeRef.chunkOf", "crc32Update"},
@@ -69,7 +69,7 @@ var unreachable = map[string]struct {
 	n   int
 	why string
 }{
-	"wm/predictor.go":  {6, "Predict and Commit out of order (misuse, panics); the value and state stamps wrapping after 2^32 coordinates or states"},
+	"wm/predictor.go":  {4, "Predict and Commit out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"wm/index.go":      {3, "tiles of different lengths compared; the key index's generation wrapping after 2^32 uses"},
 	"wm/tables.go":     {1, "W(d) of a negative d (maxL is the largest log-weight)"},

@@ -721,13 +721,8 @@ func (p *Predictor) Table() []uint16 {
 		return p.weakTable()
 	}
 	w := p.w[:p.K]
-	f := p.f[:len(w)]
 	alpha, beta := p.alpha, p.beta
-	last := len(w) - 1
-	for v := range last {
-		w[v] = alpha*uint64(f[v+1]-f[v]) + beta
-	}
-	w[last] = alpha*uint64(1<<16-uint32(f[last])) + beta
+	rans.RowWeights(p.f[:len(w)], alpha, beta, w)
 	for _, v := range p.touched {
 		w[v] += p.acc[v] << 8
 	}
@@ -752,18 +747,8 @@ func (p *Predictor) Table() []uint16 {
 		sh = uint(n - 31)
 	}
 	wq := p.wq[:len(w)]
-	var total uint64
-	var top uint32
-	arg := 0
-	for v, x := range w {
-		y := uint32(x >> sh)
-		wq[v] = y
-		total += uint64(y)
-		if y > top {
-			top, arg = y, v
-		}
-	}
-	rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
+	total, top := rans.Narrow(w, sh, wq)
+	rans.QuantizeMax(wq, total, top, p.prec, p.cum)
 	p.tab = p.cum
 	return p.tab
 }
@@ -781,33 +766,17 @@ func (p *Predictor) weakTable() []uint16 {
 	}
 	f := p.f[:K]
 	wq := p.wq[:K]
-	var total uint64
-	var top uint32
-	arg := 0
-	last := K - 1
-	for v := range last {
-		y := uint32((alpha*uint64(f[v+1]-f[v]) + beta) >> sh)
-		wq[v] = y
-		total += uint64(y)
-		if y > top {
-			top, arg = y, v
-		}
-	}
-	y := uint32((alpha*uint64(1<<16-uint32(f[last])) + beta) >> sh)
-	wq[last] = y
-	total += uint64(y)
-	if y > top {
-		top, arg = y, last
-	}
+	rans.RowWeights(f, alpha, beta, p.w[:K])
+	total, top := rans.Narrow(p.w[:K], sh, wq)
+	// The groups only add weight (no sum here reaches 2^64), so the first
+	// value of the largest weight is found after them, as QuantizeMax does.
 	for _, v := range p.touched {
 		y := uint32((alpha*uint64(freqAt(f, int(v), 16)) + beta + p.acc[v]<<8) >> sh)
 		total += uint64(y - wq[v])
 		wq[v] = y
-		if y > top || y == top && int(v) < arg {
-			top, arg = y, int(v)
-		}
+		top = max(top, y)
 	}
-	rans.QuantizeSummed(wq, total, arg, p.prec, p.cum)
+	rans.QuantizeMax(wq, total, top, p.prec, p.cum)
 	p.tab = p.cum
 	return p.tab
 }

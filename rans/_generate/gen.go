@@ -28,6 +28,8 @@ func main() {
 	genQuantize64()
 	genAddFrom64()
 	genFirstOf64()
+	genRowWeights64()
+	genNarrow64()
 	Generate()
 }
 

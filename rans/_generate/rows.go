@@ -1,0 +1,111 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+)
+
+// genRowWeights64 writes rowWeights64AVX2: w[v] = alpha·f(v) + beta modulo
+// 2^64 for the 64 frequencies f(v) of a cumulative table of precision 16,
+// four values a round. The 64-bit product is formed from two 32-bit ones:
+// alpha·f = lo(alpha)·f + (hi(alpha)·f << 32), f being below 2^17.
+func genRowWeights64() {
+	TEXT("rowWeights64AVX2", NOSPLIT, "func(cum *uint16, alpha uint64, beta uint64, w *uint64)")
+	Pragma("noescape")
+	Doc("rowWeights64AVX2 is rowWeightsGo for a 64-entry table.")
+	cum := Load(Param("cum"), GP64())
+	a := Load(Param("alpha"), GP64())
+	b := Load(Param("beta"), GP64())
+	w := Load(Param("w"), GP64())
+	ax, bx := XMM(), XMM()
+	VMOVQ(a, ax)
+	VMOVQ(b, bx)
+	aLo, aHi, B := YMM(), YMM(), YMM()
+	VPBROADCASTQ(ax, aLo)
+	VPSRLQ(U8(32), aLo, aHi)
+	VPBROADCASTQ(bx, B)
+	// 2^16 in every qword: the end of the last interval.
+	top := YMM()
+	VPCMPEQQ(top, top, top)
+	VPSRLQ(U8(63), top, top)
+	VPSLLQ(U8(16), top, top)
+	for i := 0; i < 16; i++ {
+		cur, next := YMM(), YMM()
+		VPMOVZXWQ(Mem{Base: cum, Disp: 8 * i}, cur)
+		if i < 15 {
+			VPMOVZXWQ(Mem{Base: cum, Disp: 8*i + 2}, next)
+		} else {
+			// cum[61], cum[62], cum[63], 2^16.
+			VPERMQ(U8(0xF9), cur, next)
+			VPBLENDD(U8(0xC0), top, next, next)
+		}
+		f, lo, hi := YMM(), YMM(), YMM()
+		VPSUBQ(cur, next, f)
+		VPMULUDQ(aLo, f, lo)
+		VPMULUDQ(aHi, f, hi)
+		VPSLLQ(U8(32), hi, hi)
+		VPADDQ(hi, lo, lo)
+		VPADDQ(B, lo, lo)
+		VMOVDQU(lo, Mem{Base: w, Disp: 32 * i})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// genNarrow64 writes narrow64AVX2: wq[v] = uint32(w[v] >> sh) for 64
+// weights, with their sum and largest value, eight a round.
+func genNarrow64() {
+	TEXT("narrow64AVX2", NOSPLIT, "func(w *uint64, sh uint64, wq *uint32) (total uint64, top uint32)")
+	Pragma("noescape")
+	Doc("narrow64AVX2 is narrowGo for 64 weights.")
+	w := Load(Param("w"), GP64())
+	sh := Load(Param("sh"), GP64())
+	wq := Load(Param("wq"), GP64())
+	shx := XMM()
+	VMOVQ(sh, shx)
+	low := YMM()
+	VPCMPEQD(low, low, low)
+	VPSRLQ(U8(32), low, low) // the low dword of every qword
+	sum, mx := YMM(), YMM()
+	VPXOR(sum, sum, sum)
+	VPXOR(mx, mx, mx)
+	for k := 0; k < 8; k++ {
+		a, b := YMM(), YMM()
+		VMOVDQU(Mem{Base: w, Disp: 64 * k}, a)
+		VMOVDQU(Mem{Base: w, Disp: 64*k + 32}, b)
+		VPSRLQ(shx, a, a)
+		VPSRLQ(shx, b, b)
+		VPAND(low, a, a)
+		VPAND(low, b, b)
+		VPADDQ(a, sum, sum)
+		VPADDQ(b, sum, sum)
+		// The high dwords are 0, so a dword maximum is the qwords'.
+		VPMAXUD(a, mx, mx)
+		VPMAXUD(b, mx, mx)
+		// Gather the low dwords, in order: a's four, then b's.
+		VPSHUFD(U8(0x08), a, a)
+		VPERMQ(U8(0x08), a, a)
+		VPSHUFD(U8(0x08), b, b)
+		VPERMQ(U8(0x08), b, b)
+		VINSERTI128(U8(1), b.AsX(), a, a)
+		VMOVDQU(a, Mem{Base: wq, Disp: 32 * k})
+	}
+	hs, hm, t := XMM(), XMM(), XMM()
+	VEXTRACTI128(U8(1), sum, hs)
+	VPADDQ(sum.AsX(), hs, hs)
+	VPSHUFD(U8(0x4E), hs, t)
+	VPADDQ(t, hs, hs)
+	VEXTRACTI128(U8(1), mx, hm)
+	VPMAXUD(mx.AsX(), hm, hm)
+	VPSHUFD(U8(0x4E), hm, t)
+	VPMAXUD(t, hm, hm)
+	VPSHUFD(U8(0xB1), hm, t)
+	VPMAXUD(t, hm, hm)
+	tot, tp := GP64(), GP32()
+	VMOVQ(hs, tot)
+	VMOVD(hm, tp)
+	Store(tot, ReturnIndex(0))
+	Store(tp, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
