@@ -130,6 +130,8 @@ type Predictor struct {
 	entGrp   []int32    // per entry: its group in the batch being formed
 	entStamp uint32
 
+	incMat, incMis [nClasses]int32 // per class: Commit's L increments on a match, a mismatch
+
 	// The prediction of the current coordinate.
 	f       []uint16 // fallback row, cumulative, precision 16
 	f1      []uint16 // the first table's row
@@ -154,9 +156,6 @@ type Predictor struct {
 	modalOK bool      // modal and modalF hold for the current coordinate
 	pureRow *rowModal // the modal value of the fallback row f, when known
 
-	incMat, incMis [nClasses]int32 // per class: L increments on a match, a mismatch
-	incM, incX     uint32          // bit c: incMat[c], incMis[c] hold for the current value
-
 	best    []uint16 // tile of the best group at the end of the last slot, or nil
 	w       []uint64
 	wq      []uint32
@@ -169,7 +168,7 @@ type group struct {
 	l    int32 // log-weight
 	base int32 // l when the group was formed; a member's L is its L0 + l − base
 	tile []uint16
-	head int32 // first member; −e−1 for the succany group of entry e
+	head int32 // first member; −e−1 for the succany or successor group of entry e
 	tail int32
 	sum  uint64 // Σ of the members' weights while a batch is formed
 	mis  uint16
@@ -468,9 +467,10 @@ func nextStamp(st *uint32, marks []uint32) uint32 {
 	return *st
 }
 
-// joinSucc adds the successors' tiles at the current slot to the batch:
-// join for each, with the equal tiles found through their succany entries
-// (prepareSuccAny), which number the successors' distinct tiles.
+// joinSucc adds the successors' tiles at the current slot to the batch,
+// as join would, with the equal tiles found through their succany entries
+// (prepareSuccAny), which number the successors' distinct tiles. The
+// groups list no members: forMembers finds them again from the entry.
 func (p *Predictor) joinSucc() {
 	S, s := p.S, p.s
 	mark, st := p.entMark, nextStamp(&p.entStamp, p.entMark)
@@ -478,16 +478,14 @@ func (p *Predictor) joinSucc() {
 	for i, r := range p.succ {
 		e := p.itemEnt[i*S+s]
 		x := p.succX[i]
-		rr := ref{r.store, r.state, int32(s)}
-		l := p.batchB + p.succL[i]
 		if mark[e] != st {
 			mark[e] = st
-			g := p.newGroup(clsSucc, rr, p.tileOf(rr), l)
-			p.groups[g].sum = x
-			grp[e] = g
+			grp[e] = int32(len(p.groups))
+			tl := p.tileOf(ref{r.store, r.state, int32(s)})
+			p.groups = append(p.groups, group{tile: tl, head: -e - 1, tail: -e - 1, sum: x, cls: clsSucc})
 			continue
 		}
-		p.addMember(grp[e], rr, l, x)
+		p.groups[grp[e]].sum += x
 	}
 }
 
@@ -892,23 +890,28 @@ func (p *Predictor) Commit(j int, v uint16) {
 	if n0 > 0 {
 		a := uint64(p.m.subMix)
 		qv := (fv*a + p.unif*(256-a)) >> 8
-		p.incM, p.incX = 0, 0
-		for i := range p.groups {
-			g := &p.groups[i]
+		// Per class: the increments of L on a match and a mismatch, made
+		// when first needed (bit c of incM, incX).
+		incMat, incMis := &p.incMat, &p.incMis
+		var incM, incX uint32
+		eps := &p.eps
+		groups := p.groups
+		for i := range groups {
+			g := &groups[i]
 			c := g.cls & (nClasses - 1) // nClasses is a power of two
 			if g.tile[m] == v {
-				if p.incM&(1<<c) == 0 {
-					e := uint64(p.eps[c])
-					p.incMat[c] = lg(1<<16-e+(e*qv>>16)) - 16*256
-					p.incM |= 1 << c
+				if incM&(1<<c) == 0 {
+					e := uint64(eps[c])
+					incMat[c] = lg(1<<16-e+(e*qv>>16)) - 16*256
+					incM |= 1 << c
 				}
-				g.l += p.incMat[c]
+				g.l += incMat[c]
 			} else {
-				if p.incX&(1<<c) == 0 {
-					p.incMis[c] = lg(max(1, uint64(p.eps[c])*qv>>16)) - 16*256
-					p.incX |= 1 << c
+				if incX&(1<<c) == 0 {
+					incMis[c] = lg(max(1, uint64(eps[c])*qv>>16)) - 16*256
+					incX |= 1 << c
 				}
-				g.l += p.incMis[c]
+				g.l += incMis[c]
 				g.mis++
 			}
 			maxL, minL = max(maxL, g.l), min(minL, g.l)
@@ -1030,7 +1033,22 @@ func (p *Predictor) dictCommit(v uint16) {
 // member of group g, in order, until fn returns false.
 func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 	d := p.groups[g].l - p.groups[g].base
-	if h := p.groups[g].head; h < 0 {
+	if h := p.groups[g].head; h < 0 && p.groups[g].cls == clsSucc {
+		// A successor group: the successors whose slot holds its entry,
+		// each of log-weight b + lg(its weight), b the batch's base.
+		e := -h - 1
+		S, s := p.S, p.s
+		b := d + p.prior[clsSucc] - lg(p.succW)
+		for i, r := range p.succ {
+			if p.itemEnt[i*S+s] != e {
+				continue
+			}
+			if !fn(ref{r.store, r.state, int32(s)}, b+p.succL[i]) {
+				return
+			}
+		}
+		return
+	} else if h < 0 {
 		// A succany group: the slots of the successors with its tile.
 		e := -h - 1
 		S := p.S
