@@ -364,6 +364,15 @@ func (p *Predictor) tileOf(r ref) []uint16 {
 	return p.m.refCodes[off : off+p.M]
 }
 
+// slotIDs returns the content ids of the S (finished) slots of state r.
+func (p *Predictor) slotIDs(r ref) []int32 {
+	off := int(r.state) * p.S
+	if r.store == storeHist {
+		return p.histID[off : off+p.S]
+	}
+	return p.m.tileOf[off : off+p.S]
+}
+
 // idOf returns the content id of the (finished) tile r points at: equal
 // tiles, wherever they are, have equal ids.
 func (p *Predictor) idOf(r ref) int32 {
@@ -1320,8 +1329,9 @@ func (p *Predictor) prepareSuccAny() {
 		}
 		p.saC[i], p.saRows[i] = c, row
 		first := p.firstCodes(r)
-		for x := range S {
-			id := p.idOf(ref{r.store, r.state, int32(x)})
+		ids := p.slotIDs(r)
+		ie, iv := p.itemEnt[i*S:(i+1)*S], p.itemV[i*S:(i+1)*S]
+		for x, id := range ids {
 			k, found := p.batch.slot(uint64(uint32(id)))
 			var e int32
 			if found {
@@ -1345,11 +1355,11 @@ func (p *Predictor) prepareSuccAny() {
 					p.saTail[v] = e
 				}
 			}
-			p.itemEnt[i*S+x] = e
-			p.itemV[i*S+x] = first[x*M]
+			v := first[x*M]
+			ie[x], iv[x] = e, v
 			p.entFL[e] += uint64(c)
 			p.entCnt[e]++
-			p.saFL[first[x*M]] += uint64(c)
+			p.saFL[v] += uint64(c)
 		}
 	}
 	// Items by entry, in order of successor and slot.
