@@ -225,10 +225,11 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	c.act.update(sym, a)
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
+	lane := 0 // j mod lanes
 	for j, v := range codes {
 		c.pred.Predict(j)
 		if c.retain == nil || c.retain(j, c.pred) {
-			c.idealCodes += c.putCode(j%c.lanes, v)
+			c.idealCodes += c.putCode(lane, v)
 			c.retained++
 		} else if m := c.pred.Modal(); m != v {
 			c.wrong++
@@ -241,6 +242,9 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 		}
 		c.pred.Commit(j, v)
 		le.PutUint16(c.scratch[8+2*j:], v)
+		if lane++; lane == c.lanes {
+			lane = 0
+		}
 	}
 	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
 	c.states++
@@ -280,12 +284,13 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	c.act.update(sym, a)
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
+	lane := 0 // j mod lanes
 	for j := range codes {
 		c.pred.Predict(j)
 		var v uint16
 		if c.retain == nil || c.retain(j, c.pred) {
 			var cost uint64
-			v, cost = c.getCode(j % c.lanes)
+			v, cost = c.getCode(lane)
 			c.idealCodes += cost
 			c.retained++
 		} else {
@@ -294,6 +299,9 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 		c.pred.Commit(j, v)
 		codes[j] = v
 		le.PutUint16(c.scratch[8+2*j:], v)
+		if lane++; lane == c.lanes {
+			lane = 0
+		}
 	}
 	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
 	c.states++

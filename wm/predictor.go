@@ -650,10 +650,11 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	p.touched = p.touched[:0]
 	var wS, spikes uint64
 	acc, mark, st := p.acc, p.mark, p.stamp
-	for i := range p.groups {
-		g := &p.groups[i]
+	groups, eps := p.groups, &p.eps
+	for i := range groups {
+		g := &groups[i]
 		wg := expWeight(maxL - g.l)
-		e := uint64(p.eps[g.cls&(nClasses-1)])
+		e := uint64(eps[g.cls&(nClasses-1)])
 		wS += wg * e >> 16
 		sp := wg * (1<<16 - e)
 		spikes += sp
