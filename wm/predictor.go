@@ -1,6 +1,7 @@
 package wm
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 
@@ -893,9 +894,12 @@ func (p *Predictor) Commit(j int, v uint16) {
 	p.hist[p.base+j] = v
 	fv := uint64(freqAt(p.f, int(v), 16))
 	p.lNew += lg(fv) - 16*256
-	// The largest and least log-weights, for pruning: of the groups
-	// updated here, then of those the expansions below add.
-	maxL, minL := p.lNew, p.lNew
+	// The largest log-weight, the new-content hypothesis's included, and
+	// the least of a group, for pruning: of the groups updated here, then
+	// of those the expansions below add. Only a group can be pruned, so
+	// the pass below runs only when one falls behind (the new-content
+	// hypothesis trails far behind a run of hits).
+	maxL, minL := p.lNew, int32(math.MaxInt32)
 	n0 := len(p.groups)
 	if n0 > 0 {
 		a := uint64(p.m.subMix)
@@ -943,7 +947,7 @@ func (p *Predictor) Commit(j int, v uint16) {
 		maxL, minL = max(maxL, l), min(minL, l)
 	}
 	k := len(p.groups)
-	if maxL-minL > pruneBits*256 {
+	if minL < maxL-pruneBits*256 {
 		k = 0
 		for i := range p.groups {
 			if maxL-p.groups[i].l <= pruneBits*256 {
