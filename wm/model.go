@@ -113,6 +113,9 @@ type Model struct {
 	fallBeta    [2]uint32
 	// offVals holds the offset law's stored values while a file is read.
 	offVals []uint32
+	// tileSrc, from a decoded store until derive turns it into tileOf,
+	// holds per tile the earlier tile it copies, or -1.
+	tileSrc []int32
 	clsHits [nBuckets][nClasses]uint32
 	clsSlot []uint32 // [S][nClasses] hits by slot
 	// clsCtx, when not nil, counts hits by slot and by the class of the
@@ -620,7 +623,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 			return nil, r.err
 		}
 		no, nc := m.tableLens()
-		if m.refCodes, m.refBkt, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
+		if m.refCodes, m.refBkt, m.tileSrc, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
 			return nil, err
 		}
 		r.b = r.b[n:]
@@ -967,10 +970,26 @@ func (m *Model) derive() {
 	m.tileCount = m.tileCount[:0]
 	m.tileOff = m.tileOff[:0]
 	m.dict = tileIndex{}
-	m.tileOf = make([]int32, m.refT*g.S)
+	// A tile that a decoded store copies holds what its source holds, so
+	// its id is its source's: only the literal tiles are looked up. The
+	// sources become the ids in place, each source coming before its copy.
+	src := m.tileSrc
+	m.tileSrc = nil
+	if len(src) == m.refT*g.S {
+		m.tileOf = src
+	} else {
+		src = nil
+		m.tileOf = make([]int32, m.refT*g.S)
+	}
 	for t := range m.refT {
 		for s := range g.S {
 			rep := int32(t*g.S + s)
+			if src != nil && src[rep] >= 0 {
+				id := m.tileOf[src[rep]]
+				m.tileOf[rep] = id
+				m.tileCount[id]++
+				continue
+			}
 			off := t*n + s*M
 			tl := m.refCodes[off : off+M]
 			if id := m.dict.find(tl, m.refCodes, m.tileOff); id >= 0 {

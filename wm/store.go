@@ -491,21 +491,24 @@ func litTree(p []prob, x uint32, pos int, src []byte) (uint, uint32, int) {
 // decodeStore decodes the reference store of T states from stream: its
 // codes (T·N) and buckets, then no values of the offset law and nc of the
 // class context statistics. Counts are checked against the stream's length
-// before anything is sized by them.
-func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, []uint32, []uint32, error) {
+// before anything is sized by them. It also returns, per tile
+// (state·S+slot), the earlier tile it copies or -1 for a literal tile:
+// Model.derive then indexes a copy without looking it up.
+func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, []int32, []uint32, []uint32, error) {
 	S, M, n := g.S, g.M, g.N()
 	if all := int64(T)*int64(n) + int64(no) + int64(nc); all > maxStoreCodesPerByte*int64(len(stream)) {
-		return nil, nil, nil, nil, fmt.Errorf("%w: %d reference codes and table values in a store of %d bytes", ErrModelFormat, all, len(stream))
+		return nil, nil, nil, nil, nil, fmt.Errorf("%w: %d reference codes and table values in a store of %d bytes", ErrModelFormat, all, len(stream))
 	}
 	sd := &storeDecoder{storeModel: newStoreModel(g)}
 	if err := sd.init(stream); err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
+		return nil, nil, nil, nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
 	}
 	// Sized for the whole store when the stream's length makes that
 	// plausible (storePreallocCodesPerByte), else grown as decoded, so that
 	// a store's memory follows its bytes or the work done.
 	room := storePreallocCodesPerByte * int64(len(stream))
 	codes := make([]uint16, 0, min(int64(T)*int64(n), room))
+	srcs := make([]int32, 0, min(int64(T)*int64(S), room/int64(M)))
 	bkt := make([]uint8, 0, min(int64(T), room))
 	fail := func(msg string, a ...any) error {
 		return fmt.Errorf("%w: reference store: %s", ErrModelFormat, fmt.Sprintf(msg, a...))
@@ -516,7 +519,7 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 		sd.prevBkt = b
 		for x := range S {
 			if sd.err != nil {
-				return nil, nil, nil, nil, fail("%v", sd.err)
+				return nil, nil, nil, nil, nil, fail("%v", sd.err)
 			}
 			p := int64(r*S + x)
 			ctx := sd.opCtx(x)
@@ -548,28 +551,29 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 					}
 				}
 				if delta >= S {
-					return nil, nil, nil, nil, fail("slot delta %d at state %d slot %d", delta, r, x)
+					return nil, nil, nil, nil, nil, fail("slot delta %d at state %d slot %d", delta, r, x)
 				}
 				q := (int64(r)-dr)*int64(S) + int64((x+delta)%S)
 				if dr > int64(r) || q >= p {
-					return nil, nil, nil, nil, fail("copy from tile %d at tile %d", q, p)
+					return nil, nil, nil, nil, nil, fail("copy from tile %d at tile %d", q, p)
 				}
 				sd.dist = p - q
 				src = q
 			}
 			off := len(codes)
 			codes = slices.Grow(codes, M)[:off+M]
+			srcs = append(srcs, int32(src))
 			if op == opLit {
 				var left []uint16
 				if x > 0 {
 					left = codes[off-M : off]
 				}
 				if m, v := sd.literalTile(codes[off:off+M], left); m >= 0 {
-					return nil, nil, nil, nil, fail("literal code %d >= K", v)
+					return nil, nil, nil, nil, nil, fail("literal code %d >= K", v)
 				}
 			} else {
 				if src < 0 {
-					return nil, nil, nil, nil, fail("copy from before the store at tile %d", p)
+					return nil, nil, nil, nil, nil, fail("copy from before the store at tile %d", p)
 				}
 				copy(codes[off:off+M], codes[src*int64(M):(src+1)*int64(M)])
 			}
@@ -579,17 +583,17 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 	}
 	off, err := sd.values(0, no, S)
 	if err != nil {
-		return nil, nil, nil, nil, fail("offset law: %v", err)
+		return nil, nil, nil, nil, nil, fail("offset law: %v", err)
 	}
 	ctx, err := sd.values(1, nc, nClasses)
 	if err != nil {
-		return nil, nil, nil, nil, fail("class contexts: %v", err)
+		return nil, nil, nil, nil, nil, fail("class contexts: %v", err)
 	}
 	if err := sd.close(); err != nil {
-		return nil, nil, nil, nil, fail("%v", err)
+		return nil, nil, nil, nil, nil, fail("%v", err)
 	}
 	// Clipped: the predictor must never append into the store.
-	return slices.Clip(codes), slices.Clip(bkt), off, ctx, nil
+	return slices.Clip(codes), slices.Clip(bkt), srcs, off, ctx, nil
 }
 
 // values decodes n integers of table tab in rows of k (storeEncoder.values).
