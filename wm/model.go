@@ -388,8 +388,7 @@ func appendCodes(b []byte, codes []uint16, cb int) []byte {
 	n := len(b)
 	b = slices.Grow(b, cb*len(codes))[:n+cb*len(codes)]
 	if cb == 1 {
-		dst := b[n:]
-		dst = dst[:len(codes)]
+		dst := b[n : n+len(codes)]
 		for i, c := range codes {
 			dst[i] = byte(c)
 		}
