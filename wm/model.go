@@ -2,6 +2,7 @@ package wm
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -116,6 +117,9 @@ type Model struct {
 	fallBeta    [2]uint32
 	// offVals holds the offset law's stored values while a file is read.
 	offVals []uint32
+	// tileSrc, from a decoded store until derive turns it into tileOf,
+	// holds per tile the earlier tile it copies, or -1.
+	tileSrc []int32
 	clsHits [nBuckets][nClasses]uint32
 	clsSlot []uint32 // [S][nClasses] hits by slot
 	// clsCtx, when not nil, counts hits by slot and by the class of the
@@ -268,14 +272,10 @@ func (m *Model) fallEntries() int64 {
 // appendFile appends the model file of the given version to b: 2, or 3
 // with the coded store st.
 func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
-	// Reserve what the tables, the store and the sections take (the fixed
-	// fields are in the 1,024): a model of megabytes is then written in
-	// one allocation, not by repeated doubling.
-	n := 1024 + 4*len(m.clsSlot) + 2*len(m.fallback) + 2*len(m.fall2) + len(m.contNext) +
-		2*len(m.offPrior) + 4*len(m.clsCtx) + 4*len(m.refStart) + len(st)
-	for _, l := range m.contNext {
-		n += 4 * len(l)
-	}
+	// Reserve what the tables, the store and the sections take: a model
+	// of megabytes is then written in one allocation, not by repeated
+	// doubling.
+	n := m.headCap() + len(st)
 	if version != 3 {
 		n += codeBytes(m.Geom.K)*len(m.refCodes) + len(m.refBkt)
 	}
@@ -291,6 +291,17 @@ func (m *Model) appendFile(b []byte, version uint16, st []byte) []byte {
 		b = append(b, m.refBkt...)
 	}
 	return m.appendSections(b)
+}
+
+// headCap bounds the bytes appendHead appends: the fixed fields are in the
+// 1,024.
+func (m *Model) headCap() int {
+	n := 1024 + 4*len(m.clsSlot) + 2*len(m.fallback) + 2*len(m.fall2) + len(m.contNext) +
+		2*len(m.offPrior) + 4*len(m.clsCtx) + 4*len(m.refStart)
+	for _, l := range m.contNext {
+		n += 4 * len(l)
+	}
+	return n
 }
 
 // appendHead appends what a model file holds before its reference store's
@@ -378,11 +389,16 @@ func (m *Model) appendHead(b []byte, version uint16) []byte {
 
 // appendCodes appends codes as bytes (cb = 1) or little-endian pairs.
 func appendCodes(b []byte, codes []uint16, cb int) []byte {
-	for _, c := range codes {
-		if cb == 1 {
-			b = append(b, byte(c))
-		} else {
-			b = binary.LittleEndian.AppendUint16(b, c)
+	n := len(b)
+	b = slices.Grow(b, cb*len(codes))[:n+cb*len(codes)]
+	if cb == 1 {
+		dst := b[n : n+len(codes)]
+		for i, c := range codes {
+			dst[i] = byte(c)
+		}
+	} else {
+		for i, c := range codes {
+			binary.LittleEndian.PutUint16(b[n+2*i:], c)
 		}
 	}
 	return b
@@ -403,8 +419,9 @@ func (m *Model) appendSections(b []byte) []byte {
 // the file of a large store is never held whole just to be hashed.
 func (m *Model) canonicalID() ModelID {
 	h := sha256.New()
-	h.Write(m.appendHead(nil, 2))
-	buf := make([]byte, 0, 1<<16)
+	// One buffer for the head, sized for it, then for the codes.
+	buf := m.appendHead(make([]byte, 0, max(m.headCap(), 1<<16)), 2)
+	h.Write(buf)
 	cb := codeBytes(m.Geom.K)
 	for i := 0; i < len(m.refCodes); i += len(buf) / cb {
 		buf = appendCodes(buf[:0], m.refCodes[i:min(len(m.refCodes), i+cap(buf)/2)], cb)
@@ -609,7 +626,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 			return nil, r.err
 		}
 		no, nc := m.tableLens()
-		if m.refCodes, m.refBkt, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
+		if m.refCodes, m.refBkt, m.tileSrc, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
 			return nil, err
 		}
 		r.b = r.b[n:]
@@ -954,21 +971,33 @@ func (m *Model) derive() {
 	// Distinct tiles, in order of first occurrence.
 	m.tileRep = m.tileRep[:0]
 	m.tileCount = m.tileCount[:0]
-	m.tileOcc = m.tileOcc[:0]
 	m.tileOff = m.tileOff[:0]
 	m.dict = tileIndex{}
-	m.tileOf = make([]int32, m.refT*g.S)
+	// A tile that a decoded store copies holds what its source holds, so
+	// its id is its source's: only the literal tiles are looked up. The
+	// sources become the ids in place, each source coming before its copy.
+	src := m.tileSrc
+	m.tileSrc = nil
+	if len(src) == m.refT*g.S {
+		m.tileOf = src
+	} else {
+		src = nil
+		m.tileOf = make([]int32, m.refT*g.S)
+	}
 	for t := range m.refT {
 		for s := range g.S {
 			rep := int32(t*g.S + s)
+			if src != nil && src[rep] >= 0 {
+				id := m.tileOf[src[rep]]
+				m.tileOf[rep] = id
+				m.tileCount[id]++
+				continue
+			}
 			off := t*n + s*M
 			tl := m.refCodes[off : off+M]
 			if id := m.dict.find(tl, m.refCodes, m.tileOff); id >= 0 {
 				m.tileOf[rep] = id
 				m.tileCount[id]++
-				if len(m.tileOcc[id]) < m.occCap {
-					m.tileOcc[id] = append(m.tileOcc[id], rep)
-				}
 				continue
 			}
 			id := int32(len(m.tileRep))
@@ -976,16 +1005,31 @@ func (m *Model) derive() {
 			m.tileRep = append(m.tileRep, rep)
 			m.tileOff = append(m.tileOff, off)
 			m.tileCount = append(m.tileCount, 1)
-			m.tileOcc = append(m.tileOcc, []int32{rep})
 			m.dict.insert(tl, id, m.refCodes, m.tileOff)
+		}
+	}
+	// The first occurrences of each tile, up to occCap, in one slab: its
+	// counts size each list exactly, and a list is capped at its length so
+	// that nothing appends across into the next.
+	nt := len(m.tileRep)
+	m.tileOcc = make([][]int32, nt)
+	total := 0
+	for _, c := range m.tileCount {
+		total += min(int(c), m.occCap)
+	}
+	slab := make([]int32, total)
+	for id, c := range m.tileCount {
+		k := min(int(c), m.occCap)
+		m.tileOcc[id] = slab[:0:k]
+		slab = slab[k:]
+	}
+	for rep, id := range m.tileOf {
+		if l := m.tileOcc[id]; len(l) < cap(l) {
+			m.tileOcc[id] = append(l, int32(rep))
 		}
 	}
 	if m.fallDerived {
 		m.deriveFallback()
-	}
-	tile := func(rep int32) []uint16 {
-		st, sl := int(rep)/g.S, int(rep)%g.S
-		return m.refCodes[st*n+sl*M : st*n+sl*M+M]
 	}
 	m.offLaw = nil
 	if m.offPrior != nil {
@@ -1012,52 +1056,96 @@ func (m *Model) derive() {
 		m.pow1 = mixPowers(m.fallback, g.K, m.fallExp[0])
 		m.pow2 = mixPowers(m.fall2, g.K, m.fallExp[1])
 	}
-	m.dictFirst = make([][]int32, g.K)
-	m.dictCnt = make([]uint64, g.K)
-	m.dictPairs = make([][]pairEntry, g.K)
-	m.dictTotal = 0
-	second := func(id int32) uint16 {
-		if M < 2 {
-			return 0
-		}
-		return tile(m.tileRep[id])[1]
+	m.deriveDict()
+}
+
+// deriveDict builds the dictionary's lookup by the first two codes of a
+// tile: per first code v, dictFirst[v] lists its tiles by second code,
+// then count (descending), then id, and dictPairs[v] has one entry per
+// second code. The lists share one slab, and so do the pairs.
+func (m *Model) deriveDict() {
+	g := m.Geom
+	K, M := g.K, g.M
+	nt := len(m.tileRep)
+	// The sort key of each tile: its second code above its count negated,
+	// so that ascending keys, then ids, give the order above.
+	type keyed struct {
+		key uint64
+		id  int32
 	}
+	first := make([]uint16, nt)
+	tiles := make([]keyed, nt)
+	m.dictCnt = make([]uint64, K)
+	m.dictTotal = 0
 	for id, rep := range m.tileRep {
-		v := tile(rep)[0]
-		m.dictFirst[v] = append(m.dictFirst[v], int32(id))
-		m.dictCnt[v] += uint64(m.tileCount[id])
+		tl := m.refCodes[int(rep)*M : int(rep)*M+M]
+		second := uint64(0)
+		if M >= 2 {
+			second = uint64(tl[1])
+		}
+		first[id] = tl[0]
+		tiles[id] = keyed{second<<32 | uint64(^m.tileCount[id]), int32(id)}
+		m.dictCnt[tl[0]] += uint64(m.tileCount[id])
 		m.dictTotal += uint64(m.tileCount[id])
 	}
-	m.dictVals = nil
-	for v, c := range m.dictCnt {
-		if c > 0 {
-			m.dictVals = append(m.dictVals, uint16(v))
+	// Bucket the tiles by first code (a counting sort, ids ascending in
+	// each bucket), then sort each bucket.
+	start := make([]int, K+1)
+	for _, v := range first {
+		start[v+1]++
+	}
+	for v := range K {
+		start[v+1] += start[v]
+	}
+	byFirst := make([]keyed, nt)
+	next := slices.Clone(start[:K])
+	for id, v := range first {
+		byFirst[next[v]] = tiles[id]
+		next[v]++
+	}
+	ids := make([]int32, nt)
+	npairs := 0
+	for v := range K {
+		b := byFirst[start[v]:start[v+1]]
+		slices.SortFunc(b, func(x, y keyed) int {
+			if x.key != y.key {
+				return cmp.Compare(x.key, y.key)
+			}
+			return cmp.Compare(x.id, y.id)
+		})
+		for i, t := range b {
+			ids[start[v]+i] = t.id
+			if i == 0 || t.key>>32 != b[i-1].key>>32 {
+				npairs++
+			}
 		}
 	}
-	for v, l := range m.dictFirst {
-		slices.SortStableFunc(l, func(a, b int32) int {
-			if sa, sb := second(a), second(b); sa != sb {
-				return int(sa) - int(sb)
-			}
-			ca, cb := m.tileCount[a], m.tileCount[b]
-			if ca != cb {
-				if ca > cb {
-					return -1
-				}
-				return 1
-			}
-			return int(a - b)
-		})
-		for i := 0; i < len(l); {
+	m.dictFirst = make([][]int32, K)
+	m.dictPairs = make([][]pairEntry, K)
+	m.dictVals = nil
+	pairs := make([]pairEntry, 0, npairs)
+	for v := range K {
+		if m.dictCnt[v] > 0 {
+			m.dictVals = append(m.dictVals, uint16(v))
+		}
+		lo, hi := start[v], start[v+1]
+		if lo == hi {
+			continue
+		}
+		m.dictFirst[v] = ids[lo:hi:hi]
+		b := byFirst[lo:hi]
+		p0 := len(pairs)
+		for i := 0; i < len(b); {
 			j := i
 			var c uint64
-			for j < len(l) && second(l[j]) == second(l[i]) {
-				c += uint64(m.tileCount[l[j]])
+			for j < len(b) && b[j].key>>32 == b[i].key>>32 {
+				c += uint64(m.tileCount[b[j].id])
 				j++
 			}
-			m.dictPairs[v] = append(m.dictPairs[v], pairEntry{v1: second(l[i]), cnt: c, lo: int32(i), hi: int32(j)})
+			pairs = append(pairs, pairEntry{v1: uint16(b[i].key >> 32), cnt: c, lo: int32(i), hi: int32(j)})
 			i = j
 		}
+		m.dictPairs[v] = pairs[p0:len(pairs):len(pairs)]
 	}
 }
 

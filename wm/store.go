@@ -297,6 +297,13 @@ type storeDecoder struct {
 // storeLow is the lower bound of a lane state (rans, 2^24).
 const storeLow = 1 << 24
 
+// storePreallocCodesPerByte is how many codes per byte of its stream a
+// store is given room for before it decodes: the stores we measured code 5
+// to 45 codes a byte, so they decode without regrowing their codes, while
+// the memory of a stream that claims up to maxStoreCodesPerByte still
+// grows only as it decodes.
+const storePreallocCodesPerByte = 128
+
 // init reads the lane state at the head of stream.
 func (sd *storeDecoder) init(stream []byte) error {
 	if len(stream) < 4 {
@@ -310,26 +317,42 @@ func (sd *storeDecoder) init(stream []byte) error {
 	return nil
 }
 
-// decode returns the next binary decision, symbol 0 having frequency f0
-// (1 <= f0 < 2^16); after an error it returns 0.
-func (sd *storeDecoder) decode(f0 uint32) int {
-	x := sd.x
+// underflow records that the lane needed a byte past the end of the
+// stream.
+func (sd *storeDecoder) underflow() {
+	if sd.err == nil {
+		sd.err = fmt.Errorf("%w: lane 0 needs a byte past the end of the stream", rans.ErrCorrupt)
+	}
+}
+
+// step decodes one binary decision from lane state x with the stream read
+// up to pos, symbol 0 having frequency f0 (1 <= f0 < 2^16), and returns
+// the decision and the new state and position. When the lane needs a byte
+// past the end of the stream it records the error and returns 0 with x
+// unchanged (pos keeps the bytes it did read), as every later step that
+// runs out does too.
+func (sd *storeDecoder) step(x uint32, pos int, f0 uint32) (uint32, uint32, int) {
 	slot := x & 0xFFFF
 	// Branch-free: the decisions of literal codes are close to even odds.
 	b := (f0 - 1 - slot) >> 31 // slot >= f0
 	mask := -b
-	x = (f0+(1<<16-2*f0)&mask)*(x>>16) + slot - f0&mask
-	for x < storeLow {
-		if sd.pos >= len(sd.src) {
-			if sd.err == nil {
-				sd.err = fmt.Errorf("%w: lane 0 needs a byte past the end of the stream", rans.ErrCorrupt)
-			}
-			return 0
-		}
-		x = x<<8 | uint32(sd.src[sd.pos])
-		sd.pos++
+	y := (f0+(1<<16-2*f0)&mask)*(x>>16) + slot - f0&mask
+	for y < storeLow && pos < len(sd.src) {
+		y = y<<8 | uint32(sd.src[pos])
+		pos++
 	}
-	sd.x = x
+	if y < storeLow {
+		sd.underflow()
+		return 0, x, pos
+	}
+	return b, y, pos
+}
+
+// decode returns the next binary decision, symbol 0 having frequency f0
+// (1 <= f0 < 2^16); after an error it returns 0.
+func (sd *storeDecoder) decode(f0 uint32) int {
+	b, x, pos := sd.step(sd.x, sd.pos, f0)
+	sd.x, sd.pos = x, pos
 	return int(b)
 }
 
@@ -347,12 +370,17 @@ func (sd *storeDecoder) close() error {
 	return nil
 }
 
+// adapt returns probability q after decision b: prob.update without a
+// branch, toward 2^16 after a 0 and toward 0 after a 1.
+func adapt(q, b uint32) prob {
+	mask := -b
+	return prob(q + ((1<<16-q)>>probShift)&^mask - (q>>probShift)&mask)
+}
+
 func (sd *storeDecoder) bit(p *prob) int {
 	q := uint32(*p)
 	b := sd.decode(q)
-	// prob.update without a branch: toward 2^16 after a 0, toward 0 after a 1.
-	mask := -uint32(b)
-	*p = prob(q + ((1<<16-q)>>probShift)&^mask - (q>>probShift)&mask)
+	*p = adapt(q, uint32(b))
 	return b
 }
 
@@ -360,40 +388,128 @@ func (sd *storeDecoder) bit(p *prob) int {
 // of node i (1 <= i < 2^nb) at p[i].
 func (sd *storeDecoder) tree(nb int, p []prob) int {
 	p = p[:1<<nb]
-	node := 1
-	for range nb {
-		node = node<<1 | sd.bit(&p[node])
+	x, pos := sd.x, sd.pos
+	node := uint(1)
+	for node < uint(len(p)) {
+		q := uint32(p[node])
+		var b uint32
+		b, x, pos = sd.step(x, pos, q)
+		p[node] = adapt(q, b)
+		node = node<<1 | uint(b)
 	}
-	return node - 1<<nb
+	sd.x, sd.pos = x, pos
+	return int(node) - len(p)
 }
 
-// literal decodes a literal code of subspace m under context ctx: a tree
-// whose node i has its probability at litIdx(m, ctx, i).
-func (sd *storeDecoder) literal(m, ctx int) int {
-	base, mask := sd.litIdx(m, ctx, 0), len(sd.litP)-1
-	node := 1
-	for range sd.nbK {
-		node = node<<1 | sd.bit(&sd.litP[(base+node)&mask])
+// literalTile decodes the codes of a literal tile into dst (M codes), code
+// m under the tree of subspace m and context left[m], the code of the same
+// subspace one slot to the left, or K when left is nil (slot 0). It stops
+// at a code of K or more and returns it with its subspace; else it returns
+// m = -1.
+func (sd *storeDecoder) literalTile(dst, left []uint16) (m, v int) {
+	// A decision reads at most two bytes (a state of 2^24 or more decodes
+	// to one of 2^8 or more): with that many left for each of the tile's
+	// decisions, the lane cannot run out within it.
+	if len(sd.src)-sd.pos >= 2*len(dst)*sd.nbK {
+		return sd.literalFast(dst, left)
 	}
-	return node - 1<<sd.nbK
+	for m := range dst {
+		ctx := sd.g.K
+		if left != nil {
+			ctx = int(left[m])
+		}
+		base := sd.litIdx(m, ctx, 0)
+		v := sd.tree(sd.nbK, sd.litP[base:base+1<<sd.nbK])
+		if v >= sd.g.K {
+			return m, v
+		}
+		dst[m] = uint16(v)
+	}
+	return -1, 0
+}
+
+// literalFast is literalTile for a tile whose decisions cannot run out of
+// stream. The lane state stays in locals across the tile's M·nbK
+// decisions, with no check of the stream's end: this loop decodes nearly
+// all of a store's bits.
+func (sd *storeDecoder) literalFast(dst, left []uint16) (m, v int) {
+	K, nbK := sd.g.K, sd.nbK
+	size := uint(1) << nbK
+	lit := sd.litP
+	// Every tree starts at a multiple of size in a table of a power of two
+	// at least size entries (newStoreModel), so litIdx's wrap never splits
+	// a tree and each is one contiguous run.
+	mask := len(lit) - 1
+	x, pos, src := sd.x, sd.pos, sd.src
+	for m := range dst {
+		ctx := K
+		if left != nil {
+			ctx = int(left[m])
+		}
+		base := ((m*(K+1) + ctx) << nbK) & mask
+		p := lit[base : base+int(size) : base+int(size)]
+		var node uint
+		node, x, pos = litTree(p, x, pos, src)
+		v := int(node - size)
+		if v >= K {
+			sd.x, sd.pos = x, pos
+			return m, v
+		}
+		dst[m] = uint16(v)
+	}
+	sd.x, sd.pos = x, pos
+	return -1, 0
+}
+
+// litTree decodes one literal code from lane state x and the stream src
+// read up to pos, which holds at least two bytes for each of the tree's
+// decisions: the tree's probabilities are p[1:], and it returns the leaf
+// (the code plus len(p)) and the new state and position. It is a function
+// of its own so that its loop keeps every value in a register.
+func litTree(p []prob, x uint32, pos int, src []byte) (uint, uint32, int) {
+	node := uint(1)
+	for node < uint(len(p)) {
+		q := uint32(p[node])
+		slot, xh := x&0xFFFF, x>>16
+		y0 := q*xh + slot
+		y1 := (1<<16-q)*xh + slot - q
+		b := uint(0)
+		if slot >= q {
+			y0, b = y1, 1
+		}
+		x = y0
+		for x < storeLow {
+			x = x<<8 | uint32(src[pos])
+			pos++
+		}
+		p[node] = adapt(q, uint32(b))
+		node = node<<1 | b
+	}
+	return node, x, pos
 }
 
 // decodeStore decodes the reference store of T states from stream: its
 // codes (T·N) and buckets, then no values of the offset law and nc of the
 // class context statistics. Counts are checked against the stream's length
-// before anything is sized by them.
-func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, []uint32, []uint32, error) {
+// before anything is sized by them. It also returns, per tile
+// (state·S+slot), the earlier tile it copies or -1 for a literal tile:
+// Model.derive then indexes a copy without looking it up.
+func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, []int32, []uint32, []uint32, error) {
 	S, M, n := g.S, g.M, g.N()
 	if all := int64(T)*int64(n) + int64(no) + int64(nc); all > maxStoreCodesPerByte*int64(len(stream)) {
-		return nil, nil, nil, nil, fmt.Errorf("%w: %d reference codes and table values in a store of %d bytes", ErrModelFormat, all, len(stream))
+		return nil, nil, nil, nil, nil, fmt.Errorf("%w: %d reference codes and table values in a store of %d bytes", ErrModelFormat, all, len(stream))
 	}
 	sd := &storeDecoder{storeModel: newStoreModel(g)}
 	if err := sd.init(stream); err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
+		return nil, nil, nil, nil, nil, fmt.Errorf("%w: reference store: %v", ErrModelFormat, err)
 	}
-	// Grown as decoded: a store's memory follows the work done.
-	codes := make([]uint16, 0, min(int64(T)*int64(n), 1<<20))
-	bkt := make([]uint8, 0, min(T, 1<<16))
+	// Sized for the whole store when the stream's length makes that
+	// plausible (storePreallocCodesPerByte), else grown as decoded, so that
+	// a store's memory follows its bytes or the work done.
+	room := storePreallocCodesPerByte * int64(len(stream))
+	codes := make([]uint16, 0, min(int64(T)*int64(n), room))
+	srcs := make([]int32, 0, min(int64(T)*int64(S), room/int64(M)))
+	bkt := make([]uint8, 0, min(int64(T), room))
 	fail := func(msg string, a ...any) error {
 		return fmt.Errorf("%w: reference store: %s", ErrModelFormat, fmt.Sprintf(msg, a...))
 	}
@@ -403,7 +519,7 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 		sd.prevBkt = b
 		for x := range S {
 			if sd.err != nil {
-				return nil, nil, nil, nil, fail("%v", sd.err)
+				return nil, nil, nil, nil, nil, fail("%v", sd.err)
 			}
 			p := int64(r*S + x)
 			ctx := sd.opCtx(x)
@@ -435,30 +551,31 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 					}
 				}
 				if delta >= S {
-					return nil, nil, nil, nil, fail("slot delta %d at state %d slot %d", delta, r, x)
+					return nil, nil, nil, nil, nil, fail("slot delta %d at state %d slot %d", delta, r, x)
 				}
 				q := (int64(r)-dr)*int64(S) + int64((x+delta)%S)
 				if dr > int64(r) || q >= p {
-					return nil, nil, nil, nil, fail("copy from tile %d at tile %d", q, p)
+					return nil, nil, nil, nil, nil, fail("copy from tile %d at tile %d", q, p)
 				}
 				sd.dist = p - q
 				src = q
-			case opLit:
-				off := int(p) * M
-				for m := range M {
-					ctx := sd.leftCtx(codes, off, x, m)
-					v := sd.literal(m, ctx)
-					if v >= g.K {
-						return nil, nil, nil, nil, fail("literal code %d >= K", v)
-					}
-					codes = append(codes, uint16(v))
-				}
 			}
-			if op != opLit {
-				if src < 0 {
-					return nil, nil, nil, nil, fail("copy from before the store at tile %d", p)
+			off := len(codes)
+			codes = slices.Grow(codes, M)[:off+M]
+			srcs = append(srcs, int32(src))
+			if op == opLit {
+				var left []uint16
+				if x > 0 {
+					left = codes[off-M : off]
 				}
-				codes = append(codes, codes[src*int64(M):(src+1)*int64(M)]...)
+				if m, v := sd.literalTile(codes[off:off+M], left); m >= 0 {
+					return nil, nil, nil, nil, nil, fail("literal code %d >= K", v)
+				}
+			} else {
+				if src < 0 {
+					return nil, nil, nil, nil, nil, fail("copy from before the store at tile %d", p)
+				}
+				copy(codes[off:off+M], codes[src*int64(M):(src+1)*int64(M)])
 			}
 			sd.prevOp = op
 			sd.lastOp[x] = uint8(op)
@@ -466,17 +583,17 @@ func decodeStore(g Geometry, T, no, nc int, stream []byte) ([]uint16, []uint8, [
 	}
 	off, err := sd.values(0, no, S)
 	if err != nil {
-		return nil, nil, nil, nil, fail("offset law: %v", err)
+		return nil, nil, nil, nil, nil, fail("offset law: %v", err)
 	}
 	ctx, err := sd.values(1, nc, nClasses)
 	if err != nil {
-		return nil, nil, nil, nil, fail("class contexts: %v", err)
+		return nil, nil, nil, nil, nil, fail("class contexts: %v", err)
 	}
 	if err := sd.close(); err != nil {
-		return nil, nil, nil, nil, fail("%v", err)
+		return nil, nil, nil, nil, nil, fail("%v", err)
 	}
 	// Clipped: the predictor must never append into the store.
-	return slices.Clip(codes), slices.Clip(bkt), off, ctx, nil
+	return slices.Clip(codes), slices.Clip(bkt), srcs, off, ctx, nil
 }
 
 // values decodes n integers of table tab in rows of k (storeEncoder.values).

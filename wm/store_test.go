@@ -44,7 +44,7 @@ func TestStoreRoundTrip(t *testing.T) {
 				off[i] = uint32(rng.IntN(3)) << uint(rng.IntN(32))
 			}
 			st := encodeStore(g, codes, bkt, off, nil)
-			gc, gb, goff, _, err := decodeStore(g, T, len(off), 0, st)
+			gc, gb, _, goff, _, err := decodeStore(g, T, len(off), 0, st)
 			if err != nil {
 				t.Fatalf("%v T=%d: %v", g, T, err)
 			}
@@ -53,11 +53,11 @@ func TestStoreRoundTrip(t *testing.T) {
 			}
 			// Proper prefixes fail, and so does a claim of one more state.
 			for k := 0; k < len(st); k += 1 + len(st)/64 {
-				if _, _, _, _, err := decodeStore(g, T, len(off), 0, st[:k]); !errors.Is(err, ErrModelFormat) {
+				if _, _, _, _, _, err := decodeStore(g, T, len(off), 0, st[:k]); !errors.Is(err, ErrModelFormat) {
 					t.Fatalf("%v T=%d: prefix of %d bytes: %v", g, T, k, err)
 				}
 			}
-			if _, _, _, _, err := decodeStore(g, T+1, len(off), 0, st); !errors.Is(err, ErrModelFormat) {
+			if _, _, _, _, _, err := decodeStore(g, T+1, len(off), 0, st); !errors.Is(err, ErrModelFormat) {
 				t.Fatalf("%v T=%d: one more state: %v", g, T, err)
 			}
 		}
@@ -68,10 +68,10 @@ func TestStoreRoundTrip(t *testing.T) {
 // whatever its content.
 func TestStoreClaims(t *testing.T) {
 	g := Geometry{S: 64, M: 1024, K: 4}
-	if _, _, _, _, err := decodeStore(g, 1<<12, 0, 0, make([]byte, 8)); !errors.Is(err, ErrModelFormat) {
+	if _, _, _, _, _, err := decodeStore(g, 1<<12, 0, 0, make([]byte, 8)); !errors.Is(err, ErrModelFormat) {
 		t.Fatal(err)
 	}
-	if _, _, _, _, err := decodeStore(g, 1<<20, 0, 0, make([]byte, 1<<20)); !errors.Is(err, ErrModelFormat) {
+	if _, _, _, _, _, err := decodeStore(g, 1<<20, 0, 0, make([]byte, 1<<20)); !errors.Is(err, ErrModelFormat) {
 		t.Fatal(err)
 	}
 }
