@@ -51,6 +51,7 @@ type Predictor struct {
 	epID    []int32
 	epFirst [][]int32 // per first code: refs (state*S+slot), in order
 	epVals  []uint16  // first codes whose list is not empty
+	epNext  [][]codeCount // per first code: its tiles' second codes, with their counts
 	epTotal uint64
 	nextID  int32 // content id of the next tile found in neither the chunk nor the dictionary
 
@@ -238,6 +239,7 @@ func (m *Model) NewPredictor() *Predictor {
 		mark:    make([]uint32, g.K),
 		scratch: make([]uint32, g.K),
 		epFirst: make([][]int32, g.K),
+		epNext:  make([][]codeCount, g.K),
 		saFL:    make([]uint64, g.K),
 		saHead:  make([]int32, g.K),
 		saTail:  make([]int32, g.K),
@@ -290,6 +292,7 @@ func (p *Predictor) Reset() {
 	p.epOff, p.epID = p.epOff[:0], p.epID[:0]
 	for _, v := range p.epVals {
 		p.epFirst[v] = p.epFirst[v][:0]
+		p.epNext[v] = p.epNext[v][:0]
 	}
 	p.epVals = p.epVals[:0]
 	p.epTotal = 0
@@ -861,11 +864,10 @@ func (p *Predictor) virtualWeights() {
 				w[v] += e0 * uint64(len(p.epFirst[v])) >> 16 << 8
 			}
 		} else if m == 1 {
-			l := p.epFirst[p.epV0]
-			x := (we << 16) / uint64(len(l)) << 8
-			for _, r := range l {
-				// Slot x of state t starts at t·N + x·M = (t·S + x)·M.
-				w[p.hist[int(r)*p.M+1]] += x
+			x := (we << 16) / uint64(len(p.epFirst[p.epV0])) << 8
+			// x for each tile starting with epV0, at its second code.
+			for _, c := range p.epNext[p.epV0] {
+				w[c.v] += x * uint64(c.n)
 			}
 		}
 	}
@@ -986,7 +988,7 @@ func (p *Predictor) epCommit(v uint16) {
 		}
 		added := 0
 		for k := len(l) - 1; k >= 0 && added < histCap; k-- {
-			off := int(l[k]) * p.M // see virtualWeights
+			off := int(l[k]) * p.M // slot x of state t starts at t·N + x·M = (t·S + x)·M
 			if p.hist[off+1] != v {
 				continue
 			}
@@ -998,6 +1000,23 @@ func (p *Predictor) epCommit(v uint16) {
 	default:
 		p.epLive = false
 	}
+}
+
+// codeCount is a code with how many times it occurs.
+type codeCount struct {
+	v uint16
+	n uint32
+}
+
+// countCode counts one more v in l.
+func countCode(l []codeCount, v uint16) []codeCount {
+	for i := range l {
+		if l[i].v == v {
+			l[i].n++
+			return l
+		}
+	}
+	return append(l, codeCount{v, 1})
 }
 
 // liveMax returns the largest log-weight of the new-content hypothesis
@@ -1204,6 +1223,9 @@ func (p *Predictor) addTile() {
 	p.ep.insert(tl, e, p.hist, p.epOff)
 	if len(p.epFirst[tl[0]]) == 0 {
 		p.epVals = append(p.epVals, tl[0])
+	}
+	if p.M > 1 {
+		p.epNext[tl[0]] = countCode(p.epNext[tl[0]], tl[1])
 	}
 	p.epFirst[tl[0]] = append(p.epFirst[tl[0]], r)
 	p.epTotal++
