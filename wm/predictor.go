@@ -49,8 +49,8 @@ type Predictor struct {
 	ep      tileIndex
 	epOff   []int
 	epID    []int32
-	epFirst [][]int32 // per first code: refs (state*S+slot), in order
-	epVals  []uint16  // first codes whose list is not empty
+	epFirst [][]int32     // per first code: refs (state*S+slot), in order
+	epVals  []uint16      // first codes whose list is not empty
 	epNext  [][]codeCount // per first code: its tiles' second codes, with their counts
 	epTotal uint64
 	nextID  int32 // content id of the next tile found in neither the chunk nor the dictionary
@@ -96,14 +96,15 @@ type Predictor struct {
 	// anchors are the states the current state's slots matched, with how
 	// many slots matched each; succ holds the successors of the previous
 	// state's anchors.
-	anchors   []anchor
-	anchorIdx keyIndex
-	succ      []ref // state-level refs (slot unused)
-	succN     []uint32
-	succTot   uint64
-	succW     uint64   // Σ succWeight
-	succX     []uint64 // per successor: succWeight, for the current state
-	succL     []int32  // per successor: lg(succWeight)
+	anchors    []anchor
+	anchorKeys []uint64 // sortAnchors' scratch
+	anchorIdx  keyIndex
+	succ       []ref // state-level refs (slot unused)
+	succN      []uint32
+	succTot    uint64
+	succW      uint64   // Σ succWeight
+	succX      []uint64 // per successor: succWeight, for the current state
+	succL      []int32  // per successor: lg(succWeight)
 
 	// The succany hypothesis of the current state (prepareSuccAny).
 	saC     []uint32  // per successor: c_i of an offset that is no spike
@@ -1249,18 +1250,7 @@ func (p *Predictor) addAnchor(r ref) {
 // it; then, up to the model's succCap states in all, the states that
 // preceded the anchors, in the same order.
 func (p *Predictor) nextSuccessors() {
-	slices.SortFunc(p.anchors, func(a, b anchor) int {
-		if a.n != b.n {
-			if a.n > b.n {
-				return -1
-			}
-			return 1
-		}
-		if a.r.store != b.r.store {
-			return int(a.r.store) - int(b.r.store)
-		}
-		return int(a.r.state) - int(b.r.state)
-	})
+	p.sortAnchors()
 	p.succ = p.succ[:0]
 	p.succN = p.succN[:0]
 	p.succTot = 0
@@ -1303,6 +1293,23 @@ func (p *Predictor) nextSuccessors() {
 			}
 		}
 	}
+}
+
+// sortAnchors orders the anchors by count, the largest first, then store
+// and state, through keys sorted as integers: the count's complement in
+// the top 24 bits (a slot adds at most occCap anchors, so a count is below
+// MaxSlots·occCap = 2^17), the store, the state.
+func (p *Predictor) sortAnchors() {
+	const nMax = 1<<24 - 1
+	keys := p.anchorKeys[:0]
+	for _, a := range p.anchors {
+		keys = append(keys, uint64(nMax-a.n)<<40|uint64(uint8(a.r.store))<<32|uint64(uint32(a.r.state)))
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		p.anchors[i] = anchor{ref{int8(k >> 32 & 0xFF), int32(uint32(k)), 0}, uint32(nMax - k>>40)}
+	}
+	p.anchorKeys = keys
 }
 
 // succWeight is the weight of successor state i: the number of slots of
