@@ -60,6 +60,21 @@ func checkKernels(t *testing.T, g1, g2 []uint16, prec uint, f uint64) {
 			t.Fatalf("Narrow(%d) = %d %d %v, Go %d %d %v (w %v)", sh, t1, m1, q1, t2, m2, q2, r1)
 		}
 	}
+	// The mode of the quantized table, against the plain scan.
+	v1, f1 := Mode(want, prec)
+	v2, f2 := 0, uint32(0)
+	for s := range want {
+		end := uint32(1) << prec
+		if s+1 < len(want) {
+			end = uint32(want[s+1])
+		}
+		if d := end - uint32(want[s]); d > f2 {
+			v2, f2 = s, d
+		}
+	}
+	if v1 != v2 || f1 != f2 {
+		t.Fatalf("Mode = %d %d, want %d %d (table %v)", v1, f1, v2, f2, want)
+	}
 	// The first index of every value of w, the largest among them.
 	for v, x := range w {
 		if got, want := firstOf(w, x), slices.Index(w, x); got != want || want > v {

@@ -110,3 +110,10 @@ func narrow(w []uint64, sh uint, wq []uint32) (uint64, uint32) {
 	}
 	return narrowGo(w, sh, wq)
 }
+
+func mode(cum []uint16, top uint32) (int, uint32) {
+	if useAsm && len(cum) == 64 {
+		return mode64AVX2(&cum[0], top)
+	}
+	return modeGo(cum, top)
+}

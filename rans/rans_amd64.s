@@ -4,6 +4,16 @@
 
 #include "textflag.h"
 
+DATA permNext<>+0(SB)/4, $0x00000001
+DATA permNext<>+4(SB)/4, $0x00000002
+DATA permNext<>+8(SB)/4, $0x00000003
+DATA permNext<>+12(SB)/4, $0x00000004
+DATA permNext<>+16(SB)/4, $0x00000005
+DATA permNext<>+20(SB)/4, $0x00000006
+DATA permNext<>+24(SB)/4, $0x00000007
+DATA permNext<>+28(SB)/4, $0x00000007
+GLOBL permNext<>(SB), RODATA|NOPTR, $32
+
 // func search64AVX2(cum *uint16, slot uint32) int
 // Requires: AVX, AVX2, POPCNT
 TEXT ·search64AVX2(SB), NOSPLIT, $0-24
@@ -1071,5 +1081,92 @@ TEXT ·narrow64AVX2(SB), NOSPLIT, $0-36
 	VMOVD        X1, CX
 	MOVQ         AX, total+24(FP)
 	MOVL         CX, top+32(FP)
+	VZEROUPPER
+	RET
+
+// func mode64AVX2(cum *uint16, top uint32) (v int, f uint32)
+// Requires: AVX, AVX2, BMI
+TEXT ·mode64AVX2(SB), NOSPLIT, $0-28
+	MOVQ         cum+0(FP), AX
+	MOVL         top+8(FP), CX
+	VMOVD        CX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      permNext<>+0(SB), Y1
+	VPMOVZXWD    (AX), Y2
+	VPMOVZXWD    2(AX), Y3
+	VPSUBD       Y2, Y3, Y3
+	VMOVDQA      Y3, Y2
+	VPMOVZXWD    16(AX), Y4
+	VPMOVZXWD    18(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMAXUD      Y4, Y2, Y2
+	VPMOVZXWD    32(AX), Y5
+	VPMOVZXWD    34(AX), Y6
+	VPSUBD       Y5, Y6, Y5
+	VPMAXUD      Y5, Y2, Y2
+	VPMOVZXWD    48(AX), Y6
+	VPMOVZXWD    50(AX), Y7
+	VPSUBD       Y6, Y7, Y6
+	VPMAXUD      Y6, Y2, Y2
+	VPMOVZXWD    64(AX), Y7
+	VPMOVZXWD    66(AX), Y8
+	VPSUBD       Y7, Y8, Y7
+	VPMAXUD      Y7, Y2, Y2
+	VPMOVZXWD    80(AX), Y8
+	VPMOVZXWD    82(AX), Y9
+	VPSUBD       Y8, Y9, Y8
+	VPMAXUD      Y8, Y2, Y2
+	VPMOVZXWD    96(AX), Y9
+	VPMOVZXWD    98(AX), Y10
+	VPSUBD       Y9, Y10, Y9
+	VPMAXUD      Y9, Y2, Y2
+	VPMOVZXWD    112(AX), Y10
+	VPERMD       Y10, Y1, Y1
+	VPBLENDD     $0x80, Y0, Y1, Y1
+	VPSUBD       Y10, Y1, Y0
+	VPMAXUD      Y0, Y2, Y2
+	VPERM2I128   $0x01, Y2, Y2, Y1
+	VPMAXUD      Y1, Y2, Y2
+	VPSHUFD      $0x4e, Y2, Y1
+	VPMAXUD      Y1, Y2, Y2
+	VPSHUFD      $0xb1, Y2, Y1
+	VPMAXUD      Y1, Y2, Y2
+	XORQ         AX, AX
+	VPCMPEQD     Y2, Y0, Y0
+	VMOVMSKPS    Y0, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y9, Y9
+	VMOVMSKPS    Y9, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y8, Y8
+	VMOVMSKPS    Y8, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y7, Y7
+	VMOVMSKPS    Y7, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y6, Y6
+	VMOVMSKPS    Y6, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y5, Y5
+	VMOVMSKPS    Y5, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y4, Y4
+	VMOVMSKPS    Y4, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	VPCMPEQD     Y2, Y3, Y3
+	VMOVMSKPS    Y3, CX
+	SHLQ         $0x08, AX
+	ORQ          CX, AX
+	TZCNTQ       AX, AX
+	VMOVD        X2, CX
+	MOVQ         AX, v+16(FP)
+	MOVL         CX, f+24(FP)
 	VZEROUPPER
 	RET

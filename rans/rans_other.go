@@ -32,3 +32,5 @@ func firstOf(w []uint32, x uint32) int { return firstOfGo(w, x) }
 func rowWeights(cum []uint16, alpha, beta uint64, w []uint64) { rowWeightsGo(cum, alpha, beta, w) }
 
 func narrow(w []uint64, sh uint, wq []uint32) (uint64, uint32) { return narrowGo(w, sh, wq) }
+
+func mode(cum []uint16, top uint32) (int, uint32) { return modeGo(cum, top) }

@@ -70,3 +70,8 @@ func rowWeights64AVX2(cum *uint16, alpha uint64, beta uint64, w *uint64)
 //
 //go:noescape
 func narrow64AVX2(w *uint64, sh uint64, wq *uint32) (total uint64, top uint32)
+
+// mode64AVX2 is modeGo for a 64-entry table.
+//
+//go:noescape
+func mode64AVX2(cum *uint16, top uint32) (v int, f uint32)

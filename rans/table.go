@@ -275,3 +275,25 @@ func narrowGo(w []uint64, sh uint, wq []uint32) (total uint64, top uint32) {
 	}
 	return total, top
 }
+
+// Mode returns the symbol of highest frequency of table cum (len(cum) >= 1)
+// at the given precision, the lowest among equals, and its frequency.
+func Mode(cum []uint16, precision uint) (v int, f uint32) {
+	return mode(cum, uint32(1)<<precision)
+}
+
+// modeGo is Mode in Go, the frequencies ending at top = 2^P.
+func modeGo(cum []uint16, top uint32) (v int, f uint32) {
+	prev := uint32(cum[0])
+	for s := 1; s < len(cum); s++ {
+		cur := uint32(cum[s])
+		if d := cur - prev; d > f {
+			v, f = s-1, d
+		}
+		prev = cur
+	}
+	if d := top - prev; d > f {
+		v, f = len(cum)-1, d
+	}
+	return v, f
+}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/wmzip/wmzip/rans"
 )
 
 // ModelIDSize is the size in bytes of a model's content ID.
@@ -1049,8 +1051,8 @@ func (m *Model) derive() {
 	m.fallModal = make([]rowModal, len(m.fallback)/g.K)
 	for r := range m.fallModal {
 		row := m.fallCum[r*g.K : (r+1)*g.K]
-		v := argmaxRow(row)
-		m.fallModal[r] = rowModal{int32(v), freqAt(row, v, 16)}
+		v, f := rans.Mode(row, 16)
+		m.fallModal[r] = rowModal{int32(v), f}
 	}
 	if m.fall2Ctx > 0 {
 		m.pow1 = mixPowers(m.fallback, g.K, m.fallExp[0])

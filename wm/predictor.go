@@ -819,13 +819,13 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 	if p.prec == 16 && p.pureRow != nil && &tab[0] == &p.f[0] {
 		// A fallback row keeps its modal value once found.
 		if p.pureRow.v < 0 {
-			v := argmaxRow(tab)
-			p.pureRow.v, p.pureRow.f = int32(v), freqAt(tab, v, 16)
+			v, f := rans.Mode(tab, 16)
+			p.pureRow.v, p.pureRow.f = int32(v), f
 		}
 		p.modal, p.modalF = uint16(p.pureRow.v), p.pureRow.f
 	} else {
-		v := argmax(tab, p.prec)
-		p.modal, p.modalF = uint16(v), freqAt(tab, v, p.prec)
+		v, f := rans.Mode(tab, p.prec)
+		p.modal, p.modalF = uint16(v), f
 	}
 	p.modalOK = true
 	return p.modal, p.modalF
@@ -833,22 +833,6 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 
 // Precision returns P, the precision of the predictor's frequencies.
 func (p *Predictor) Precision() uint { return p.prec }
-
-// argmaxRow returns the value of highest frequency of a table of
-// precision 16, the lowest among equals.
-func argmaxRow(cum []uint16) int { return argmax(cum, 16) }
-
-// argmax returns the value of highest frequency of a table of precision
-// prec, the lowest among equals.
-func argmax(cum []uint16, prec uint) int {
-	best, bf := 0, uint32(0)
-	for v := range cum {
-		if f := freqAt(cum, v, prec); f > bf {
-			best, bf = v, f
-		}
-	}
-	return best
-}
 
 // virtualWeights adds to p.w the weights of the virtual hypotheses live at
 // the current coordinate, on the scale of the table's other weights.

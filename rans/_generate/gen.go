@@ -30,6 +30,7 @@ func main() {
 	genFirstOf64()
 	genRowWeights64()
 	genNarrow64()
+	genMode64()
 	Generate()
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
 )
 
 // genRowWeights64 writes rowWeights64AVX2: w[v] = alpha·f(v) + beta modulo
@@ -108,4 +109,77 @@ func genNarrow64() {
 	Store(tp, ReturnIndex(1))
 	VZEROUPPER()
 	RET()
+}
+
+// genMode64 writes mode64AVX2: the symbol of highest frequency of a
+// 64-entry cumulative table whose frequencies end at top = 2^P, the lowest
+// among equals, and its frequency. The 64 frequencies stay in eight
+// registers between the maximum and the search for its first place.
+func genMode64() {
+	TEXT("mode64AVX2", NOSPLIT, "func(cum *uint16, top uint32) (v int, f uint32)")
+	Pragma("noescape")
+	Doc("mode64AVX2 is modeGo for a 64-entry table.")
+	cum := Load(Param("cum"), GP64())
+	tp := Load(Param("top"), GP32())
+	tx := XMM()
+	VMOVD(tp, tx)
+	T := YMM()
+	VPBROADCASTD(tx, T)
+	// VPERMD indices 1, 2, ..., 7, 7: the next start of each of the last
+	// eight symbols but the last.
+	idx := YMM()
+	VMOVDQU(permNext, idx)
+	var f [8]VecVirtual
+	mx := YMM()
+	for i := range f {
+		cur, next := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: cum, Disp: 16 * i}, cur)
+		if i < 7 {
+			VPMOVZXWD(Mem{Base: cum, Disp: 16*i + 2}, next)
+		} else {
+			VPERMD(cur, idx, next)
+			VPBLENDD(U8(0x80), T, next, next)
+		}
+		f[i] = YMM()
+		VPSUBD(cur, next, f[i])
+		if i == 0 {
+			VMOVDQA(f[0], mx)
+		} else {
+			VPMAXUD(f[i], mx, mx)
+		}
+	}
+	// The maximum in every dword.
+	h := YMM()
+	VPERM2I128(U8(0x01), mx, mx, h)
+	VPMAXUD(h, mx, mx)
+	VPSHUFD(U8(0x4E), mx, h)
+	VPMAXUD(h, mx, mx)
+	VPSHUFD(U8(0xB1), mx, h)
+	VPMAXUD(h, mx, mx)
+	mask := GP64()
+	XORQ(mask, mask)
+	for i := 7; i >= 0; i-- {
+		VPCMPEQD(mx, f[i], f[i])
+		b := GP32()
+		VMOVMSKPS(f[i], b)
+		SHLQ(U8(8), mask)
+		ORQ(b.As64(), mask)
+	}
+	v := GP64()
+	TZCNTQ(mask, v)
+	fr := GP32()
+	VMOVD(mx.AsX(), fr)
+	Store(v, ReturnIndex(0))
+	Store(fr, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+// permNext holds the dword indices 1, 2, ..., 7, 7.
+var permNext = GLOBL("permNext", RODATA|NOPTR)
+
+func init() {
+	for i := 0; i < 8; i++ {
+		DATA(4*i, U32(min(i+1, 7)))
+	}
 }
