@@ -90,15 +90,17 @@ type Params struct {
 	Samples  uint64
 
 	// mean[t][a] is the mean distance of code a from the K−1 others in
-	// table t (Prepare).
+	// table t, and tab[j] the table of coordinate j, found without
+	// dividing (Prepare).
 	mean [][]uint32
+	tab  []uint16
 }
 
 // Prepare derives what the rule precomputes from the distance tables. Parse
 // and Calibrate call it; a Params built by hand must call it once before
 // its rule is used (the rule then stays safe for concurrent use).
 func (p *Params) Prepare() {
-	p.mean = nil
+	p.mean, p.tab = nil, nil
 	if p.Dist == nil {
 		return
 	}
@@ -110,6 +112,20 @@ func (p *Params) Prepare() {
 			p.mean[t][a] = meanRow(d[a*K : (a+1)*K])
 		}
 	}
+	// Tables number fewer than 2^16 (one per coordinate at most).
+	p.tab = make([]uint16, p.Geom.N())
+	for j := range p.tab {
+		p.tab[j] = uint16(p.tableOf(j))
+	}
+}
+
+// tableOf returns the distance table of coordinate j: its own, or its
+// subspace's.
+func (p *Params) tableOf(j int) int {
+	if len(p.Dist) == p.Geom.N() {
+		return j
+	}
+	return j % p.Geom.M
 }
 
 // meanRow is ⌊Σ_b row[b] / (K−1)⌋ (row[a] = 0 for the row of code a).
@@ -124,15 +140,11 @@ func meanRow(row []uint16) uint32 {
 // meanDist returns the mean distance of code a from the others at
 // coordinate j.
 func (p *Params) meanDist(j int, a uint16) uint32 {
-	t := j % p.Geom.M
-	if len(p.Dist) == p.Geom.N() {
-		t = j
-	}
 	if p.mean != nil {
-		return p.mean[t][a]
+		return p.mean[p.tab[j]][a]
 	}
 	K := p.Geom.K
-	return meanRow(p.Dist[t][int(a)*K : (int(a)+1)*K])
+	return meanRow(p.Dist[p.tableOf(j)][int(a)*K : (int(a)+1)*K])
 }
 
 // Distance returns the distance between codes a and b at coordinate j.
@@ -146,12 +158,7 @@ func (p *Params) Distance(j int, a, b uint16) uint32 {
 	return uint32(p.table(j)[int(a)*p.Geom.K+int(b)])
 }
 
-func (p *Params) table(j int) []uint16 {
-	if len(p.Dist) == p.Geom.N() {
-		return p.Dist[j]
-	}
-	return p.Dist[j%p.Geom.M]
-}
+func (p *Params) table(j int) []uint16 { return p.Dist[p.tableOf(j)] }
 
 // RelDistortion turns a sum of distances over the coordinates of the given
 // number of states into distortion relative to the mean squared norm of a
