@@ -62,10 +62,14 @@ func benchStates(b *testing.B, m *Model, e Episode) {
 	b.ReportMetric(states/b.Elapsed().Seconds(), "states/s")
 }
 
-// BenchmarkPredictor measures the predictor per coordinate in three
+// BenchmarkPredictor measures the predictor per coordinate in four
 // regimes: a walk on the world it was trained on (walk), one state
-// repeated (steady: every slot continues a match, the two-step path), and
-// fresh random states (new: no match, the fallback tables).
+// repeated (steady: every slot continues a match, the two-step path), the
+// same with one code of every slot changed in each state (miss: near
+// repeats, where a two-step prediction fails in every slot, its table of
+// the other values is built, the groups that held the old code fall
+// behind and the changed tiles are new to the episode), and fresh random
+// states (new: no match, the fallback tables).
 func BenchmarkPredictor(b *testing.B) {
 	m, walk := benchWorld()
 	n := m.Geom.N()
@@ -74,6 +78,20 @@ func BenchmarkPredictor(b *testing.B) {
 		e := Episode{Codes: make([]uint16, 0, 64*n), Actions: make([]int64, 64)}
 		for range 64 {
 			e.Codes = append(e.Codes, walk.Codes[:n]...)
+		}
+		benchStates(b, m, e)
+	})
+	b.Run("miss", func(b *testing.B) {
+		M, K := m.Geom.M, m.Geom.K
+		e := Episode{Codes: make([]uint16, 0, 64*n), Actions: make([]int64, 64)}
+		for t := range 64 {
+			e.Codes = append(e.Codes, walk.Codes[:n]...)
+			st := e.Codes[t*n:]
+			for s := range m.Geom.S {
+				// A code past the slot's first two, a different one each state.
+				j := s*M + 2 + (t+s)%(M-2)
+				st[j] = uint16((int(st[j]) + 1 + t%(K-1)) % K)
+			}
 		}
 		benchStates(b, m, e)
 	})
