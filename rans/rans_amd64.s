@@ -477,12 +477,12 @@ TEXT ·products64AVX2(SB), NOSPLIT, $0-36
 	VPMAXUD      Y2, Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X2
 	VPADDD       X0, X2, X2
+	VPSHUFD      $0x4e, X2, X0
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0xb1, X2, X0
+	VPADDD       X0, X2, X2
 	VEXTRACTI128 $0x01, Y1, X0
 	VPMAXUD      X1, X0, X0
-	VPSHUFD      $0x4e, X2, X1
-	VPADDD       X1, X2, X2
-	VPSHUFD      $0xb1, X2, X1
-	VPADDD       X1, X2, X2
 	VPSHUFD      $0x4e, X0, X1
 	VPMAXUD      X1, X0, X0
 	VPSHUFD      $0xb1, X0, X1
@@ -1069,8 +1069,8 @@ TEXT ·narrow64AVX2(SB), NOSPLIT, $0-36
 	VMOVDQU      Y4, 224(DX)
 	VEXTRACTI128 $0x01, Y2, X0
 	VPADDQ       X2, X0, X0
-	VPSHUFD      $0x4e, X0, X2
-	VPADDQ       X2, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
 	VEXTRACTI128 $0x01, Y3, X1
 	VPMAXUD      X3, X1, X1
 	VPSHUFD      $0x4e, X1, X2
@@ -1125,47 +1125,48 @@ TEXT ·mode64AVX2(SB), NOSPLIT, $0-28
 	VPBLENDD     $0x80, Y0, Y1, Y1
 	VPSUBD       Y10, Y1, Y0
 	VPMAXUD      Y0, Y2, Y2
-	VPERM2I128   $0x01, Y2, Y2, Y1
-	VPMAXUD      Y1, Y2, Y2
-	VPSHUFD      $0x4e, Y2, Y1
-	VPMAXUD      Y1, Y2, Y2
-	VPSHUFD      $0xb1, Y2, Y1
-	VPMAXUD      Y1, Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X1
+	VPMAXUD      X2, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPMAXUD      X2, X1, X1
+	VPSHUFD      $0xb1, X1, X2
+	VPMAXUD      X2, X1, X1
+	VPBROADCASTD X1, Y2
 	XORQ         AX, AX
-	VPCMPEQD     Y2, Y0, Y0
+	VPCMPEQD     Y0, Y2, Y0
 	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y9, Y9
-	VMOVMSKPS    Y9, CX
+	VPCMPEQD     Y9, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y8, Y8
-	VMOVMSKPS    Y8, CX
+	VPCMPEQD     Y8, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y7, Y7
-	VMOVMSKPS    Y7, CX
+	VPCMPEQD     Y7, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y6, Y6
-	VMOVMSKPS    Y6, CX
+	VPCMPEQD     Y6, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y5, Y5
-	VMOVMSKPS    Y5, CX
+	VPCMPEQD     Y5, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y4, Y4
-	VMOVMSKPS    Y4, CX
+	VPCMPEQD     Y4, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
-	VPCMPEQD     Y2, Y3, Y3
-	VMOVMSKPS    Y3, CX
+	VPCMPEQD     Y3, Y2, Y0
+	VMOVMSKPS    Y0, CX
 	SHLQ         $0x08, AX
 	ORQ          CX, AX
 	TZCNTQ       AX, AX
-	VMOVD        X2, CX
+	VMOVD        X1, CX
 	MOVQ         AX, v+16(FP)
 	MOVL         CX, f+24(FP)
 	VZEROUPPER

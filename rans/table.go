@@ -121,7 +121,11 @@ func QuantizeTrusted(w []uint32, precision uint, cum []uint16) int {
 			top, arg = v, s
 		}
 	}
-	QuantizeSummed(w, total, arg, precision, cum)
+	// Step 4: the leftover 2^P - c goes to symbol arg; every later start
+	// moves up by it.
+	if d := quantizeSpread(w, total, precision, cum); d != 0 {
+		addFrom(cum[:len(w)], arg+1, d)
+	}
 	return arg
 }
 
@@ -146,9 +150,9 @@ func productsGo(g1, g2 []uint16, w []uint32) (total uint64, top uint32) {
 	return total, top
 }
 
-// QuantizeMax is QuantizeSummed given the largest weight top instead of
-// its first index, which is looked for only when the table has a
-// remainder to give.
+// QuantizeMax is Quantize for trusted input whose total weight and largest
+// weight top the caller has computed: the first index of top, where the
+// leftover goes (step 4), is looked for only when there is one.
 func QuantizeMax(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
 	if d := quantizeSpread(w, total, precision, cum); d != 0 {
 		addFrom(cum[:len(w)], firstOf(w, top)+1, d)
@@ -183,16 +187,6 @@ func quantizeGo(w []uint32, f uint64, cum []uint16) uint32 {
 		c += 1 + uint32((uint64(v)*f)>>32)
 	}
 	return c
-}
-
-// QuantizeSummed is Quantize after its first step, for trusted input whose total
-// weight and first index of the largest weight the caller has computed.
-func QuantizeSummed(w []uint32, total uint64, arg int, precision uint, cum []uint16) {
-	// Step 4: the leftover 2^P - c goes to symbol arg; every later start
-	// moves up by it.
-	if d := quantizeSpread(w, total, precision, cum); d != 0 {
-		addFrom(cum[:len(w)], arg+1, d)
-	}
 }
 
 // quantizeSpread is Quantize's steps 2 and 3 (or the uniform table for a

@@ -52,7 +52,7 @@ var decodePath = map[string][]string{
 	"gate/lg.go":         {"*"},
 	"rans/decoder.go":    {"NewDecoder", "Decoder.Reset", "Decoder.Err", "Decoder.Close", "Decoder.Decode", "Decoder.advance", "Decoder.DecodeBinary", "Decoder.fail", "searchGo"},
 	"rans/rans_amd64.go": {"search", "decodeFast", "products", "quantizeSteps", "addFrom", "firstOf", "rowWeights", "narrow", "mode"},
-	"rans/table.go":      {"checkPrecision", "QuantizeTrusted", "QuantizeSummed", "quantizeSpread", "QuantizeProducts", "productsGo", "QuantizeMax", "firstOfGo", "addFromGo", "quantizeGo", "RowWeights", "rowWeightsGo", "Narrow", "narrowGo", "Mode", "modeGo"},
+	"rans/table.go":      {"checkPrecision", "QuantizeTrusted", "quantizeSpread", "QuantizeProducts", "productsGo", "QuantizeMax", "firstOfGo", "addFromGo", "quantizeGo", "RowWeights", "rowWeightsGo", "Narrow", "narrowGo", "Mode", "modeGo"},
 	"format/reader.go":   {"*"},
 	"format/layout.go": {"crc", "Header.Lossless", "Header.levelBytes", "Header.BodyStart", "Header.lambdas", "checkLevels", "parseLevels",
 		"parseHeader", "Header.memory", "parseTrailer", "index.marshal", "parseIndex", "ceilDiv", "episodeRef.chunkOf", "crc32Update"},

@@ -466,20 +466,14 @@ func genProducts64() {
 		VPMAXUD(a, mx, mx)
 	}
 	// Horizontal sum and maximum of the eight lanes.
-	hs, hm := XMM(), XMM()
+	hs, t := XMM(), XMM()
 	VEXTRACTI128(U8(1), sum, hs)
 	VPADDD(sum.AsX(), hs, hs)
-	VEXTRACTI128(U8(1), mx, hm)
-	VPMAXUD(mx.AsX(), hm, hm)
-	t := XMM()
 	VPSHUFD(U8(0x4E), hs, t)
 	VPADDD(t, hs, hs)
 	VPSHUFD(U8(0xB1), hs, t)
 	VPADDD(t, hs, hs)
-	VPSHUFD(U8(0x4E), hm, t)
-	VPMAXUD(t, hm, hm)
-	VPSHUFD(U8(0xB1), hm, t)
-	VPMAXUD(t, hm, hm)
+	hm := maxDwords(mx)
 	tot, top := GP32(), GP32()
 	VMOVD(hs, tot)
 	VMOVD(hm, top)
@@ -608,8 +602,7 @@ func genAddFrom64() {
 }
 
 // genFirstOf64 writes firstOf64AVX2: the first index of 64 weights holding
-// x, from one comparison mask per eight weights. Without a match it returns
-// 64 (the caller guarantees one).
+// x. Without a match it returns 64 (the caller guarantees one).
 func genFirstOf64() {
 	TEXT("firstOf64AVX2", NOSPLIT, "func(w *uint32, x uint32) int")
 	Pragma("noescape")
@@ -620,11 +613,34 @@ func genFirstOf64() {
 	VMOVD(xr, xx)
 	X := YMM()
 	VPBROADCASTD(xx, X)
+	idx := firstEqual(X, func(i int) Op { return Mem{Base: w, Disp: 32 * i} })
+	Store(idx, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// maxDwords returns an XMM register holding in every dword the largest of
+// the eight unsigned dwords of y.
+func maxDwords(y VecVirtual) VecVirtual {
+	h, t := XMM(), XMM()
+	VEXTRACTI128(U8(1), y, h)
+	VPMAXUD(y.AsX(), h, h)
+	VPSHUFD(U8(0x4E), h, t)
+	VPMAXUD(t, h, h)
+	VPSHUFD(U8(0xB1), h, t)
+	VPMAXUD(t, h, h)
+	return h
+}
+
+// firstEqual returns the first index of 64 dwords, eight at group(i) for
+// i = 0..7, equal to the dwords of x (64 when none is): one comparison mask
+// per group, gathered into 64 bits, and its trailing zeros.
+func firstEqual(x VecVirtual, group func(i int) Op) GPVirtual {
 	mask := GP64()
 	XORQ(mask, mask)
 	for i := 7; i >= 0; i-- {
 		y := YMM()
-		VPCMPEQD(Mem{Base: w, Disp: 32 * i}, X, y)
+		VPCMPEQD(group(i), x, y)
 		b := GP32()
 		VMOVMSKPS(y, b)
 		SHLQ(U8(8), mask)
@@ -633,7 +649,5 @@ func genFirstOf64() {
 	// TZCNT of an empty mask is 64.
 	idx := GP64()
 	TZCNTQ(mask, idx)
-	Store(idx, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	return idx
 }
