@@ -105,6 +105,7 @@ type Predictor struct {
 	succW      uint64   // Σ succWeight
 	succX      []uint64 // per successor: succWeight, for the current state
 	succL      []int32  // per successor: lg(succWeight)
+	succB      int32    // the successors' batch base at the current slot
 
 	// The succany hypothesis of the current state (prepareSuccAny).
 	saC     []uint32  // per successor: c_i of an offset that is no spike
@@ -536,7 +537,8 @@ func (p *Predictor) startSlot() {
 	if len(p.succ) > 0 {
 		// The class's prior is shared among the successor states in
 		// proportion to their weights.
-		p.beginBatch(p.prior[clsSucc] - lg(p.succW))
+		p.succB = p.prior[clsSucc] - lg(p.succW)
+		p.beginBatch(p.succB)
 		p.joinSucc()
 		p.endBatch()
 	}
@@ -1056,7 +1058,7 @@ func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 		// each of log-weight b + lg(its weight), b the batch's base.
 		e := -h - 1
 		S, s := p.S, p.s
-		b := d + p.prior[clsSucc] - lg(p.succW)
+		b := d + p.succB
 		for i, r := range p.succ {
 			if p.itemEnt[i*S+s] != e {
 				continue
