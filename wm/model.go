@@ -119,9 +119,6 @@ type Model struct {
 	fallBeta    [2]uint32
 	// offVals holds the offset law's stored values while a file is read.
 	offVals []uint32
-	// tileSrc, from a decoded store until derive turns it into tileOf,
-	// holds per tile the earlier tile it copies, or -1.
-	tileSrc []int32
 	clsHits [nBuckets][nClasses]uint32
 	clsSlot []uint32 // [S][nClasses] hits by slot
 	// clsCtx, when not nil, counts hits by slot and by the class of the
@@ -199,7 +196,7 @@ func (m *Model) WithDerivedFallback(beta1, beta2 uint32) (*Model, error) {
 	if c.fall2Ctx > 0 {
 		c.fallBeta[1] = beta2
 	}
-	c.derive()
+	c.derive(nil)
 	c.encode()
 	return UnmarshalModel(c.raw)
 }
@@ -619,6 +616,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	if m.refT > MaxRefStates {
 		return nil, fmt.Errorf("%w: %d reference states exceed the limit %d", ErrModelFormat, m.refT, MaxRefStates)
 	}
+	var src []int32 // per tile of a decoded store, the earlier tile it copies, or -1
 	if version == 3 {
 		if need := modelMemory(g, int64(m.refT), m.fallEntries(), int64(len(b))); maxBytes > 0 && need > maxBytes {
 			return nil, fmt.Errorf("%w: %d reference states need about %d bytes, limit %d", ErrModelTooLarge, m.refT, need, maxBytes)
@@ -628,7 +626,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 			return nil, r.err
 		}
 		no, nc := m.tableLens()
-		if m.refCodes, m.refBkt, m.tileSrc, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
+		if m.refCodes, m.refBkt, src, m.offVals, m.clsCtx, err = decodeStore(g, m.refT, no, nc, r.b[:n]); err != nil {
 			return nil, err
 		}
 		r.b = r.b[n:]
@@ -682,7 +680,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	}
 	m.raw = slices.Clone(b)
 	m.fallDerived = version == 3
-	m.derive()
+	m.derive(src)
 	if version == 3 {
 		m.id = m.canonicalID()
 	} else {
@@ -950,8 +948,10 @@ func (g Geometry) Validate() error {
 	return nil
 }
 
-// derive builds the lookup structures implied by the reference store.
-func (m *Model) derive() {
+// derive builds the lookup structures implied by the reference store; src,
+// when a decoded store gives it, holds per tile the earlier tile it copies
+// (or -1).
+func (m *Model) derive(src []int32) {
 	g := m.Geom
 	n, M := g.N(), g.M
 	m.refNext = make([]int32, m.refT)
@@ -978,8 +978,6 @@ func (m *Model) derive() {
 	// A tile that a decoded store copies holds what its source holds, so
 	// its id is its source's: only the literal tiles are looked up. The
 	// sources become the ids in place, each source coming before its copy.
-	src := m.tileSrc
-	m.tileSrc = nil
 	if len(src) == m.refT*g.S {
 		m.tileOf = src
 	} else {

@@ -526,7 +526,7 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats, file bool
 	}
 	// The bounds of the current model version, as UnmarshalModel sets them.
 	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
-	m.derive()
+	m.derive(nil)
 	if !file {
 		return m
 	}
