@@ -12,8 +12,12 @@ import (
 const costFrac = 16 // fractional bits of a cost
 
 var (
-	log2Once  sync.Once
-	log2Table []uint32 // log2Table[f] = floor(log2(f) * 2^16) for f in [1, 2^16]
+	log2Once sync.Once
+	// log2Frac[m − 2^15] is the fraction of log2Fixed(m) for every 16-bit
+	// mantissa m in [2^15, 2^16): log2Fixed(f) of any f ≤ 2^16 is its
+	// exponent above that fraction, f normalized to 16 bits being exact.
+	// 64 KiB, where a table of every f took 256.
+	log2Frac []uint16
 )
 
 // log2Fixed returns floor(log2(x) · 2^16) for x ≥ 1, by repeated squaring of
@@ -40,15 +44,17 @@ func log2Fixed(x uint64) uint32 {
 // initCosts fills the table of symbolCost; coders call it once when made.
 func initCosts() {
 	log2Once.Do(func() {
-		log2Table = make([]uint32, 1<<16+1)
-		for f := 1; f <= 1<<16; f++ {
-			log2Table[f] = log2Fixed(uint64(f))
+		log2Frac = make([]uint16, 1<<15)
+		for i := range log2Frac {
+			log2Frac[i] = uint16(log2Fixed(uint64(1<<15 + i)))
 		}
 	})
 }
 
-// symbolCost returns -log2(freq / 2^precision) in units of 2^-16 bit
-// (after initCosts).
+// symbolCost returns -log2(freq / 2^precision) in units of 2^-16 bit, for
+// 1 ≤ freq ≤ 2^16 (after initCosts).
 func symbolCost(freq uint32, precision uint) uint64 {
-	return uint64(precision)<<costFrac - uint64(log2Table[freq])
+	n := uint(bits.Len32(freq) - 1)
+	m := freq << 15 >> n // freq's 16-bit mantissa, exactly
+	return uint64(precision)<<costFrac - (uint64(n)<<costFrac + uint64(log2Frac[(m-1<<15)&(1<<15-1)]))
 }

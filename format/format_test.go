@@ -448,6 +448,14 @@ func TestLog2Fixed(t *testing.T) {
 	if log2Fixed(1<<10) != 10<<costFrac || symbolCost(1<<9, 10) != 1<<costFrac {
 		t.Fatal("powers of two are not exact")
 	}
+	// symbolCost's table holds fractions of normalized frequencies only.
+	for f := uint32(1); f <= 1<<16; f++ {
+		for _, prec := range []uint{16, 17} {
+			if got, want := symbolCost(f, prec), uint64(prec)<<costFrac-uint64(log2Fixed(uint64(f))); got != want {
+				t.Fatalf("symbolCost(%d, %d) = %d, want %d", f, prec, got, want)
+			}
+		}
+	}
 }
 
 func TestCRC32C(t *testing.T) {

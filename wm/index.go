@@ -22,9 +22,11 @@ func hashTile(tl []uint16) uint64 {
 
 // tileIndex maps tiles to entry numbers by open addressing. The tile of
 // entry e is codes[offs[e] : offs[e]+len(tile)] of the slab the caller
-// passes, so the index itself holds no codes.
+// passes, so the index itself holds no codes. A slot keeps the upper half
+// of its tile's hash beside the entry, so that a probe reads the codes of
+// a tile only when the two halves agree.
 type tileIndex struct {
-	slots []int32 // entry+1, or 0 when empty
+	slots []uint64 // hash>>32 << 32 | entry+1, or 0 when empty
 	n     int
 }
 
@@ -40,11 +42,17 @@ func (x *tileIndex) find(tl []uint16, codes []uint16, offs []int) int32 {
 	}
 	mask := uint64(len(x.slots) - 1)
 	M := len(tl)
-	for i := hashTile(tl) & mask; ; i = (i + 1) & mask {
-		e := x.slots[i] - 1
-		if e < 0 {
+	h := hashTile(tl)
+	tag := h >> 32 << 32
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := x.slots[i]
+		if s == 0 {
 			return -1
 		}
+		if s&^(1<<32-1) != tag {
+			continue
+		}
+		e := int32(uint32(s)) - 1
 		o := int(offs[e])
 		if equalCodes(codes[o:o+M], tl) {
 			return e
@@ -57,29 +65,30 @@ func (x *tileIndex) insert(tl []uint16, e int32, codes []uint16, offs []int) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow(codes, offs, len(tl))
 	}
+	x.place(hashTile(tl), uint64(e+1))
+	x.n++
+}
+
+// place puts entry+1 x1 of hash h in the first empty slot of its probe.
+func (x *tileIndex) place(h, x1 uint64) {
 	mask := uint64(len(x.slots) - 1)
-	i := hashTile(tl) & mask
+	i := h & mask
 	for x.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	x.slots[i] = e + 1
-	x.n++
+	x.slots[i] = h>>32<<32 | x1
 }
 
 func (x *tileIndex) grow(codes []uint16, offs []int, M int) {
 	old := x.slots
-	x.slots = make([]int32, max(64, 2*len(old)))
-	mask := uint64(len(x.slots) - 1)
+	x.slots = make([]uint64, max(64, 2*len(old)))
 	for _, s := range old {
 		if s == 0 {
 			continue
 		}
-		o := int(offs[s-1])
-		i := hashTile(codes[o:o+M]) & mask
-		for x.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		x.slots[i] = s
+		e1 := uint64(uint32(s))
+		o := int(offs[e1-1])
+		x.place(hashTile(codes[o:o+M]), e1)
 	}
 }
 

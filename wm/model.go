@@ -141,17 +141,30 @@ type Model struct {
 
 	// Derived at load time.
 	refT      int
-	refNext   []int32       // successor state index or -1
-	tileRep   []int32       // per distinct tile: representative state*S+slot
-	tileCount []uint32      // occurrences per distinct tile
-	tileOcc   [][]int32     // per distinct tile: its first occurrences (state*S+slot), capped
-	tileOf    []int32       // per slot of the reference store (state*S+slot): its tile id
-	dictFirst [][]int32     // per first code: tile ids by second code, count desc, id
+	refNext   []int32   // successor state index or -1
+	tileRep   []int32   // per distinct tile: representative state*S+slot
+	tileCount []uint32  // occurrences per distinct tile
+	tileOcc   [][]int32 // per distinct tile: its first occurrences (state*S+slot), capped
+	tileOf    []int32   // per slot of the reference store (state*S+slot): its tile id
+	refFirst  []uint16  // per slot of the reference store (state*S+slot): its first code
+	dictFirst [][]int32 // per first code: tile ids by second code, count desc, id
+	// The dictionary's tiles in the order of dictFirst (the lists one after
+	// the other, from dictStart[v] for first code v), with the reference
+	// of each one's first occurrence and the lg of its count: the tiles an
+	// expansion forms groups for are read in sequence.
+	dictStart []int
+	dictTiles []uint16
+	dictRef   []ref
+	dictLg    []int32
+	// refPos is, per slot of the reference store, the position of its tile
+	// in dictTiles: inference reads the store's tiles there, a third of the
+	// store's size, rather than in refCodes.
+	refPos    []int32
 	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
 	dictVals  []uint16   // first codes with dictCnt > 0, ascending
-	tileOff   []int      // per distinct tile: offset of its codes in refCodes
+	tileOff   []int      // per distinct tile: offset of its codes in dictTiles (in refCodes until deriveDict)
 	dict      tileIndex  // distinct tiles by content
 	offLaw    []offRow   // the offset law as a floor and spikes, per bucket pair
 	fallCum   []uint16   // fallback rows, cumulative
@@ -984,9 +997,11 @@ func (m *Model) derive(src []int32) {
 		src = nil
 		m.tileOf = make([]int32, m.refT*g.S)
 	}
+	m.refFirst = make([]uint16, m.refT*g.S)
 	for t := range m.refT {
 		for s := range g.S {
 			rep := int32(t*g.S + s)
+			m.refFirst[rep] = m.refCodes[t*n+s*M]
 			if src != nil && src[rep] >= 0 {
 				id := m.tileOf[src[rep]]
 				m.tileOf[rep] = id
@@ -1123,6 +1138,25 @@ func (m *Model) deriveDict() {
 	m.dictFirst = make([][]int32, K)
 	m.dictPairs = make([][]pairEntry, K)
 	m.dictVals = nil
+	m.dictStart = start
+	m.dictTiles = make([]uint16, nt*M)
+	m.dictRef = make([]ref, nt)
+	m.dictLg = make([]int32, nt)
+	posOf := make([]int32, nt)
+	for pos, id := range ids {
+		posOf[id] = int32(pos)
+		rep := int(m.tileRep[id])
+		copy(m.dictTiles[pos*M:(pos+1)*M], m.refCodes[rep*M:rep*M+M])
+		m.dictRef[pos] = ref{storeRef, int32(rep / g.S), int32(rep % g.S)}
+		m.dictLg[pos] = lg(uint64(m.tileCount[id]))
+	}
+	m.refPos = make([]int32, len(m.tileOf))
+	for rep, id := range m.tileOf {
+		m.refPos[rep] = posOf[id]
+	}
+	for id, pos := range posOf {
+		m.tileOff[id] = int(pos) * M
+	}
 	pairs := make([]pairEntry, 0, npairs)
 	for v := range K {
 		if m.dictCnt[v] > 0 {

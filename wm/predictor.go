@@ -36,6 +36,7 @@ type Predictor struct {
 
 	hist   []uint16 // reconstructed states since Reset, the current one last
 	histB  []uint8  // action bucket of each history state
+	histF  []uint16 // first code of each slot of the history (state*S+slot), once committed
 	histID []int32  // content id of each finished slot of the history
 	t      int      // index of the current state in hist
 	bucket int
@@ -50,6 +51,7 @@ type Predictor struct {
 	epOff   []int
 	epID    []int32
 	epFirst [][]int32     // per first code: refs (state*S+slot), in order
+	epCnt   []uint64      // per first code: len(epFirst[v])
 	epVals  []uint16      // first codes whose list is not empty
 	epNext  [][]codeCount // per first code: its tiles' second codes, with their counts
 	epTotal uint64
@@ -241,6 +243,7 @@ func (m *Model) NewPredictor() *Predictor {
 		mark:    make([]uint32, g.K),
 		scratch: make([]uint32, g.K),
 		epFirst: make([][]int32, g.K),
+		epCnt:   make([]uint64, g.K),
 		epNext:  make([][]codeCount, g.K),
 		saFL:    make([]uint64, g.K),
 		saHead:  make([]int32, g.K),
@@ -288,6 +291,7 @@ func (p *Predictor) Model() *Model { return p.m }
 func (p *Predictor) Reset() {
 	p.hist = p.hist[:0]
 	p.histB = p.histB[:0]
+	p.histF = p.histF[:0]
 	p.histID = p.histID[:0]
 	p.t = -1
 	p.ep.reset()
@@ -295,6 +299,7 @@ func (p *Predictor) Reset() {
 	for _, v := range p.epVals {
 		p.epFirst[v] = p.epFirst[v][:0]
 		p.epNext[v] = p.epNext[v][:0]
+		p.epCnt[v] = 0
 	}
 	p.epVals = p.epVals[:0]
 	p.epTotal = 0
@@ -351,6 +356,7 @@ func (p *Predictor) Begin(action int64) {
 	}
 	p.hist = slices.Grow(p.hist, p.n)[:len(p.hist)+p.n]
 	p.histID = slices.Grow(p.histID, p.S)[:len(p.histID)+p.S]
+	p.histF = slices.Grow(p.histF, p.S)[:len(p.histF)+p.S]
 	p.anchors = p.anchors[:0]
 	p.anchorIdx.next()
 	p.conts = p.conts[:0]
@@ -363,11 +369,12 @@ func (p *Predictor) Begin(action int64) {
 
 // tileOf returns the codes of the tile r points at.
 func (p *Predictor) tileOf(r ref) []uint16 {
-	off := int(r.state)*p.n + int(r.slot)*p.M
 	if r.store == storeHist {
+		off := int(r.state)*p.n + int(r.slot)*p.M
 		return p.hist[off : off+p.M]
 	}
-	return p.m.refCodes[off : off+p.M]
+	off := int(p.m.refPos[int(r.state)*p.S+int(r.slot)]) * p.M
+	return p.m.dictTiles[off : off+p.M]
 }
 
 // slotIDs returns the content ids of the S (finished) slots of state r.
@@ -843,33 +850,38 @@ func (p *Predictor) virtualWeights() {
 	if m == 0 && p.saLive {
 		p.anyWeights(expWeight(maxL - p.lSA))
 	}
+	if m == 0 {
+		// The first codes of the chunk's distinct tiles and of the
+		// dictionary's, in one pass over the values (a hypothesis not live
+		// weighs 0).
+		var e0, d0 uint64
+		if p.epLive {
+			e0 = (expWeight(maxL-p.lEp) << 32) / p.epTotal
+		}
+		if p.dicLive {
+			d0 = (expWeight(maxL-p.lDict) << 32) / p.m.dictTotal
+		}
+		K := p.K
+		w, ec, dc := w[:K], p.epCnt[:K], p.m.dictCnt[:K]
+		for v := range w {
+			w[v] += (e0*ec[v]>>16 + d0*dc[v]>>16) << 8
+		}
+		return
+	}
+	if m != 1 {
+		return
+	}
 	if p.epLive {
-		we := expWeight(maxL - p.lEp)
-		if m == 0 {
-			e0 := (we << 32) / p.epTotal
-			for _, v := range p.epVals {
-				w[v] += e0 * uint64(len(p.epFirst[v])) >> 16 << 8
-			}
-		} else if m == 1 {
-			x := (we << 16) / uint64(len(p.epFirst[p.epV0])) << 8
-			// x for each tile starting with epV0, at its second code.
-			for _, c := range p.epNext[p.epV0] {
-				w[c.v] += x * uint64(c.n)
-			}
+		x := (expWeight(maxL-p.lEp) << 16) / p.epCnt[p.epV0] << 8
+		// x for each tile starting with epV0, at its second code.
+		for _, c := range p.epNext[p.epV0] {
+			w[c.v] += x * uint64(c.n)
 		}
 	}
 	if p.dicLive {
-		wd := expWeight(maxL - p.lDict)
-		if m == 0 {
-			d0 := (wd << 32) / p.m.dictTotal
-			for _, v := range p.m.dictVals {
-				w[v] += d0 * p.m.dictCnt[v] >> 16 << 8
-			}
-		} else if m == 1 {
-			d1 := (wd << 32) / p.m.dictCnt[p.dictV0]
-			for _, pe := range p.m.dictPairs[p.dictV0] {
-				w[pe.v1] += d1 * pe.cnt >> 16 << 8
-			}
+		d1 := (expWeight(maxL-p.lDict) << 32) / p.m.dictCnt[p.dictV0]
+		for _, pe := range p.m.dictPairs[p.dictV0] {
+			w[pe.v1] += d1 * pe.cnt >> 16 << 8
 		}
 	}
 }
@@ -1031,16 +1043,17 @@ func (p *Predictor) dictCommit(v uint16) {
 			pe := pairs[k]
 			base := p.lDict - lg(m.dictCnt[p.dictV0])
 			floor := p.liveMax() - pruneBits*256
-			for _, id := range m.dictFirst[p.dictV0][pe.lo:min(pe.hi, pe.lo+dictCap)] {
-				l := base + lg(uint64(m.tileCount[id]))
+			M := p.M
+			from := m.dictStart[p.dictV0] + int(pe.lo)
+			to := m.dictStart[p.dictV0] + int(min(pe.hi, pe.lo+dictCap))
+			for pos := from; pos < to; pos++ {
+				l := base + m.dictLg[pos]
 				if l < floor {
 					// The rest of the run has lower counts: all would be
 					// pruned at this commit.
 					break
 				}
-				rep := m.tileRep[id]
-				r := ref{storeRef, rep / int32(p.S), rep % int32(p.S)}
-				p.newGroup(clsDict, r, p.tileOf(r), l)
+				p.newGroup(clsDict, m.dictRef[pos], m.dictTiles[pos*M:pos*M+M], l)
 			}
 		}
 		p.dicLive = false
@@ -1194,11 +1207,12 @@ func (p *Predictor) addTile() {
 	off := p.base + p.s*p.M
 	tl := p.hist[off : off+p.M]
 	r := int32(p.t*p.S + p.s)
+	p.histF[r] = tl[0]
 	if e := p.ep.find(tl, p.hist, p.epOff); e >= 0 {
 		p.histID[r] = p.epID[e]
 		return
 	}
-	id := p.m.dict.find(tl, p.m.refCodes, p.m.tileOff)
+	id := p.m.dict.find(tl, p.m.dictTiles, p.m.tileOff)
 	if id < 0 {
 		id = p.nextID
 		p.nextID++
@@ -1215,6 +1229,7 @@ func (p *Predictor) addTile() {
 		p.epNext[tl[0]] = countCode(p.epNext[tl[0]], tl[1])
 	}
 	p.epFirst[tl[0]] = append(p.epFirst[tl[0]], r)
+	p.epCnt[tl[0]]++
 	p.epTotal++
 }
 
@@ -1317,7 +1332,7 @@ func (p *Predictor) succWeight(i int) uint64 {
 // gathers the successors' slots into entries of equal tiles, listed by
 // first code, and sums the floors per entry and per first code.
 func (p *Predictor) prepareSuccAny() {
-	S, M := p.S, p.M
+	S := p.S
 	nextStamp(&p.saStamp, p.saMark)
 	p.saVals = p.saVals[:0]
 	ns := len(p.succ)
@@ -1348,7 +1363,7 @@ func (p *Predictor) prepareSuccAny() {
 			c = uint32((p.succWeight(i) << 16) / (p.succW * uint64(S)))
 		}
 		p.saC[i], p.saRows[i] = c, row
-		first := p.firstCodes(r)
+		first := p.slotFirsts(r)
 		ids := p.slotIDs(r)
 		ie, iv := p.itemEnt[i*S:(i+1)*S], p.itemV[i*S:(i+1)*S]
 		for x, id := range ids {
@@ -1359,12 +1374,12 @@ func (p *Predictor) prepareSuccAny() {
 			} else {
 				e = int32(len(p.entFL))
 				p.batch.set(k, uint64(uint32(id)), e)
-				tl := first[x*M : x*M+M]
+				tl := p.tileOf(ref{r.store, r.state, int32(x)})
 				p.entTile = append(p.entTile, tl)
 				p.entFL = append(p.entFL, 0)
 				p.entCnt = append(p.entCnt, 0)
 				p.entNext = append(p.entNext, -1)
-				v := tl[0]
+				v := first[x]
 				if mark[v] != st {
 					mark[v] = st
 					p.saFL[v] = 0
@@ -1375,7 +1390,7 @@ func (p *Predictor) prepareSuccAny() {
 					p.saTail[v] = e
 				}
 			}
-			v := first[x*M]
+			v := first[x]
 			ie[x], iv[x] = e, v
 			p.entFL[e] += uint64(c)
 			p.entCnt[e]++
@@ -1464,13 +1479,15 @@ type spike struct {
 	c uint64 // cE_ik
 }
 
-// firstCodes returns the codes of state r, whose slot x starts at x·M.
-func (p *Predictor) firstCodes(r ref) []uint16 {
-	off := int(r.state) * p.n
+// slotFirsts returns the first code of every slot of state r, a finished
+// state: S codes kept apart from the tiles, so that a state's layout reads
+// one cache line, not one per slot.
+func (p *Predictor) slotFirsts(r ref) []uint16 {
+	off := int(r.state) * p.S
 	if r.store == storeHist {
-		return p.hist[off : off+p.n]
+		return p.histF[off : off+p.S]
 	}
-	return p.m.refCodes[off : off+p.n]
+	return p.m.refFirst[off : off+p.S]
 }
 
 // succBucket is the action bucket of successor state i.
