@@ -202,3 +202,32 @@ func TestParamsVersions(t *testing.T) {
 		t.Fatal("axis 2 marshalled")
 	}
 }
+
+// TestRetainOnePass checks the coder's one-pass rule against
+// RetainStats(TwoStepStats(...)) for every frequency, on both bin axes,
+// with and without distance tables and weights, at λ from 0 to lossless.
+func TestRetainOnePass(t *testing.T) {
+	for _, axis := range []Axis{AxisModal, AxisEntropy} {
+		for _, uniform := range []bool{false, true} {
+			p := testParams()
+			p.Axis = axis
+			if uniform {
+				p.Dist, p.Weights = nil, nil
+			}
+			p.Prepare()
+			K := p.Geom.K
+			for _, lambda := range []uint32{0, 1, 1 << 10, 1 << 16, 1 << 24, 0xFFFFFFFE} {
+				r := p.Rule(lambda)
+				for j := range p.Geom.N() {
+					for f := uint32(1); f <= 1<<p.Precision; f++ {
+						v := uint16(int(f) % K)
+						want := r.RetainStats(j, TwoStepStats(v, f, p.Precision, K))
+						if got := r.retain(j, v, f); got != want {
+							t.Fatalf("axis %d uniform %v λ %d j %d f %d: retain %v, RetainStats %v", axis, uniform, lambda, j, f, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -119,16 +119,59 @@ func keep(lambda, e, v, w, h uint32) bool {
 type Rule struct {
 	p      *Params
 	lambda uint32
+	lgK1   uint32 // lg(K − 1) of p's geometry
 }
 
 // Rule returns the retention rule of p at λ = lambda/65536. λ = 0xFFFFFFFF
 // (lossless) is handled by the container, which then calls no rule.
-func (p *Params) Rule(lambda uint32) *Rule { return &Rule{p: p, lambda: lambda} }
+func (p *Params) Rule(lambda uint32) *Rule {
+	return &Rule{p: p, lambda: lambda, lgK1: lg(uint32(max(p.Geom.K-1, 0)))}
+}
 
 // Retain reports whether coordinate j, whose prediction pr holds (after
-// Predict), is stored. An omitted coordinate takes the modal value.
+// Predict), is stored. An omitted coordinate takes the modal value. pr
+// runs the model whose parameters r's are (its geometry and precision).
 func (r *Rule) Retain(j int, pr *wm.Predictor) bool {
-	return r.RetainStats(j, PredStats(pr))
+	v, f := pr.ModalFreq()
+	return r.retain(j, v, f)
+}
+
+// retain is RetainStats(j, TwoStepStats(v, f, P, K)), P and K those of r's
+// parameters, in one pass: the coder asks it of every coordinate, and
+// lg(2^P − f) serves both the entropy and the modal bin key.
+func (r *Rule) retain(j int, v uint16, f uint32) bool {
+	p := r.p
+	prec := p.Precision
+	lp := 256 * uint32(prec)
+	rest := uint32(1)<<prec - f
+	lgR := lg(rest)
+	h := uint32((uint64(f)*uint64(lp-lg(f)) + uint64(rest)*uint64(lp-lgR+r.lgK1)) >> prec)
+	if h == 0 {
+		return true // costs nothing to store
+	}
+	key := h
+	if p.Axis == AxisModal {
+		key = lgR
+	}
+	b := min(uint64(key>>p.BinShift), uint64(len(p.BinErr)-1))
+	e := p.BinErr[b]
+	if e == NoEstimate {
+		e = p.CoordErr[j]
+	}
+	if e == 0 {
+		return false
+	}
+	var imp uint32
+	switch {
+	case rest == 0:
+	case p.Dist == nil:
+		imp = UnitDistance
+	case p.mean != nil:
+		imp = p.mean[p.tab[j]][v]
+	default:
+		imp = p.meanDist(j, v)
+	}
+	return keep(r.lambda, e, imp, p.weight(j), h)
 }
 
 // RetainStats is Retain on the statistics of a prediction.

@@ -39,7 +39,7 @@ const module = "github.com/wmzip/wmzip/"
 // decodePath lists the decode-path functions of each file ("*": every
 // function of the file; a name with a dot is a method, Type.Name).
 var decodePath = map[string][]string{
-	"wm/predictor.go": {"*", "-Predictor.bestTile", "-Model.PredictorBytes"},
+	"wm/predictor.go": {"*", "-Predictor.bestTile", "-Model.PredictorBytes", "-Predictor.Model", "-Predictor.Precision"},
 	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel", "UnmarshalModelLimit", "modelMemory",
 		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go": {"*"},
@@ -47,8 +47,8 @@ var decodePath = map[string][]string{
 		"storeDecoder.underflow", "storeDecoder.step", "adapt", "storeDecoder.literalTile", "storeDecoder.literalFast", "litTree"},
 	"wm/fallrows.go":     {"fallCounts", "fallbackRows", "Model.storeNovel", "Model.deriveFallback"},
 	"wm/tables.go":       {"*"},
-	"gate/rule.go":       {"TwoStepStats", "PredStats", "Params.impact", "Params.binKey", "Params.errRate", "Params.weight", "keep", "Params.Rule", "Rule.Retain", "Rule.RetainStats"},
-	"gate/params.go":     {"Params.Prepare", "meanRow", "Params.meanDist", "Params.validate", "Parse", "FromModel"},
+	"gate/rule.go":       {"Params.weight", "keep", "Params.Rule", "Rule.Retain", "Rule.retain"},
+	"gate/params.go":     {"Params.Prepare", "meanRow", "Params.validate", "Parse", "FromModel"},
 	"gate/lg.go":         {"*"},
 	"rans/decoder.go":    {"NewDecoder", "Decoder.Reset", "Decoder.Err", "Decoder.Close", "Decoder.Decode", "Decoder.advance", "Decoder.DecodeBinary", "Decoder.fail", "searchGo"},
 	"rans/rans_amd64.go": {"search", "decodeFast", "products", "quantizeSteps", "addFrom", "firstOf", "rowWeights", "narrow", "mode"},
@@ -72,10 +72,10 @@ var unreachable = map[string]struct {
 }{
 	"wm/predictor.go":  {4, "Predict and Commit out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
-	"wm/index.go":      {3, "tiles of different lengths compared; the key index's generation wrapping after 2^32 uses"},
+	"wm/index.go":      {4, "tiles of different lengths compared; two tiles whose hashes share their upper half (a probe compares codes only then); the key index's generation wrapping after 2^32 uses"},
 	"wm/tables.go":     {1, "W(d) of a negative d (maxL is the largest log-weight)"},
-	"gate/rule.go":     {2, "F = 2^P (R = 0) and H = 0: a prediction has 1 ≤ F < 2^P, and then H ≥ 1"},
-	"gate/params.go":   {12, "validate's checks that Parse makes first; the mean distance without Prepare; FromModel without a section (the container checks first)"},
+	"gate/rule.go":     {2, "H = 0: a prediction has 1 ≤ F < 2^P, and then H ≥ 1; the mean distance of parameters not prepared (Parse prepares them)"},
+	"gate/params.go":   {10, "validate's checks that Parse makes first; FromModel without a section (the container checks first)"},
 	"rans/decoder.go":  {10, "a lane, precision or table the container never passes (NewDecoder, fail, Decode's and DecodeBinary's argument checks); Close after an error (chunk decoders stop at the first error; the model store has its own decoder)"},
 	"rans/table.go":    {1, "checkPrecision's error: the container passes only precisions it has validated"},
 	"format/coder.go":  {5, "the custom retention rule (WithRetainRule, outside the format); NewDecoder's error; a symbol out of range after a failed stream"},

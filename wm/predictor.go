@@ -868,9 +868,7 @@ func (p *Predictor) virtualWeights() {
 		}
 		return
 	}
-	if m != 1 {
-		return
-	}
+	// m = 1: a virtual coordinate is a slot's first or second.
 	if p.epLive {
 		x := (expWeight(maxL-p.lEp) << 16) / p.epCnt[p.epV0] << 8
 		// x for each tile starting with epV0, at its second code.
