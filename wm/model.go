@@ -269,11 +269,12 @@ func (m *Model) encode() {
 
 // modelMemory estimates the memory of a parsed model of geometry g with T
 // reference states, fall fallback-table entries and a file of size bytes:
-// the codes (2 bytes each), per reference slot the tile index, occurrence
-// and dictionary entries (at most 48 bytes), per table entry its
+// the codes (2 bytes each) and at most as many again in the dictionary's
+// distinct tiles, per reference slot the tile index, occurrence, first
+// code and dictionary entries (at most 80 bytes), per table entry its
 // cumulative form, powers and modal values (16 bytes), and the file.
 func modelMemory(g Geometry, T, fall, size int64) int64 {
-	return T*int64(g.N())*2 + T*int64(g.S)*48 + fall*16 + 2*size
+	return T*int64(g.N())*4 + T*int64(g.S)*80 + fall*16 + 2*size
 }
 
 // fallEntries is the number of entries of the fallback tables.
