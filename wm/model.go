@@ -147,11 +147,10 @@ type Model struct {
 	tileOcc   [][]int32 // per distinct tile: its first occurrences (state*S+slot), capped
 	tileOf    []int32   // per slot of the reference store (state*S+slot): its tile id
 	refFirst  []uint16  // per slot of the reference store (state*S+slot): its first code
-	dictFirst [][]int32 // per first code: tile ids by second code, count desc, id
-	// The dictionary's tiles in the order of dictFirst (the lists one after
-	// the other, from dictStart[v] for first code v), with the reference
-	// of each one's first occurrence and the lg of its count: the tiles an
-	// expansion forms groups for are read in sequence.
+	// The dictionary's distinct tiles by first code (from dictStart[v] for
+	// first code v), then second code, then count (descending), then id,
+	// with the reference of each one's first occurrence and the lg of its
+	// count: the tiles an expansion forms groups for are read in sequence.
 	dictStart []int
 	dictTiles []uint16
 	dictRef   []ref
@@ -163,8 +162,7 @@ type Model struct {
 	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
-	dictVals  []uint16   // first codes with dictCnt > 0, ascending
-	tileOff   []int      // per distinct tile: offset of its codes in dictTiles (in refCodes until deriveDict)
+	tileOff   []int      // per distinct tile: offset of its codes in refCodes
 	dict      tileIndex  // distinct tiles by content
 	offLaw    []offRow   // the offset law as a floor and spikes, per bucket pair
 	fallCum   []uint16   // fallback rows, cumulative
@@ -1076,9 +1074,9 @@ func (m *Model) derive(src []int32) {
 }
 
 // deriveDict builds the dictionary's lookup by the first two codes of a
-// tile: per first code v, dictFirst[v] lists its tiles by second code,
-// then count (descending), then id, and dictPairs[v] has one entry per
-// second code. The lists share one slab, and so do the pairs.
+// tile: dictTiles holds, per first code v, its tiles by second code, then
+// count (descending), then id, and dictPairs[v] has one entry per second
+// code. The pairs share one slab.
 func (m *Model) deriveDict() {
 	g := m.Geom
 	K, M := g.K, g.M
@@ -1136,9 +1134,7 @@ func (m *Model) deriveDict() {
 			}
 		}
 	}
-	m.dictFirst = make([][]int32, K)
 	m.dictPairs = make([][]pairEntry, K)
-	m.dictVals = nil
 	m.dictStart = start
 	m.dictTiles = make([]uint16, nt*M)
 	m.dictRef = make([]ref, nt)
@@ -1155,19 +1151,12 @@ func (m *Model) deriveDict() {
 	for rep, id := range m.tileOf {
 		m.refPos[rep] = posOf[id]
 	}
-	for id, pos := range posOf {
-		m.tileOff[id] = int(pos) * M
-	}
 	pairs := make([]pairEntry, 0, npairs)
 	for v := range K {
-		if m.dictCnt[v] > 0 {
-			m.dictVals = append(m.dictVals, uint16(v))
-		}
 		lo, hi := start[v], start[v+1]
 		if lo == hi {
 			continue
 		}
-		m.dictFirst[v] = ids[lo:hi:hi]
 		b := byFirst[lo:hi]
 		p0 := len(pairs)
 		for i := 0; i < len(b); {
@@ -1259,7 +1248,8 @@ func defaultContNext(S int) [][]contEntry {
 }
 
 // pairEntry describes the dictionary tiles sharing their first two codes:
-// the second code, their total count and their range in dictFirst.
+// the second code, their total count and their range among the tiles of
+// the first code (dictTiles from dictStart[v]).
 type pairEntry struct {
 	v1     uint16
 	cnt    uint64

@@ -970,8 +970,8 @@ func (p *Predictor) Commit(j int, v uint16) {
 // epCommit advances the virtual "episode tile" hypothesis after value v.
 func (p *Predictor) epCommit(v uint16) {
 	switch {
-	case p.mm == 0 && len(p.epFirst[v]) > 0 && p.M > 1:
-		p.lEp += lg(uint64(len(p.epFirst[v]))) - lg(p.epTotal)
+	case p.mm == 0 && p.epCnt[v] > 0 && p.M > 1:
+		p.lEp += lg(p.epCnt[v]) - lg(p.epTotal)
 		p.epV0 = v
 	case p.mm == 1:
 		// Each tile starting with epV0 had probability 1/n; expand the
@@ -1210,7 +1210,7 @@ func (p *Predictor) addTile() {
 		p.histID[r] = p.epID[e]
 		return
 	}
-	id := p.m.dict.find(tl, p.m.dictTiles, p.m.tileOff)
+	id := p.m.dict.find(tl, p.m.refCodes, p.m.tileOff)
 	if id < 0 {
 		id = p.nextID
 		p.nextID++
