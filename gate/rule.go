@@ -47,9 +47,17 @@ func TableStats(cum []uint16, prec uint) Stats {
 //
 //	H = ⌊ (F·(256·P − lg F) + R·(256·P − lg R) + R·lg(K−1)) / 2^P ⌋, R = 2^P − F
 func TwoStepStats(top uint16, hit uint32, prec uint, k int) Stats {
+	h, _ := twoStepH(hit, prec, lg(uint32(k-1)))
+	return Stats{H: h, Modal: top, FMax: hit}
+}
+
+// twoStepH returns TwoStepStats' entropy given lgK1 = lg(K−1), and
+// lg(2^P − hit).
+func twoStepH(hit uint32, prec uint, lgK1 uint32) (h, lgR uint32) {
 	r := uint32(1)<<prec - hit
-	h := uint64(hit)*uint64(256*uint32(prec)-lg(hit)) + uint64(r)*uint64(256*uint32(prec)-lg(r)+lg(uint32(k-1)))
-	return Stats{H: uint32(h >> prec), Modal: top, FMax: hit}
+	lgR = lg(r)
+	x := uint64(hit)*uint64(256*uint32(prec)-lg(hit)) + uint64(r)*uint64(256*uint32(prec)-lgR+lgK1)
+	return uint32(x >> prec), lgR
 }
 
 // PredStats returns the rule's statistics of the prediction pr holds for
@@ -68,11 +76,13 @@ func PredStats(pr *wm.Predictor) Stats {
 // far values by their probabilities; the calibration of ê absorbs the
 // difference, and the mean costs nothing per coordinate.)
 func (p *Params) impact(j int, st Stats) uint32 {
-	if uint64(st.FMax) == uint64(1)<<p.Precision {
+	switch {
+	case uint64(st.FMax) == uint64(1)<<p.Precision:
 		return 0
-	}
-	if p.Dist == nil {
+	case p.Dist == nil:
 		return UnitDistance
+	case p.mean != nil:
+		return p.mean[p.tab[j]][st.Modal]
 	}
 	return p.meanDist(j, st.Modal)
 }
@@ -88,11 +98,12 @@ func (p *Params) binKey(st Stats) uint32 {
 }
 
 // errRate returns ê for coordinate j whose table has statistics st, Q16.
-func (p *Params) errRate(j int, st Stats) uint32 {
-	b := uint64(p.binKey(st) >> p.BinShift)
-	if last := uint64(len(p.BinErr) - 1); b > last {
-		b = last
-	}
+func (p *Params) errRate(j int, st Stats) uint32 { return p.binErr(j, p.binKey(st)) }
+
+// binErr returns ê for coordinate j whose bin key is key: its bin's
+// estimate, or the coordinate's own where the bin has none.
+func (p *Params) binErr(j int, key uint32) uint32 {
+	b := min(uint64(key>>p.BinShift), uint64(len(p.BinErr)-1))
 	if e := p.BinErr[b]; e != NoEstimate {
 		return e
 	}
@@ -137,50 +148,28 @@ func (r *Rule) Retain(j int, pr *wm.Predictor) bool {
 }
 
 // retain is RetainStats(j, TwoStepStats(v, f, P, K)), P and K those of r's
-// parameters, in one pass: the coder asks it of every coordinate, and
-// lg(2^P − f) serves both the entropy and the modal bin key.
+// parameters: the coder asks it of every coordinate, and lg(2^P − f)
+// serves both the entropy and the modal bin key.
 func (r *Rule) retain(j int, v uint16, f uint32) bool {
 	p := r.p
-	prec := p.Precision
-	lp := 256 * uint32(prec)
-	rest := uint32(1)<<prec - f
-	lgR := lg(rest)
-	h := uint32((uint64(f)*uint64(lp-lg(f)) + uint64(rest)*uint64(lp-lgR+r.lgK1)) >> prec)
-	if h == 0 {
-		return true // costs nothing to store
-	}
+	h, lgR := twoStepH(f, p.Precision, r.lgK1)
 	key := h
 	if p.Axis == AxisModal {
 		key = lgR
 	}
-	b := min(uint64(key>>p.BinShift), uint64(len(p.BinErr)-1))
-	e := p.BinErr[b]
-	if e == NoEstimate {
-		e = p.CoordErr[j]
-	}
-	if e == 0 {
-		return false
-	}
-	var imp uint32
-	switch {
-	case rest == 0:
-	case p.Dist == nil:
-		imp = UnitDistance
-	case p.mean != nil:
-		imp = p.mean[p.tab[j]][v]
-	default:
-		imp = p.meanDist(j, v)
-	}
-	return keep(r.lambda, e, imp, p.weight(j), h)
+	return r.decide(j, Stats{H: h, Modal: v, FMax: f}, key)
 }
 
 // RetainStats is Retain on the statistics of a prediction.
-func (r *Rule) RetainStats(j int, st Stats) bool {
+func (r *Rule) RetainStats(j int, st Stats) bool { return r.decide(j, st, r.p.binKey(st)) }
+
+// decide is the rule on statistics st whose bin key (binKey) is key.
+func (r *Rule) decide(j int, st Stats, key uint32) bool {
 	p := r.p
 	if st.H == 0 {
 		return true // costs nothing to store
 	}
-	e := p.errRate(j, st)
+	e := p.binErr(j, key)
 	if e == 0 {
 		return false
 	}
