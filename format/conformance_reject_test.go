@@ -12,7 +12,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/wmzip/wmzip/gate"
@@ -81,6 +83,27 @@ func buildTiny() (conformanceInput, *wm.Model) {
 		}
 	}
 	return in, b.model()
+}
+
+// metaEdges are metadata that SPEC.md 6.5 makes valid though a strict
+// reader might refuse them.
+var metaEdges = []string{
+	`{"a":1,"a":2}`,
+	`["\ud800","x\udc00","\udc00\ud800"]`,
+	`[1e999,-0,-0.0e-0,0.5E-400,123456789012345678901234567890]`,
+	" \t\r\n" + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "\n",
+	`{"s":"café ~\u007f` + "\x7f" + `"}`,
+}
+
+// buildMeta: episodes whose metadata are metaEdges, with the tiny model.
+func buildMeta() (conformanceInput, *wm.Model) {
+	b := tinyBuild()
+	rng := rand.New(rand.NewPCG(14, 10))
+	eps := walk(rng, b.g, randPages(rng, b.g, 2), []int{2, 0, 1, 3, 1}, 5)
+	for i := range eps {
+		eps[i].Meta = []byte(metaEdges[i])
+	}
+	return inputOf(b.g, b.prec, eps), b.model()
 }
 
 // fileParts are the structures of a .wmz file, for rewriting.
@@ -186,16 +209,23 @@ func (p *fileParts) reindex(edit func(idx []byte) []byte) {
 
 // rejectVector is one entry of reject.json.
 type rejectVector struct {
-	Name  string `json:"name"`
-	Check string `json:"check"` // "model", "gate" or "file"
-	Base  string `json:"base"`  // the file the bytes derive from
+	Name    string `json:"name"`    // the rule the bytes break, in SPEC.md's terms
+	Check   string `json:"check"`   // "model", "gate" or "file"
+	Section string `json:"section"` // the section of SPEC.md that states the rule
+	Base    string `json:"base"`    // the file the bytes derive from
 	// Patches turn Base into the rejected bytes: each replaces Del bytes at
-	// At (an offset in Base) by Hex; Prefixes instead says that every
-	// proper prefix of Base is rejected.
+	// At (an offset in Base) by Hex (none: Base as it is); Prefixes instead
+	// says that every proper prefix of Base is rejected.
 	Patches  []rejectPatch `json:"patches,omitempty"`
 	Prefixes bool          `json:"every_prefix,omitempty"`
 	Model    string        `json:"model,omitempty"` // "file": the model given to the decoder ("" = embedded)
 	Error    string        `json:"error"`           // the reference decoder's error class
+	// Expect is a fragment of the reference decoder's error at the rule:
+	// loading the model, or decoding the file sequentially. ExpectRandom
+	// is the fragment random access gives, where it meets the damage at
+	// another check ("": Expect; not checked for Prefixes).
+	Expect       string `json:"expect"`
+	ExpectRandom string `json:"expect_random,omitempty"`
 }
 
 type rejectPatch struct {
@@ -279,7 +309,14 @@ type rejectCase struct {
 	make func() []byte // nil with Prefixes
 }
 
-// rejectCases builds the rejection vectors from the committed files.
+// rejectCases builds the rejection vectors from the committed files. Each
+// breaks one rule, named by its name and section, and keeps every other
+// (checksums recomputed, lengths and offsets kept consistent); where the
+// rule cannot break alone (a count larger than the bytes after it, a
+// damaged stream), the named one is the first a decoder meets reading the
+// fields in order. expect is a fragment of the reference decoder's error
+// at that rule, written here rather than recorded, so that a decoder that
+// starts rejecting the vector elsewhere fails TestConformanceReject.
 func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	read := func(n string) []byte {
 		b, err := os.ReadFile(filepath.Join(conformanceDir, n))
@@ -295,11 +332,13 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		t.Fatal("model-tiny.wmm is not tinyBuild's: run go test ./format -run TestConformance -update")
 	}
 	at := tb.at
-	// Model files.
-	model := func(name, errc string, edit func(b []byte) []byte) {
-		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "model", Base: "model-tiny.wmm", Error: errc},
+
+	// Model files (3.1), from the version-2 model-tiny.wmm.
+	modelErr := func(name, sec, errc, expect string, edit func(b []byte) []byte) {
+		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "model", Section: sec, Base: "model-tiny.wmm", Error: errc, Expect: expect},
 			func() []byte { return edit(bytes.Clone(tinyModel)) }})
 	}
+	model := func(name, expect string, edit func(b []byte) []byte) { modelErr(name, "3.1", "invalid", expect, edit) }
 	put16 := func(off int, v uint16) func([]byte) []byte {
 		return func(b []byte) []byte { le.PutUint16(b[off:], v); return b }
 	}
@@ -310,100 +349,113 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		return func([]byte) []byte { c := tinyBuild(); edit(c); return c.bytes() }
 	}
 	for _, n := range []string{"model-tiny.wmm", "model-v1.wmm"} {
-		cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of " + n, Check: "model", Base: n, Prefixes: true, Error: "invalid"}})
+		cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of " + n, Check: "model", Section: "3.1", Base: n, Prefixes: true,
+			Error: "invalid", Expect: "truncated"}})
 	}
-	model("magic", "invalid", func(b []byte) []byte { b[0] = 'X'; return b })
-	model("shorter than 24 bytes", "invalid", func(b []byte) []byte { return b[:20] })
-	model("version 4", "unsupported", put16(at["version"], 4))
-	model("version 0", "unsupported", put16(at["version"], 0))
-	model("flags not zero", "invalid", put16(at["flags"], 1))
-	model("reserved byte after P not zero", "invalid", func(b []byte) []byte { b[at["P"]+2] = 1; return b })
-	model("S = 0", "invalid", put32(at["S"], 0))
-	model("S = 4097", "invalid", put32(at["S"], 4097))
-	model("M = 0", "invalid", put32(at["M"], 0))
-	model("M = 4097", "invalid", put32(at["M"], 4097))
-	model("S·M = 4096·32 > 65536", "invalid", func(b []byte) []byte { le.PutUint32(b[at["S"]:], 4096); le.PutUint32(b[at["M"]:], 32); return b })
-	model("K = 1", "invalid", put32(at["K"], 1))
-	model("K = 65537", "invalid", put32(at["K"], 65537))
-	model("P = 9", "invalid", func(b []byte) []byte { b[at["P"]] = 9; return b })
-	model("P = 17", "invalid", func(b []byte) []byte { b[at["P"]] = 17; return b })
-	model("K = 2000 > 2^P at P = 10", "invalid", put32(at["K"], 2000))
-	model("C = 2", "invalid", put32(at["C"], 2))
-	model("a fallback row sums to 65537", "invalid", func(b []byte) []byte { b[at["fall"]]++; return b })
-	model("C2 = 1", "invalid", put32(at["C2"], 1))
-	model("e1 = 1025", "invalid", put16(at["e1"], 1025))
-	model("e2 = 1025", "invalid", put16(at["e2"], 1025))
-	model("a second-table row sums to 65535", "invalid", func(b []byte) []byte { b[at["fall2"]+4]--; return b })
-	model("A = 257", "invalid", put16(at["A"], 257))
-	model("a continuation list of 0 entries", "invalid", rebuilt(func(c *wmmBuild) { c.cont[1] = nil }))
-	model("a continuation list of 9 entries", "invalid", rebuilt(func(c *wmmBuild) {
+	model("magic", "bad magic", func(b []byte) []byte { b[0] = 'X'; return b })
+	model("shorter than the 24 bytes of the header", "shorter than the 24 of the header", func(b []byte) []byte { return b[:20] })
+	modelErr("version 4", "3.1", "unsupported", "unsupported model file version 4", put16(at["version"], 4))
+	modelErr("version 0", "3.1", "unsupported", "unsupported model file version 0", put16(at["version"], 0))
+	model("flags not zero", "reserved flags 0x1 set", put16(at["flags"], 1))
+	model("reserved byte after P not zero", "reserved bytes set", func(b []byte) []byte { b[at["P"]+2] = 1; return b })
+	model("S = 0", "slots 0 out of range", put32(at["S"], 0))
+	model("S = 4097", "slots 4097 out of range", put32(at["S"], 4097))
+	model("M = 0", "subspaces 0 out of range", put32(at["M"], 0))
+	model("M = 4097", "subspaces 4097 out of range", put32(at["M"], 4097))
+	model("S·M = 4096·32 > 65536", "131072 coordinates exceed the limit 65536", func(b []byte) []byte {
+		le.PutUint32(b[at["S"]:], 4096)
+		le.PutUint32(b[at["M"]:], 32)
+		return b
+	})
+	model("K = 1", "alphabet 1 out of range", put32(at["K"], 1))
+	model("K = 65537", "alphabet 65537 out of range", put32(at["K"], 65537))
+	model("P = 9", "precision 9 invalid", func(b []byte) []byte { b[at["P"]] = 9; return b })
+	model("P = 17", "precision 17 invalid", func(b []byte) []byte { b[at["P"]] = 17; return b })
+	model("K = 2000 > 2^P at P = 10", "precision 10 invalid for K=2000", put32(at["K"], 2000))
+	model("C1 = 2", "fallback contexts 2", put32(at["C"], 2))
+	model("a row of FB1 sums to 65537", "first fallback table: row 0 does not sum to 65536", func(b []byte) []byte { b[at["fall"]]++; return b })
+	model("C2 = 1", "second fallback contexts 1", put32(at["C2"], 1))
+	model("e1 = 1025", "fallback exponents 1025, 100 above 1024", put16(at["e1"], 1025))
+	model("e2 = 1025", "fallback exponents 200, 1025 above 1024", put16(at["e2"], 1025))
+	model("a row of FB2 sums to 65535", "second fallback table: row 0 does not sum to 65536", func(b []byte) []byte { b[at["fall2"]+4]--; return b })
+	model("A = 257", "substitution mix 257 above 256", put16(at["A"], 257))
+	model("a continuation list of 0 entries", "0 continuations of slot 1", rebuilt(func(c *wmmBuild) { c.cont[1] = nil }))
+	model("a continuation list of 9 entries", "9 continuations of slot 0", rebuilt(func(c *wmmBuild) {
 		for range 7 {
 			c.cont[0] = append(c.cont[0], [2]uint16{0, 1})
 		}
 	}))
-	model("a continuation to slot S", "invalid", put16(at["cont"]+1, 2))
-	model("a continuation of probability 0", "invalid", put16(at["cont"]+3, 0))
-	model("a continuation of probability 32769", "invalid", put16(at["cont"]+3, 32769))
-	model("a continuation listed twice", "invalid", func(b []byte) []byte { copy(b[at["cont"]+5:], b[at["cont"]+1:at["cont"]+3]); return b })
-	model("R = 16", "invalid", put32(at["R"], 16))
-	model("an offset frequency of 65536", "invalid", put16(at["off"], 0xFFFF))
-	model("an offset row sums to 65537", "invalid", func(b []byte) []byte { b[at["off"]]++; return b })
-	model("class contexts 8", "invalid", put32(at["Pctx"], 8))
-	model("T = 2^20 + 1", "invalid", put32(at["T"], 1<<20+1))
-	model("a reference code of K", "invalid", func(b []byte) []byte { b[at["codes"]+1] = 4; return b })
-	model("an action bucket of 16", "invalid", func(b []byte) []byte { b[at["buckets"]+1] = 16; return b })
-	model("65 sections", "invalid", put32(at["sections"], 65))
-	model("sections not in ascending tag order", "invalid", rebuilt(func(c *wmmBuild) {
+	model("a continuation to slot S", "continuation (2, 16384) of slot 0", put16(at["cont"]+1, 2))
+	model("a continuation of probability 0", "continuation (1, 0) of slot 0", put16(at["cont"]+3, 0))
+	model("a continuation of probability 32769", "continuation (1, 32769) of slot 0", put16(at["cont"]+3, 32769))
+	model("a continuation listed twice", "slot 0 continues to 1 twice", func(b []byte) []byte {
+		copy(b[at["cont"]+5:], b[at["cont"]+1:at["cont"]+3])
+		return b
+	})
+	model("OffRows = 16", "16 offset rows", put32(at["R"], 16))
+	model("an offset frequency of 65536 (stored 0xFFFF)", "offset frequency 65536", put16(at["off"], 0xFFFF))
+	model("an offset row sums to 65537", "offset row does not sum to 65536", func(b []byte) []byte { b[at["off"]]++; return b })
+	model("CtxRows = 8", "8 class contexts", put32(at["Pctx"], 8))
+	model("RefStates = 2^20 + 1", "1048577 reference states exceed the limit", put32(at["T"], 1<<20+1))
+	model("a reference code of K", "reference code 4 >= K", func(b []byte) []byte { b[at["codes"]+1] = 4; return b })
+	model("an action bucket of 16", "action bucket 16 >= 16", func(b []byte) []byte { b[at["buckets"]+1] = 16; return b })
+	model("Sections = 65", "65 sections exceed the limit 64", put32(at["sections"], 65))
+	model("sections not in ascending tag order", "sections not in ascending tag order", rebuilt(func(c *wmmBuild) {
 		c.secs = append(c.secs, wm.Section{Tag: [4]byte{'A', 'A', 'A', 'A'}})
 	}))
-	model("two sections with one tag", "invalid", rebuilt(func(c *wmmBuild) { c.secs = append(c.secs, c.secs[0]) }))
-	model("a byte after the last section", "invalid", func(b []byte) []byte { return append(b, 0) })
-	model("reference states without episodes (E = 0)", "invalid", rebuilt(func(c *wmmBuild) { c.starts = nil }))
-	model("the first reference episode starts at 1", "invalid", put32(at["starts"], 1))
-	model("reference episode starts not ascending", "invalid", put32(at["starts"]+4, 0))
-	model("a reference episode start at T", "invalid", func(b []byte) []byte { le.PutUint32(b[at["starts"]+4:], le.Uint32(b[at["T"]:])); return b })
-	model("a class count of 2^30 + 1", "invalid", put32(24, 1<<30+1))
-	model("a slot class count of 2^32 − 1", "invalid", rebuilt(func(c *wmmBuild) { c.hitsS[3] = 1<<32 - 1 }))
-	model("a stored fallback frequency of 0xFFFF", "invalid", put16(at["fall"], 0xFFFF))
-	model("reference episodes without reference states (T = 0)", "invalid", rebuilt(func(c *wmmBuild) {
+	model("two sections with one tag (tags not strictly ascending)", "sections not in ascending tag order", rebuilt(func(c *wmmBuild) { c.secs = append(c.secs, c.secs[0]) }))
+	model("a byte after the last section", "1 trailing bytes", func(b []byte) []byte { return append(b, 0) })
+	model("RefStates > 0 with RefEpisodes = 0", "reference states without reference episodes", rebuilt(func(c *wmmBuild) { c.starts = nil }))
+	model("the first reference episode starts at 1", "the first reference episode starts at 1, not 0", put32(at["starts"], 1))
+	model("reference episode starts not ascending", "reference episode starts not ascending", put32(at["starts"]+4, 0))
+	model("a reference episode start at RefStates", "not below the", func(b []byte) []byte {
+		le.PutUint32(b[at["starts"]+4:], le.Uint32(b[at["T"]:]))
+		return b
+	})
+	model("a class count of hits of 2^30 + 1", "class count 1073741825 of hits above 2^30", put32(24, 1<<30+1))
+	model("a class count of hitsS of 2^32 − 1", "class count 4294967295 of hitsS above 2^30", rebuilt(func(c *wmmBuild) { c.hitsS[3] = 1<<32 - 1 }))
+	model("a stored fallback frequency of 0xFFFF", "first fallback table: frequency 65536 (stored 0xFFFF)", put16(at["fall"], 0xFFFF))
+	model("RefEpisodes = 1 with RefStates = 0", "1 reference episodes without reference states", rebuilt(func(c *wmmBuild) {
 		c.codes, c.buckets, c.starts = nil, nil, []uint32{0}
 	}))
-	model("an offset law with one slot (S = 1)", "invalid", rebuilt(func(c *wmmBuild) {
+	model("an offset law with one slot (S = 1)", "offset law with one slot", rebuilt(func(c *wmmBuild) {
 		c.g.S = 1
 		c.hitsS = c.hitsS[:8]
 		c.cont = [][][2]uint16{{{0, 1}}}
 		c.off = make([]uint16, 256)
 	}))
 
-	// Version 3 (model.wmm, trained): the fallback fields and the coded
-	// reference store.
+	// Version 3 (model.wmm, trained): the fallback fields (3.1) and the
+	// coded reference store (3.4).
 	v3 := read("model.wmm")
 	if le.Uint16(v3[4:]) != 3 {
 		t.Fatal("model.wmm is not a version-3 model file: run go test ./format -run TestConformance -update")
 	}
-	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of model.wmm", Check: "model", Base: "model.wmm", Prefixes: true, Error: "invalid"}})
-	model3 := func(name string, edit func(b []byte) []byte) {
-		cs = append(cs, rejectCase{rejectVector{Name: "version 3: " + name, Check: "model", Base: "model.wmm", Error: "invalid"},
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of model.wmm", Check: "model", Section: "3.1", Base: "model.wmm", Prefixes: true,
+		Error: "invalid", Expect: "truncated"}})
+	model3 := func(name, sec, expect string, edit func(b []byte) []byte) {
+		cs = append(cs, rejectCase{rejectVector{Name: "version 3: " + name, Check: "model", Section: sec, Base: "model.wmm", Error: "invalid", Expect: expect},
 			func() []byte { return edit(bytes.Clone(v3)) }})
 	}
 	f3 := 600 + 32*int(le.Uint32(v3[8:])) // C1
 	p3 := func(off int, v uint32) func([]byte) []byte {
 		return func(b []byte) []byte { le.PutUint32(b[off:], v); return b }
 	}
-	model3("C1 = 2", p3(f3, 2))
-	model3("C2 = 1", p3(f3+4, 1))
-	model3("e1 = 1025", func(b []byte) []byte { le.PutUint16(b[f3+8:], 1025); return b })
-	model3("β1 = 2^24 + 1", p3(f3+12, 1<<24+1))
-	model3("β2 > 0 without a second table", p3(f3+16, 1))
-	model3("C1·K·M above 2^26", func(b []byte) []byte {
+	model3("C1 = 2", "3.1", "fallback contexts 2", p3(f3, 2))
+	model3("C2 = 1", "3.1", "second fallback contexts 1", p3(f3+4, 1))
+	model3("e1 = 1025", "3.1", "fallback exponents 1025, 0 above 1024", func(b []byte) []byte { le.PutUint16(b[f3+8:], 1025); return b })
+	model3("β1 = 2^24 + 1", "3.1", "fallback smoothing 16777217, 0 above 2^24", p3(f3+12, 1<<24+1))
+	model3("β2 > 0 with C2 = 0", "3.1", "smoothing 1 of an absent second fallback table", p3(f3+16, 1))
+	model3("M·(C1 + C2)·K above 2^16 + 64·FileLen", "3.1", "fallback tables of 6400160000 entries in a file of 1619 bytes", func(b []byte) []byte {
 		// K = 40,000 at P = 16 with C1 = K+1.
 		b[20] = 16
 		le.PutUint32(b[16:], 40000)
 		le.PutUint32(b[f3:], 40001)
 		return b
 	})
-	// The store's offset and length: model.wmm has no section, so the
-	// store ends 4 bytes before the file (at its section count).
+	// The store's offset and length: model.wmm (and model-mix3.wmm) have
+	// no section, so the store ends 4 bytes before the file, at its
+	// section count.
 	storeAt := func(b []byte) (int, int) {
 		end := len(b) - 4
 		for o := f3 + 20; o+4 <= end; o++ {
@@ -411,28 +463,52 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 				return o, l
 			}
 		}
-		t.Fatal("model.wmm: no store found")
+		t.Fatal("no store found")
 		return 0, 0
 	}
-	model3("a store of 0 bytes", func(b []byte) []byte {
+	// episodesAt returns the offset of RefEpisodes, before the starts and
+	// RefStates that precede the store at at.
+	episodesAt := func(b []byte, at int) int {
+		e := 1
+		for le.Uint32(b[at-8-4*e:]) != uint32(e) {
+			e++
+		}
+		return at - 8 - 4*e
+	}
+	// withStore replaces the reference store by st: no episodes, no
+	// states, only the tables' values (or a damaged stream).
+	withStore := func(b, st []byte) []byte {
 		at, l := storeAt(b)
-		le.PutUint32(b[at:], 0)
-		return append(b[:at+4], b[at+4+l:]...)
-	})
-	model3("a store of 3 bytes, too short for its lane state, with no reference states", func(b []byte) []byte {
-		at, l := storeAt(b)
-		le.PutUint32(b[at:], 3)
-		le.PutUint32(b[at-4:], 0)
-		return append(b[:at+4+3], b[at+4+l:]...)
-	})
-	model3("a store one byte longer", func(b []byte) []byte {
+		out := append([]byte(nil), b[:episodesAt(b, at)]...)
+		out = le.AppendUint32(out, 0) // RefEpisodes
+		out = le.AppendUint32(out, 0) // RefStates
+		out = le.AppendUint32(out, uint32(len(st)))
+		out = append(out, st...)
+		return append(out, b[at+4+l:]...)
+	}
+	model3("StoreBytes = 0 (RefStates·N + OffRows·S + CtxRows·S·8 above 1024·StoreBytes)", "3.1",
+		"1392 reference codes and table values in a store of 0 bytes", func(b []byte) []byte {
+			at, l := storeAt(b)
+			le.PutUint32(b[at:], 0)
+			return append(b[:at+4], b[at+4+l:]...)
+		})
+	model3("a store of 3 bytes, too short for its lane state (no reference episodes or states)", "2.5",
+		"3 bytes, need 4 for 1 lane states", func(b []byte) []byte {
+			at, _ := storeAt(b)
+			return withStore(b, b[at+4:at+7])
+		})
+	model3("a store one byte longer: a byte left over", "2.5", "1 bytes left at end of stream", func(b []byte) []byte {
 		at, l := storeAt(b)
 		le.PutUint32(b[at:], uint32(l+1))
 		return append(b[:at+4+l], append([]byte{0}, b[at+4+l:]...)...)
 	})
-	model3("a store's lane state below 2^24", func(b []byte) []byte { at, _ := storeAt(b); b[at+7] = 0; return b })
-	model3("a store's first byte changed", func(b []byte) []byte { at, _ := storeAt(b); b[at+8] ^= 0x80; return b })
-	model3("a store without its last 16 bytes", func(b []byte) []byte {
+	model3("a store's lane state below 2^24", "2.5", "lane 0 state 0x583da0 below 2^24", func(b []byte) []byte { at, _ := storeAt(b); b[at+7] = 0; return b })
+	model3("a store's first byte changed: a copy's source at δ ≥ S", "3.4", "slot delta 3 at state 4 slot 1", func(b []byte) []byte {
+		at, _ := storeAt(b)
+		b[at+8] ^= 0x80
+		return b
+	})
+	model3("a store without its last 16 bytes: a byte past its end needed", "2.5", "class contexts: rans: corrupt stream: lane 0 needs a byte past the end of the stream", func(b []byte) []byte {
 		at, l := storeAt(b)
 		le.PutUint32(b[at:], uint32(l-16))
 		return append(b[:at+4+l-16], b[at+4+l:]...)
@@ -444,10 +520,7 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		return func(b []byte) []byte {
 			at, l := storeAt(b)
 			S := int(le.Uint32(b[8:]))
-			e := 1
-			for le.Uint32(b[at-8-4*e:]) != uint32(e) {
-				e++
-			}
+			e := int(le.Uint32(b[episodesAt(b, at):]))
 			m, err := wm.UnmarshalModel(v3)
 			if err != nil {
 				t.Fatal(err)
@@ -468,13 +541,7 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 				off[i] = uint32(le.Uint16(canon[o+2*i:]))
 			}
 			edit(off, ctx)
-			st := tableStream(t, off, S, ctx, 8, zf)
-			out := append([]byte(nil), b[:at-8-4*e]...)
-			out = le.AppendUint32(out, 0) // RefEpisodes
-			out = le.AppendUint32(out, 0) // RefStates
-			out = le.AppendUint32(out, uint32(len(st)))
-			out = append(out, st...)
-			return append(out, b[at+4+l:]...)
+			return withStore(b, tableStream(t, off, S, ctx, 8, zf))
 		}
 	}
 	same := func(off, ctx []uint32) {}
@@ -483,36 +550,48 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		t.Fatalf("model.wmm with an empty store and its tables does not load: %v", err)
 	}
 	var off0 uint64
-	model3("a table value of 34 bits", tables(same, func(tab, i int, z uint64) uint64 {
+	model3("a table value of 34 bits", "3.4", "offset law: value of 34 bits", tables(same, func(tab, i int, z uint64) uint64 {
 		if tab == 0 && i == 0 {
 			return 1 << 33
 		}
 		return z
 	}))
-	model3("a table value below 0", tables(func(off, ctx []uint32) { off0 = uint64(off[0]) }, func(tab, i int, z uint64) uint64 {
+	model3("a table value below 0", "3.4", "offset law: value -1 outside [0, 2^32)", tables(func(off, ctx []uint32) { off0 = uint64(off[0]) }, func(tab, i int, z uint64) uint64 {
 		if tab == 0 && i == 1 {
 			return 2*(off0+1) - 1 // a difference of −(off[0] + 1)
 		}
 		return z
 	}))
-	model3("an offset frequency of 65536", tables(func(off, ctx []uint32) { off[0] = 65535 }, asIs))
-	model3("an offset row summing to 65537", tables(func(off, ctx []uint32) { off[0]++ }, asIs))
-	model3("a store cut to its first 32 bytes (ending among the tiles)", func(b []byte) []byte {
-		at, l := storeAt(b)
-		le.PutUint32(b[at:], 32)
-		return append(b[:at+4+32], b[at+4+l:]...)
-	})
-	model3("more reference states than the store codes", func(b []byte) []byte {
+	model3("an offset frequency of 65536 (stored 0xFFFF)", "3.1", "offset frequency 65536", tables(func(off, ctx []uint32) { off[0] = 65535 }, asIs))
+	model3("an offset row summing to 65537", "3.1", "offset row does not sum to 65536", tables(func(off, ctx []uint32) { off[0]++ }, asIs))
+	model3("a store cut to its first 32 bytes: a byte past its end needed among the tiles", "2.5",
+		"reference store: rans: corrupt stream: lane 0 needs a byte past the end of the stream", func(b []byte) []byte {
+			at, l := storeAt(b)
+			le.PutUint32(b[at:], 32)
+			return append(b[:at+4+32], b[at+4+l:]...)
+		})
+	model3("RefStates = 2^20 in a short store (above 1024·StoreBytes)", "3.1", "12583896 reference codes and table values in a store of 842 bytes", func(b []byte) []byte {
 		at, _ := storeAt(b)
-		le.PutUint32(b[at-4:], le.Uint32(b[at-4:])+1)
+		le.PutUint32(b[at-4:], 1<<20)
 		return b
 	})
-	model3("2^20 reference states in a short store", func(b []byte) []byte { at, _ := storeAt(b); le.PutUint32(b[at-4:], 1<<20); return b })
+	// model-mix3.wmm has neither offset law nor class contexts: its store
+	// stream ends with its last tile, and a state more needs a byte past
+	// the end of the stream at once.
+	mix3 := read("model-mix3.wmm")
+	cs = append(cs, rejectCase{rejectVector{Name: "version 3: one reference state more than the store codes: a byte past its end needed",
+		Check: "model", Section: "2.5", Base: "model-mix3.wmm", Error: "invalid", Expect: "reference store: rans: corrupt stream: lane 0 needs a byte past the end of the stream"},
+		func() []byte {
+			b := bytes.Clone(mix3)
+			at, _ := storeAt(b)
+			le.PutUint32(b[at-4:], le.Uint32(b[at-4:])+1)
+			return b
+		}})
 
-	// GATE sections: the model loads, a lossy file cannot use it.
+	// GATE sections (5.1): the model loads, a lossy file cannot use it.
 	gateSec := tb.secs[0].Data
-	gateCase := func(name string, edit func(d []byte) []byte) {
-		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "gate", Base: "model-tiny.wmm", Error: "invalid"},
+	gateCase := func(name, expect string, edit func(d []byte) []byte) {
+		cs = append(cs, rejectCase{rejectVector{Name: "GATE: " + name, Check: "gate", Section: "5.1", Base: "model-tiny.wmm", Error: "invalid", Expect: expect},
 			func() []byte { c := tinyBuild(); c.secs[0].Data = edit(bytes.Clone(gateSec)); return c.bytes() }})
 	}
 	g16 := func(off int, v uint16) func([]byte) []byte {
@@ -525,40 +604,47 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	n := tb.g.N()
 	wOff := 44 + 4*nb + 4*n // weights
 	tOff := wOff + 2*n      // number of distance tables
-	gateCase("GATE: 43 bytes", func(d []byte) []byte { return d[:43] })
-	gateCase("GATE: version 3", g16(0, 3))
-	gateCase("GATE: version 0", g16(0, 0))
-	gateCase("GATE: reserved flag bit 2", g16(2, 7))
-	gateCase("GATE: reserved byte 19", func(d []byte) []byte { d[19] = 1; return d })
-	gateCase("GATE: version 1 with axis 1", func(d []byte) []byte { d[0] = 1; return d })
-	gateCase("GATE: version 2 with axis 0", func(d []byte) []byte { d[18] = 0; return d })
-	gateCase("GATE: version 2 with axis 2", func(d []byte) []byte { d[18] = 2; return d })
-	gateCase("GATE: N is not the model's S·M", g32(4, uint32(n+1)))
-	gateCase("GATE: M is not the model's", g32(8, 1))
-	gateCase("GATE: K is not the model's", g32(12, 5))
-	gateCase("GATE: P is not the model's", func(d []byte) []byte { d[17] = 11; return d })
-	gateCase("GATE: BinShift 17", func(d []byte) []byte { d[16] = 17; return d })
-	gateCase("GATE: B = 0", g32(20, 0))
-	gateCase("GATE: B = 4097", g32(20, 4097))
-	gateCase("GATE: cut inside CoordErr", func(d []byte) []byte { return d[:44+4*nb+2] })
-	gateCase("GATE: cut before the weights", func(d []byte) []byte { return d[:wOff] })
-	gateCase("GATE: cut before the number of distance tables", func(d []byte) []byte { return d[:tOff] })
-	gateCase("GATE: 3 distance tables (not M or N)", g32(tOff, 3))
-	gateCase("GATE: distance tables one entry short", func(d []byte) []byte { return d[:len(d)-2] })
-	gateCase("GATE: a byte after the distance tables", func(d []byte) []byte { return append(d, 0) })
-	gateCase("GATE: a byte after CoordErr (no tables, no weights)", func(d []byte) []byte {
+	gateCase("43 bytes", "43 bytes", func(d []byte) []byte { return d[:43] })
+	gateCase("version 3", "version 3", g16(0, 3))
+	gateCase("version 0", "version 0", g16(0, 0))
+	gateCase("reserved flag bit 2", "reserved flag bits 0x4 set", g16(2, 7))
+	gateCase("reserved byte 19", "reserved byte 19 not zero", func(d []byte) []byte { d[19] = 1; return d })
+	gateCase("version 1 with Axis 1", "version 1 with bin axis 1", func(d []byte) []byte { d[0] = 1; return d })
+	gateCase("version 2 with Axis 0", "version 2 with bin axis 0", func(d []byte) []byte { d[18] = 0; return d })
+	gateCase("version 2 with Axis 2", "version 2 with bin axis 2", func(d []byte) []byte { d[18] = 2; return d })
+	gateCase("N is not the model's S·M", "geometry N=5 M=2 K=4 differs from the model's", g32(4, uint32(n+1)))
+	gateCase("M is not the model's", "geometry N=4 M=1 K=4 differs from the model's", g32(8, 1))
+	gateCase("K is not the model's", "geometry N=4 M=2 K=5 differs from the model's", g32(12, 5))
+	gateCase("P is not the model's", "precision 11 differs from the model's 10", func(d []byte) []byte { d[17] = 11; return d })
+	gateCase("BinShift 17", "bin shift 17", func(d []byte) []byte { d[16] = 17; return d })
+	gateCase("Bins = 0", "0 error-rate bins", g32(20, 0))
+	gateCase("Bins = 4097", "4097 error-rate bins", g32(20, 4097))
+	gateCase("cut inside BinErr", "the section ends inside BinErr", func(d []byte) []byte { return d[:44+2] })
+	gateCase("cut inside CoordErr", "the section ends inside CoordErr", func(d []byte) []byte { return d[:44+4*nb+2] })
+	gateCase("cut before Weights (flag bit 1 set)", "the section ends inside Weights", func(d []byte) []byte { return d[:wOff] })
+	gateCase("cut before Tables (flag bit 0 set)", "the section ends before Tables", func(d []byte) []byte { return d[:tOff] })
+	gateCase("Tables = 3 (not M or N)", "Tables 3, not M or N", g32(tOff, 3))
+	gateCase("Dist one entry short", "the section ends inside Dist", func(d []byte) []byte { return d[:len(d)-2] })
+	gateCase("a byte after Dist", "1 bytes after Dist", func(d []byte) []byte { return append(d, 0) })
+	gateCase("a byte after CoordErr (no tables, no weights)", "1 bytes after the last field", func(d []byte) []byte {
 		d[2] = 0
 		return append(d[:wOff:wOff], 0)
 	})
-	gateCase("GATE: a bin error rate of 2^24 + 1", g32(44, 1<<24+1))
-	gateCase("GATE: a coordinate error rate of 2^24 + 1", g32(44+4*nb, 1<<24+1))
-	gateCase("GATE: a coordinate error rate of 0xFFFFFFFF", g32(44+4*nb+4, gate.NoEstimate))
-	gateCase("GATE: a non-zero distance of a code to itself", g16(tOff+4+2*5, 1))
+	gateCase("a BinErr of 2^24 + 1", "bin error rate 0x1000001", g32(44, 1<<24+1))
+	gateCase("a CoordErr of 2^24 + 1", "coordinate error rate 0x1000001", g32(44+4*nb, 1<<24+1))
+	gateCase("a CoordErr of 0xFFFFFFFF", "coordinate error rate 0xffffffff", g32(44+4*nb+4, gate.NoEstimate))
+	gateCase("a non-zero distance of a code to itself", "non-zero distance of a code to itself", g16(tOff+4+2*5, 1))
 
 	// Streams damaged at every chunk of two files, checksums recomputed:
-	// the last byte dropped, or a byte in the middle changed. The
-	// reference's error (a stream check or the reconstruction checksum)
-	// is recorded.
+	// the last byte dropped, or a byte in the middle changed. Decoding the
+	// damage is deterministic, so every decoder meets the same check
+	// first (2.5, 6.6); the name says which.
+	reached := []struct{ msg, name, sec string }{
+		{"needs a byte past the end of the stream", "a byte past its end needed", "2.5"},
+		{"ends in state", "Finish: a lane not back at X0", "2.5"},
+		{"bytes left at end of stream", "Finish: bytes left over", "2.5"},
+		{"reconstruction checksum", "the reconstruction checksum", "6.6"},
+	}
 	for _, base := range []string{"tiny.wmz", "caps.wmz"} {
 		b := read(base)
 		p := splitFile(b)
@@ -578,8 +664,14 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 				bad := q.join(true)
 				mname := map[string]string{"tiny.wmz": "model-tiny.wmm", "caps.wmz": "model-caps.wmm"}[base]
 				_, err := readAll(bad, s.models[mname])
-				cs = append(cs, rejectCase{rejectVector{Name: base + ": record " + strconv.Itoa(i) + ", the stream with " + kind, Check: "file", Base: base,
-					Model: mname, Error: errorClass(err)},
+				k := slices.IndexFunc(reached, func(r struct{ msg, name, sec string }) bool {
+					return err != nil && strings.Contains(err.Error(), r.msg)
+				})
+				if k < 0 {
+					t.Fatalf("%s record %d, %s: %v", base, i, kind, err)
+				}
+				cs = append(cs, rejectCase{rejectVector{Name: base + ": record " + strconv.Itoa(i) + ", the stream with " + kind + ": " + reached[k].name,
+					Check: "file", Section: reached[k].sec, Base: base, Model: mname, Error: errorClass(err), Expect: reached[k].msg},
 					func() []byte { return bad }})
 			}
 		}
@@ -587,10 +679,15 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 
 	// Files.
 	tiny, lossy := read("tiny.wmz"), read("tiny-lossy.wmz")
-	file := func(name, base, model, errc string, _ bool, edit func(p *fileParts) []byte) {
+	fileRA := func(name, sec, base, model, errc, expect, expectRA string, edit func(p *fileParts) []byte) {
 		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy}[base]
-		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "file", Base: base, Model: model, Error: errc},
-			func() []byte { return edit(splitFile(b)) }})
+		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "file", Section: sec, Base: base, Model: model, Error: errc,
+			Expect: expect, ExpectRandom: expectRA}, func() []byte { return edit(splitFile(b)) }})
+	}
+	const tm = "model-tiny.wmm"
+	// file is a vector of tiny.wmz decoded with model-tiny.wmm.
+	file := func(name, sec, errc, expect, expectRA string, edit func(p *fileParts) []byte) {
+		fileRA(name, sec, "tiny.wmz", tm, errc, expect, expectRA, edit)
 	}
 	// hdr edits the header of the joined file and fixes its checksum.
 	hdr := func(edit func(h []byte)) func(p *fileParts) []byte {
@@ -601,152 +698,224 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 			return b
 		}
 	}
-	// idx edits the index (entries rebuilt first) and keeps its checksum.
-	idx := func(edit func(x []byte)) func(p *fileParts) []byte {
+	// idx edits the index (entries rebuilt first) and keeps its checksum
+	// and the trailer valid; the index may change length.
+	idx := func(edit func(x []byte) []byte) func(p *fileParts) []byte {
 		return func(p *fileParts) []byte {
-			p.reindex(func(x []byte) []byte { edit(x); return x })
+			p.reindex(edit)
 			return p.join(true)
 		}
 	}
-	// rec edits record i (its checksum and stream length fixed).
+	// rec edits record i (its checksum and stream length fixed, the index
+	// rebuilt from the records).
 	rec := func(i int, edit func(r []byte) []byte) func(p *fileParts) []byte {
 		return func(p *fileParts) []byte {
 			p.recs[i] = edit(p.recs[i])
 			return p.join(true)
 		}
 	}
-	const tm = "model-tiny.wmm"
+	// recKeep edits record i in place, its checksum fixed, and keeps the
+	// index of the valid file: random access meets the record as the index
+	// lists it.
+	recKeep := func(i int, edit func(r []byte)) func(p *fileParts) []byte {
+		return func(p *fileParts) []byte {
+			off := int64(len(p.hdr) + len(p.model) + len(p.levels))
+			for _, r := range p.recs[:i] {
+				off += int64(len(r))
+			}
+			b := p.join(true)
+			r := b[off : off+int64(len(p.recs[i]))]
+			edit(r)
+			le.PutUint32(r[len(r)-4:], crc(r[:len(r)-4]))
+			return b
+		}
+	}
+	// meta sets the metadata of episode record i.
+	meta := func(i int, m string) func(p *fileParts) []byte {
+		return rec(i, func(r []byte) []byte {
+			out := le.AppendUint32(bytes.Clone(r[:4]), uint32(len(m)))
+			return append(append(out, m...), 0, 0, 0, 0)
+		})
+	}
 	embed := func(p *fileParts, model []byte) {
 		p.model = model
 		le.PutUint16(p.hdr[10:], 1)
 		sum := sha256.Sum256(model)
 		copy(p.hdr[32:48], sum[:16])
 	}
-	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of tiny.wmz", Check: "file", Base: "tiny.wmz", Model: tm, Prefixes: true, Error: "truncated"}})
-	file("magic", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte { b := p.join(true); b[1] = 'X'; return b })
-	file("version 2", "tiny.wmz", tm, "unsupported", false, hdr(func(h []byte) { le.PutUint16(h[8:], 2) }))
-	file("version 4, header checksum not updated", "tiny.wmz", tm, "unsupported", false, func(p *fileParts) []byte {
+	tinyID := s.models[tm].ID()
+	// embedAs embeds model under the ID of model-tiny.wmm.
+	embedAs := func(model []byte) func(p *fileParts) []byte {
+		return func(p *fileParts) []byte {
+			embed(p, model)
+			copy(p.hdr[32:48], tinyID[:])
+			return p.join(true)
+		}
+	}
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of tiny.wmz", Check: "file", Section: "6.14", Base: "tiny.wmz", Model: tm, Prefixes: true,
+		Error: "truncated", Expect: "truncated"}})
+
+	// Header (6.2).
+	file("magic", "6.2", "invalid", "bad magic", "", func(p *fileParts) []byte { b := p.join(true); b[1] = 'X'; return b })
+	file("version 2", "6.2", "unsupported", "unsupported container version at offset 8: version 2", "", hdr(func(h []byte) { le.PutUint16(h[8:], 2) }))
+	file("version 4, header checksum not updated", "6.2", "unsupported", "unsupported container version at offset 8: version 4", "", func(p *fileParts) []byte {
 		b := p.join(true)
 		le.PutUint16(b[8:], 4)
 		return b
 	})
-	file("header checksum", "tiny.wmz", tm, "checksum", false, func(p *fileParts) []byte { b := p.join(true); b[60] ^= 1; return b })
-	file("reserved flag bit 1", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[10] |= 2 }))
-	file("reserved byte 23", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[23] = 1 }))
-	file("reserved bytes 52..59", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[59] = 1 }))
-	file("S = M = 4096 (N > 65536)", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint16(h[12:], 4095); le.PutUint16(h[14:], 4095) }))
-	file("P = 9", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[20] = 9 }))
-	file("P = 17", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[20] = 17 }))
-	file("K = 1", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint32(h[16:], 1) }))
-	file("K = 65537", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint32(h[16:], 65537) }))
-	file("K = 2000 > 2^P", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint32(h[16:], 2000) }))
-	file("L = 0", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[21] = 0 }))
-	file("L = 33", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[21] = 33 }))
-	file("Q = 1", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[22] = 1 }))
-	file("Q = 17", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[22] = 17 }))
-	file("G = 0", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint32(h[24:], 0) }))
-	file("G = 65537", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint32(h[24:], 65537) }))
-	file("G·N > 2^24", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { le.PutUint32(h[24:], 1<<24/4+1) }))
-	file("model flag without a model (ModelSize 0)", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[10] = 1 }))
-	file("ModelSize 2^30 + 1", "tiny.wmz", tm, "invalid", false, hdr(func(h []byte) { h[10] = 1; le.PutUint32(h[48:], 1<<30+1) }))
-	file("a model without the flag", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte {
+	file("header checksum", "6.2", "checksum", "header checksum", "", func(p *fileParts) []byte { b := p.join(true); b[60] ^= 1; return b })
+	file("reserved flag bit 1", "6.2", "invalid", "reserved flag bits set", "", hdr(func(h []byte) { h[10] |= 2 }))
+	file("reserved byte 23", "6.2", "invalid", "reserved header byte 23 not zero", "", hdr(func(h []byte) { h[23] = 1 }))
+	file("reserved bytes 52..59", "6.2", "invalid", "reserved header bytes 52..59 not zero", "", hdr(func(h []byte) { h[59] = 1 }))
+	file("S = M = 4096 (N > 65536)", "6.2", "invalid", "geometry 4096x4096 out of range", "", hdr(func(h []byte) {
+		le.PutUint16(h[12:], 4095)
+		le.PutUint16(h[14:], 4095)
+	}))
+	file("P = 9", "6.2", "invalid", "precision 9 out of range", "", hdr(func(h []byte) { h[20] = 9 }))
+	file("P = 17", "6.2", "invalid", "precision 17 out of range", "", hdr(func(h []byte) { h[20] = 17 }))
+	file("K = 1", "6.2", "invalid", "alphabet 1 out of range", "", hdr(func(h []byte) { le.PutUint32(h[16:], 1) }))
+	file("K = 65537", "6.2", "invalid", "alphabet 65537 out of range", "", hdr(func(h []byte) { le.PutUint32(h[16:], 65537) }))
+	file("K = 2000 > 2^P", "6.2", "invalid", "alphabet 2000 out of range", "", hdr(func(h []byte) { le.PutUint32(h[16:], 2000) }))
+	file("L = 0", "6.2", "invalid", "lanes 0 out of range", "", hdr(func(h []byte) { h[21] = 0 }))
+	file("L = 33", "6.2", "invalid", "lanes 33 out of range", "", hdr(func(h []byte) { h[21] = 33 }))
+	file("Q = 1", "6.2", "invalid", "1 retention levels", "", hdr(func(h []byte) { h[22] = 1 }))
+	file("Q = 17", "6.2", "invalid", "17 retention levels", "", hdr(func(h []byte) { h[22] = 17 }))
+	file("G = 0", "6.2", "invalid", "keyframe interval 0 out of range", "", hdr(func(h []byte) { le.PutUint32(h[24:], 0) }))
+	file("G = 65537", "6.2", "invalid", "keyframe interval 65537 out of range", "", hdr(func(h []byte) { le.PutUint32(h[24:], 65537) }))
+	// S = 129, M = 2: N = 258 and G = 65536 (the model's S and M differ
+	// too, a check of 6.3 that comes after the header's).
+	file("G·N > 2^24 (G = 65536, N = 258)", "6.2", "invalid", "keyframe interval 65536 times 258 coordinates exceeds 2^24", "", hdr(func(h []byte) {
+		le.PutUint16(h[12:], 128)
+		le.PutUint32(h[24:], 65536)
+	}))
+	file("model flag without a model (ModelSize 0)", "6.2", "invalid", "model size 0 inconsistent with flags", "", hdr(func(h []byte) { h[10] = 1 }))
+	file("ModelSize 2^30 + 1", "6.2", "invalid", "model size 1073741825 exceeds 2^30", "", hdr(func(h []byte) { h[10] = 1; le.PutUint32(h[48:], 1<<30+1) }))
+	file("a model without the flag", "6.2", "invalid", "model size 2673 inconsistent with flags", "", func(p *fileParts) []byte {
 		embed(p, tinyModel)
 		le.PutUint16(p.hdr[10:], 0)
 		return p.join(true)
 	})
-	file("given another model", "tiny.wmz", "model-mix.wmm", "model-mismatch", false, func(p *fileParts) []byte { return p.join(true) })
-	file("no model given, none embedded", "tiny.wmz", "", "no-model", false, func(p *fileParts) []byte { return p.join(true) })
-	file("model ID of another model", "tiny.wmz", tm, "model-mismatch", false, hdr(func(h []byte) { h[32] ^= 1 }))
-	file("embedded model does not hash to the model ID", "tiny.wmz", "", "checksum", false, func(p *fileParts) []byte {
-		embed(p, tinyModel)
-		p.model = bytes.Clone(p.model)
-		p.model[len(p.model)-1] ^= 1
-		return p.join(true)
+
+	// The model (6.3).
+	fileRA("given another model", "6.3", "tiny.wmz", "model-mix.wmm", "model-mismatch", "file needs model", "", func(p *fileParts) []byte { return p.join(true) })
+	fileRA("no model given, none embedded", "6.3", "tiny.wmz", "", "no-model", "file has no embedded model and none was given", "", func(p *fileParts) []byte { return p.join(true) })
+	file("model ID of another model", "6.3", "model-mismatch", "file needs model", "", hdr(func(h []byte) { h[32] ^= 1 }))
+	fileRA("embedded model does not hash to the model ID", "6.3", "tiny.wmz", "", "checksum", "embedded model does not hash to the model ID", "", func(p *fileParts) []byte {
+		m := bytes.Clone(tinyModel)
+		m[len(m)-1] ^= 1
+		return embedAs(m)(p)
 	})
-	file("embedded model invalid (reserved flags), with its ID", "tiny.wmz", "", "invalid", false, func(p *fileParts) []byte {
+	file("a model given, the embedded model does not hash to the model ID", "6.3", "checksum", "embedded model does not hash to the model ID", "", func(p *fileParts) []byte {
+		m := bytes.Clone(tinyModel)
+		m[len(m)-1] ^= 1
+		return embedAs(m)(p)
+	})
+	fileRA("embedded model invalid (reserved flags), with its ID", "6.3", "tiny.wmz", "", "invalid", "embedded model: wm: invalid model file: reserved flags 0x1 set", "", func(p *fileParts) []byte {
 		m := bytes.Clone(tinyModel)
 		m[6] = 1
 		embed(p, m)
 		return p.join(true)
 	})
-	file("header S differs from the model's", "tiny.wmz", tm, "model-mismatch", false, hdr(func(h []byte) { le.PutUint16(h[12:], 2) }))
-	file("header K differs from the model's", "tiny.wmz", tm, "model-mismatch", false, hdr(func(h []byte) { le.PutUint32(h[16:], 5) }))
-	file("header P differs from the model's", "tiny.wmz", tm, "model-mismatch", false, hdr(func(h []byte) { h[20] = 11 }))
-	file("finite λ, model without GATE", "tiny-lossy.wmz", "", "unsupported", false, func(p *fileParts) []byte {
+	v4 := bytes.Clone(tinyModel)
+	le.PutUint16(v4[4:], 4)
+	fileRA("embedded model of version 4", "6.3", "tiny.wmz", "", "checksum", "embedded model does not match the model ID: wm: unsupported model file version 4", "", embedAs(v4))
+	file("a model given, the embedded model of version 4", "6.3", "checksum", "embedded model does not match the model ID: wm: unsupported model file version 4", "", embedAs(v4))
+	fileRA("embedded model of 5 bytes (no version field)", "6.3", "tiny.wmz", "", "invalid", "embedded model of 5 bytes has no version field", "", embedAs(tinyModel[:5]))
+	file("a model given, the embedded model of 5 bytes (no version field)", "6.3", "invalid", "embedded model of 5 bytes has no version field", "", embedAs(tinyModel[:5]))
+	file("header S differs from the model's", "6.3", "model-mismatch", "model geometry or precision differs from the header", "", hdr(func(h []byte) { le.PutUint16(h[12:], 2) }))
+	file("header K differs from the model's", "6.3", "model-mismatch", "model geometry or precision differs from the header", "", hdr(func(h []byte) { le.PutUint32(h[16:], 5) }))
+	file("header P differs from the model's", "6.3", "model-mismatch", "model geometry or precision differs from the header", "", hdr(func(h []byte) { h[20] = 11 }))
+	fileRA("finite λ, model without GATE", "5.4", "tiny-lossy.wmz", "", "unsupported", "finite lambda needs a model with a retention gate", "", func(p *fileParts) []byte {
 		c := tinyBuild()
 		c.secs = nil
 		embed(p, c.bytes())
 		return p.join(true)
 	})
-	file("finite λ, model with a malformed GATE (version 3)", "tiny-lossy.wmz", "", "model-mismatch", false, func(p *fileParts) []byte {
+	fileRA("finite λ, model with a malformed GATE (version 3)", "5.4", "tiny-lossy.wmz", "", "model-mismatch", "gate: malformed GATE section: version 3", "", func(p *fileParts) []byte {
 		c := tinyBuild()
 		le.PutUint16(c.secs[0].Data, 3)
 		embed(p, c.bytes())
 		return p.join(true)
 	})
-	file("level table checksum", "tiny-lossy.wmz", tm, "checksum", false, func(p *fileParts) []byte {
+
+	// Level table (6.4).
+	fileRA("level table checksum", "6.4", "tiny-lossy.wmz", tm, "checksum", "level table checksum", "", func(p *fileParts) []byte {
 		b := p.join(true)
 		b[HeaderSize+4] ^= 1
 		return b
 	})
-	file("level λs not increasing", "tiny-lossy.wmz", tm, "invalid", false, func(p *fileParts) []byte {
+	fileRA("level λs not increasing", "6.4", "tiny-lossy.wmz", tm, "invalid", "level lambdas not strictly increasing at level 1", "", func(p *fileParts) []byte {
 		le.PutUint32(p.levels[0:], le.Uint32(p.levels[4:]))
 		return p.join(true)
 	})
-	file("last level λ differs from the header's", "tiny-lossy.wmz", tm, "invalid", false, func(p *fileParts) []byte {
+	fileRA("last level λ differs from the header's", "6.4", "tiny-lossy.wmz", tm, "invalid", "last level's lambda 4294967294 differs from the header's", "", func(p *fileParts) []byte {
 		le.PutUint32(p.levels[4:], le.Uint32(p.levels[4:])-1)
 		return p.join(true)
 	})
-	file("first record a chunk", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte {
-		b := p.join(true)
-		// The index still lists the episode; sequential decoding meets the
-		// chunk first.
-		i := HeaderSize
-		b[i] = tagChunk
-		return b
-	})
-	file("unknown record tag", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte { r[0] = 'Z'; return r }))
-	file("episode record reserved byte", "tiny.wmz", tm, "invalid", false, rec(0, func(r []byte) []byte { r[2] = 1; return r }))
-	file("episode MetaLen 2^20 + 1", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte {
-		b := p.join(true)
-		le.PutUint32(b[HeaderSize+4:], 1<<20+1)
-		return b
-	})
-	file("metadata not JSON", "tiny.wmz", tm, "invalid", false, rec(0, func(r []byte) []byte { r[8] = '!'; return r }))
-	file("episode record checksum", "tiny.wmz", tm, "checksum", false, func(p *fileParts) []byte {
+
+	// Records (6.5, 6.14).
+	file("first record a chunk", "6.14", "invalid", "expected an episode record, found tag 0x43", "episode record disagrees with the index: tag 0x43",
+		recKeep(0, func(r []byte) { r[0] = tagChunk }))
+	file("unknown record tag", "6.14", "invalid", "unknown record tag 0x5a", "chunk record disagrees with the index: tag 0x5a",
+		recKeep(1, func(r []byte) { r[0] = 'Z' }))
+	file("episode record reserved byte", "6.5", "invalid", "reserved bytes of episode record not zero", "", rec(0, func(r []byte) []byte { r[2] = 1; return r }))
+	file("episode MetaLen 2^20 + 1", "6.5", "invalid", "metadata of 1048577 bytes exceeds 1048576", "episode record disagrees with the index: MetaLen 1048577",
+		func(p *fileParts) []byte {
+			b := p.join(true)
+			le.PutUint32(b[HeaderSize+4:], 1<<20+1)
+			return b
+		})
+	file("metadata not JSON", "6.5", "invalid", "episode metadata is not JSON", "", rec(0, func(r []byte) []byte { r[8] = '!'; return r }))
+	for _, m := range []struct{ name, meta string }{
+		{"NaN", `{"episode":NaN}`},
+		{"-Infinity", `[-Infinity]`},
+		{"a trailing comma", `{"episode":0,}`},
+		{"a byte-order mark", "\ufeff{}"},
+		{"a control character in a string", "[\"\x01\"]"},
+		{"nested 10,001 deep", strings.Repeat("[", 10001) + strings.Repeat("]", 10001)},
+		{"whitespace alone", " "},
+	} {
+		file("metadata not JSON: "+m.name, "6.5", "invalid", "episode metadata is not JSON", "", meta(0, m.meta))
+	}
+	file("episode record checksum", "6.5", "checksum", "episode record checksum", "", func(p *fileParts) []byte {
 		b := p.join(true)
 		b[HeaderSize+8] ^= 1
 		return b
 	})
-	file("chunk record reserved byte", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte { r[3] = 1; return r }))
-	file("chunk of 0 states", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte { le.PutUint32(r[4:], 0); return r }))
-	file("chunk of G + 1 states", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte { le.PutUint32(r[4:], 3); return r }))
-	file("chunk of one state more than its stream holds", "tiny.wmz", tm, "invalid", false, rec(3, func(r []byte) []byte { le.PutUint32(r[4:], 2); return r }))
-	file("chunk stream of 2^28 + 1 bytes declared", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte {
-		b := p.join(true)
-		o := HeaderSize + len(p.recs[0])
-		le.PutUint32(b[o+8:], 1<<28+1)
-		return b
-	})
-	file("chunk record checksum", "tiny.wmz", tm, "checksum", false, func(p *fileParts) []byte {
+	file("chunk record reserved byte", "6.5", "invalid", "reserved bytes of chunk record not zero", "", rec(1, func(r []byte) []byte { r[3] = 1; return r }))
+	file("chunk of 0 states", "6.5", "invalid", "chunk of 0 states", "chunk 0 of 0 states, not 1..G", rec(1, func(r []byte) []byte { le.PutUint32(r[4:], 0); return r }))
+	file("chunk of G + 1 states", "6.5", "invalid", "chunk of 3 states", "chunk 0 of 3 states, not 1..G", rec(1, func(r []byte) []byte { le.PutUint32(r[4:], 3); return r }))
+	file("chunk of one state more than its stream holds: a byte past its end needed", "2.5", "invalid", "needs a byte past the end of the stream", "",
+		rec(3, func(r []byte) []byte { le.PutUint32(r[4:], 2); return r }))
+	file("chunk StreamLen 2^28 + 1", "6.5", "invalid", "stream of 268435457 bytes exceeds 268435456", "chunk record disagrees with the index: 2 states and 268435457 stream bytes",
+		func(p *fileParts) []byte {
+			b := p.join(true)
+			o := HeaderSize + len(p.recs[0])
+			le.PutUint32(b[o+8:], 1<<28+1)
+			return b
+		})
+	file("chunk record checksum", "6.5", "checksum", "chunk record checksum", "", func(p *fileParts) []byte {
 		b := p.join(true)
 		b[HeaderSize+len(p.recs[0])+16] ^= 1
 		return b
 	})
-	file("reconstruction checksum", "tiny.wmz", tm, "checksum", false, rec(1, func(r []byte) []byte { r[12] ^= 1; return r }))
-	file("stream shorter than 4L bytes", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte {
+	file("reconstruction checksum", "6.6", "checksum", "reconstruction checksum", "", rec(1, func(r []byte) []byte { r[12] ^= 1; return r }))
+	file("stream shorter than 4L bytes", "2.5", "invalid", "7 bytes, need 8 for 2 lane states", "", rec(1, func(r []byte) []byte {
 		return append(r[:chunkHdrSize+7:chunkHdrSize+7], 0, 0, 0, 0)
 	}))
-	file("stream lane state below 2^24", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte { r[chunkHdrSize+3] = 0; return r }))
-	file("stream with a byte left over", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte {
+	file("stream lane state below 2^24", "2.5", "invalid", "lane 0 state 0x83b801 below 2^24", "", rec(1, func(r []byte) []byte { r[chunkHdrSize+3] = 0; return r }))
+	file("stream with a byte left over", "2.5", "invalid", "1 bytes left at end of stream", "", rec(1, func(r []byte) []byte {
 		return append(r[:len(r)-4:len(r)-4], 0x55, 0, 0, 0, 0)
 	}))
-	file("stream one byte short", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte {
+	file("stream one byte short: a byte past its end needed", "2.5", "invalid", "needs a byte past the end of the stream", "", rec(1, func(r []byte) []byte {
 		return append(r[:len(r)-5:len(r)-5], 0, 0, 0, 0)
 	}))
-	file("stream lane state changed", "tiny.wmz", tm, "invalid", false, rec(1, func(r []byte) []byte { r[chunkHdrSize+4] ^= 1; return r }))
-	file("trailer magic", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte { b := p.join(true); b[len(b)-1] = 0; return b })
-	file("trailer checksum", "tiny.wmz", tm, "checksum", false, func(p *fileParts) []byte { b := p.join(true); b[len(b)-8] ^= 1; return b })
+	file("stream lane state changed: Finish finds a lane not back at X0", "2.5", "invalid", "lane 0 ends in state 0x311a57d9, not 0x1000000", "",
+		rec(1, func(r []byte) []byte { r[chunkHdrSize+4] ^= 1; return r }))
+
+	// Trailer and index (6.7, 6.8).
+	file("trailer magic", "6.7", "invalid", "bad trailer magic", "", func(p *fileParts) []byte { b := p.join(true); b[len(b)-1] = 0; return b })
+	file("trailer checksum", "6.7", "checksum", "trailer checksum", "", func(p *fileParts) []byte { b := p.join(true); b[len(b)-8] ^= 1; return b })
 	trailerEdit := func(edit func(t []byte)) func(p *fileParts) []byte {
 		return func(p *fileParts) []byte {
 			b := p.join(true)
@@ -756,60 +925,93 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 			return b
 		}
 	}
-	file("IndexOffset + IndexLength ≠ size − 28", "tiny.wmz", tm, "invalid", false, trailerEdit(func(t []byte) { le.PutUint64(t[8:], le.Uint64(t[8:])-1) }))
-	file("IndexLength 47", "tiny.wmz", tm, "invalid", false, trailerEdit(func(t []byte) {
+	file("IndexOffset + IndexLength ≠ size − 28", "6.7", "invalid", "index offset 293 and length 223 do not end at the trailer", "",
+		trailerEdit(func(t []byte) { le.PutUint64(t[8:], le.Uint64(t[8:])-1) }))
+	file("IndexLength 47", "6.7", "invalid", "index length 47 below 48", "", trailerEdit(func(t []byte) {
 		o := le.Uint64(t[0:]) + le.Uint64(t[8:]) - 47
 		le.PutUint64(t[0:], o)
 		le.PutUint64(t[8:], 47)
 	}))
-	file("IndexOffset below BodyStart", "tiny.wmz", tm, "invalid", false, trailerEdit(func(t []byte) {
+	file("IndexOffset below BodyStart", "6.7", "invalid", "trailer points to index at 10, found at 293", "index offset 10 inside the header", trailerEdit(func(t []byte) {
 		end := le.Uint64(t[0:]) + le.Uint64(t[8:])
 		le.PutUint64(t[0:], 10)
 		le.PutUint64(t[8:], end-10)
 	}))
-	file("index checksum", "tiny.wmz", tm, "checksum", false, trailerEdit(func(t []byte) { t[16] ^= 1 }))
-	file("index tag", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { x[0] = 'Y' }))
-	file("index reserved byte", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { x[1] = 1 }))
-	file("index E = 2^24 + 1", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint32(x[4:], 1<<24+1) }))
-	file("index T = 2^48 + 1", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint64(x[8:], 1<<48+1) }))
-	file("index T ≠ Σ T_e", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint64(x[8:], le.Uint64(x[8:])+1) }))
-	file("index C ≠ Σ C_e (length ≠ 48 + 24E + 16C)", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint64(x[16:], le.Uint64(x[16:])+1) }))
-	file("index ideal code bits", "tiny.wmz", tm, "invalid", true, idx(func(x []byte) { x[24] ^= 1 }))
-	file("index ideal action bits", "tiny.wmz", tm, "invalid", true, idx(func(x []byte) { x[32] ^= 1 }))
-	file("index retained coordinates", "tiny.wmz", tm, "invalid", true, idx(func(x []byte) { x[40] ^= 1 }))
-	file("index episode offset", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { x[48] ^= 1 }))
-	file("index episode T_e one more than its chunks hold", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) {
-		le.PutUint64(x[56:], 6)
+	file("index checksum", "6.7", "checksum", "index checksum", "", trailerEdit(func(t []byte) { t[16] ^= 1 }))
+	// Sequential decoding meets the index's tag as a record's and compares
+	// the rest of the index with the one it rebuilt (6.14); random access
+	// checks each field.
+	const differs = "index disagrees with the records"
+	x32 := func(off int, v func(x []byte) uint32) func(x []byte) []byte {
+		return func(x []byte) []byte { le.PutUint32(x[off:], v(x)); return x }
+	}
+	file("index tag", "6.7", "invalid", "unknown record tag 0x59", "bad index tag", idx(func(x []byte) []byte { x[0] = 'Y'; return x }))
+	file("index reserved byte", "6.7", "invalid", differs, "reserved bytes of the index not zero", idx(func(x []byte) []byte { x[1] = 1; return x }))
+	file("index Episodes = 2^24 + 1", "6.7", "invalid", differs, "index of 16777217 episodes, above 2^24", idx(x32(4, func([]byte) uint32 { return 1<<24 + 1 })))
+	file("index States = 2^48 + 1", "6.7", "invalid", differs, "index of 281474976710657 states, above 2^48", idx(func(x []byte) []byte {
+		le.PutUint64(x[8:], 1<<48+1)
+		return x
+	}))
+	file("index States one more than its episodes' sum", "6.7", "invalid", differs, "index States 9, its episodes' 8", idx(func(x []byte) []byte {
 		le.PutUint64(x[8:], le.Uint64(x[8:])+1)
+		return x
 	}))
-	file("index: an empty last episode's metadata runs into the index", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) {
-		le.PutUint32(x[len(x)-4:], 1000)
+	file("index Chunks one more (IndexLength ≠ 48 + 24·Episodes + 16·Chunks)", "6.7", "invalid", differs, "index length does not match its counts", idx(func(x []byte) []byte {
+		le.PutUint64(x[16:], le.Uint64(x[16:])+1)
+		return x
 	}))
-	file("index episode C_e > T_e", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) {
-		// episode 1 has no states: one chunk entry taken from episode 0
-		le.PutUint32(x[48+24+3*16+16:], 1)
-		le.PutUint32(x[48+16:], 2)
+	// A sequential decoder reads as many index bytes as it rebuilt, and
+	// then a trailer where the index goes on.
+	file("index Chunks one more than its episodes' sum, with a chunk entry no episode holds", "6.7", "invalid", "bad trailer magic", "index Chunks 6, its episodes' 5",
+		idx(func(x []byte) []byte {
+			le.PutUint64(x[16:], le.Uint64(x[16:])+1)
+			return append(x, x[48+24:48+24+16]...)
+		}))
+	file("index IdealCodeBits", "6.8", "invalid", differs, "ideal code lengths in the index differ from the streams'", idx(func(x []byte) []byte { x[24] ^= 1; return x }))
+	file("index IdealActionBits", "6.8", "invalid", differs, "ideal code lengths in the index differ from the streams'", idx(func(x []byte) []byte { x[32] ^= 1; return x }))
+	file("index Retained", "6.8", "invalid", differs, "retained coordinates in the index differ from the streams'", idx(func(x []byte) []byte { x[40] ^= 1; return x }))
+	// The entries of tiny.wmz: episode 0 (5 states; chunks of 2, 2, 1),
+	// episode 1 (no state), episode 2 (3 states; 2, 1), episode 3 (none).
+	const e0, e2, e3 = 48, 48 + 2*24 + 3*16, 48 + 3*24 + 5*16
+	chunk := func(e, k int) int { return e + 24 + 16*k }
+	file("index episode Offset", "6.7", "invalid", differs, "episode 0 record at offset 65, not 64", idx(func(x []byte) []byte { x[e0] ^= 1; return x }))
+	file("index episode States one more than its chunks hold", "6.7", "invalid", differs, "episode 0 chunks hold 5 states, not 6", idx(func(x []byte) []byte {
+		le.PutUint64(x[e0+8:], 6)
+		le.PutUint64(x[8:], le.Uint64(x[8:])+1)
+		return x
 	}))
-	file("index episode C_e < ⌈T_e/G⌉", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) {
-		le.PutUint32(x[48+16:], 2)
-		le.PutUint32(x[48+24+2*16+16:], 1)
+	file("index: an empty last episode's MetaLen runs into the index", "6.7", "invalid", differs, "episode records overlap the index", idx(func(x []byte) []byte {
+		le.PutUint32(x[e3+20:], 1000)
+		return x
 	}))
-	file("index episode MetaLen", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint32(x[48+20:], 1<<20+1) }))
-	file("index chunk offset", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { x[48+24] ^= 1 }))
-	file("index chunk length 19", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint32(x[48+24+8:], 19) }))
-	file("index chunk length beyond the index", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint32(x[48+24+8:], 1<<20) }))
-	file("index chunk of 0 states", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint32(x[48+24+12:], 0) }))
-	file("index chunk of G + 1 states", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) { le.PutUint32(x[48+24+12:], 3) }))
-	file("index chunks of an episode sum to T_e − 1", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) {
-		le.PutUint32(x[48+24+2*16+12:], 0)
-		le.PutUint32(x[48+24+1*16+12:], 1)
+	file("index episode Chunks > States", "6.7", "invalid", differs, "episode 2 of 2 chunks for 1 states: more chunks than states", idx(func(x []byte) []byte {
+		le.PutUint64(x[e2+8:], 1)
+		le.PutUint64(x[8:], le.Uint64(x[8:])-2)
+		return x
 	}))
-	file("index records end before the index", "tiny.wmz", tm, "invalid", false, idx(func(x []byte) {
-		// the last chunk entry one byte shorter
-		o := len(x) - 16
-		le.PutUint32(x[o+8:], le.Uint32(x[o+8:])-1)
+	file("index episode Chunks < ⌈States/G⌉", "6.7", "invalid", differs, "episode 0 of 2 chunks for 5 states: fewer than ⌈States/G⌉", idx(func(x []byte) []byte {
+		le.PutUint32(x[e0+16:], 2) // the entries after it read one off
+		return x
 	}))
-	file("a byte after the trailer", "tiny.wmz", tm, "invalid", false, func(p *fileParts) []byte { p.after = []byte{0}; return p.join(true) })
+	file("index episode Chunks beyond the index's chunk entries", "6.7", "invalid", differs, "episode 2 of 3 states and 3 chunks exceeds the index's",
+		idx(x32(e2+16, func([]byte) uint32 { return 3 })))
+	file("index episode MetaLen 2^20 + 1", "6.7", "invalid", differs, "episode 0 metadata of 1048577 bytes exceeds 1048576", idx(x32(e0+20, func([]byte) uint32 { return 1<<20 + 1 })))
+	file("index chunk Offset", "6.7", "invalid", differs, "episode 0 chunk 0 record at offset", idx(func(x []byte) []byte { x[chunk(e0, 0)] ^= 1; return x }))
+	file("index chunk Length 19", "6.7", "invalid", differs, "episode 0 chunk 0 record length 19 out of range", idx(x32(chunk(e0, 0)+8, func([]byte) uint32 { return 19 })))
+	file("index chunk Length running into the index", "6.7", "invalid", differs, "chunk records overlap the index", idx(x32(chunk(e0, 0)+8, func([]byte) uint32 { return 1 << 20 })))
+	file("index chunk of 0 states", "6.7", "invalid", differs, "episode 0 chunk 0 of 0 states, not 1..G", idx(x32(chunk(e0, 0)+12, func([]byte) uint32 { return 0 })))
+	file("index chunk of G + 1 states", "6.7", "invalid", differs, "episode 0 chunk 0 of 3 states, not 1..G", idx(x32(chunk(e0, 0)+12, func([]byte) uint32 { return 3 })))
+	file("index chunks of an episode sum to States − 1", "6.7", "invalid", differs, "episode 0 chunks hold 4 states, not 5", idx(x32(chunk(e0, 1)+12, func([]byte) uint32 { return 1 })))
+	file("index chunks of an episode sum to States + 1", "6.7", "invalid", differs, "episode 0 chunks hold more than its 5 states", idx(x32(chunk(e0, 2)+12, func([]byte) uint32 { return 2 })))
+	// The last episode given metadata, "{}", and its index entry a MetaLen
+	// of 1.
+	file("index records end before the index (the last MetaLen one short)", "6.7", "invalid", differs, "index records end at 294, before the index at 295",
+		func(p *fileParts) []byte {
+			p.recs[len(p.recs)-1] = le.AppendUint32(bytes.Clone(p.recs[len(p.recs)-1][:4]), 2)
+			p.recs[len(p.recs)-1] = append(p.recs[len(p.recs)-1], '{', '}', 0, 0, 0, 0)
+			return idx(x32(e3+20, func([]byte) uint32 { return 1 }))(p)
+		})
+	file("a byte after the trailer", "6.7", "invalid", "bytes after the trailer", "bad trailer magic", func(p *fileParts) []byte { p.after = []byte{0}; return p.join(true) })
 	return cs
 }
 
@@ -879,7 +1081,19 @@ func TestConformanceReject(t *testing.T) {
 	}
 }
 
-// rejects checks that b is rejected as v says.
+// atRule checks that err is of v's class and, at the rule, has the fragment
+// want.
+func atRule(v rejectVector, err error, want string) error {
+	if c := errorClass(err); c != v.Error {
+		return fmt.Errorf("error %s (%v), want %s", c, err, v.Error)
+	}
+	if !strings.Contains(err.Error(), want) {
+		return fmt.Errorf("error %q, not at the rule: want %q", err, want)
+	}
+	return nil
+}
+
+// rejects checks that b is rejected as v says: of its class, at its rule.
 func rejects(t *testing.T, v rejectVector, b []byte) error {
 	switch v.Check {
 	case "model", "gate":
@@ -890,10 +1104,7 @@ func rejects(t *testing.T, v rejectVector, b []byte) error {
 			}
 			_, err = gate.FromModel(m)
 		}
-		if c := errorClass(err); c != v.Error {
-			return errors.New("error " + c + ", want " + v.Error)
-		}
-		return nil
+		return atRule(v, err, v.Expect)
 	}
 	var m *wm.Model
 	if v.Model != "" {
@@ -907,8 +1118,8 @@ func rejects(t *testing.T, v rejectVector, b []byte) error {
 	}
 	for _, threads := range []int{1, 3} {
 		_, err := readAll(b, m, WithThreads(threads))
-		if c := errorClass(err); c != v.Error {
-			return fmt.Errorf("sequential decoding on %d goroutines: error %s, want %s", threads, c, v.Error)
+		if err := atRule(v, err, v.Expect); err != nil {
+			return fmt.Errorf("sequential decoding on %d goroutines: %v", threads, err)
 		}
 	}
 	// Skipping every episode checks them all the same.
@@ -916,8 +1127,11 @@ func rejects(t *testing.T, v rejectVector, b []byte) error {
 	for err == nil {
 		_, err = r.NextEpisode()
 	}
-	if err == io.EOF || !isFileError(err) {
-		return errors.New("sequential decoding skipping episodes: " + errorClass(err))
+	if err == io.EOF {
+		return errors.New("sequential decoding skipping episodes accepts it")
+	}
+	if err := atRule(v, err, v.Expect); err != nil {
+		return fmt.Errorf("sequential decoding skipping episodes: %v", err)
 	}
 	f, err := Open(bytes.NewReader(b), int64(len(b)), m)
 	if err == nil {
@@ -930,6 +1144,16 @@ func rejects(t *testing.T, v rejectVector, b []byte) error {
 	}
 	if !isFileError(err) {
 		return errors.New("random access: " + err.Error())
+	}
+	if v.Prefixes {
+		return nil // random access reads a trailer where the cut falls
+	}
+	want := v.Expect
+	if v.ExpectRandom != "" {
+		want = v.ExpectRandom
+	}
+	if !strings.Contains(err.Error(), want) {
+		return fmt.Errorf("random access: error %q, not at the rule: want %q", err, want)
 	}
 	return nil
 }

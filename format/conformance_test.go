@@ -120,6 +120,8 @@ var conformanceVectors = []vector{
 	{File: "tiny-lossy.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Levels: []uint32{3 << 16, LambdaLossless},
 		Covers: "a small file with two levels and a gate with distance tables and weights, the base of the rejection vectors of levels and gates"},
+	{File: "meta.wmz", Input: "input-meta.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "metadata that is a JSON text by the grammar alone: duplicate names, escaped lone surrogates, 1e999 and -0, arrays nested 10,000 deep, whitespace around the value, UTF-8 and DEL in strings"},
 }
 
 // builtInputs and builtModels name the inputs and models built by
@@ -134,6 +136,7 @@ var builtVectors = []builtVector{
 	{input: "input-caps.json", model: "model-caps.wmm", build: buildCaps},
 	{input: "input-p16.json", model: "model-p16.wmm", build: buildP16},
 	{input: "input-tiny.json", model: "model-tiny.wmm", build: buildTiny},
+	{input: "input-meta.json", model: "model-tiny.wmm", build: buildMeta},
 	{input: "input-weak.json", model: "model-weak.wmm", build: buildWeak},
 	{input: "input-apart.json", model: "model-apart.wmm", build: buildApart},
 }

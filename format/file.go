@@ -262,8 +262,13 @@ func (f *File) Metadata(e int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b[0] != tagEpisode || b[1] != 0 || b[2] != 0 || b[3] != 0 || int64(le.Uint32(b[4:])) != ep.metaLen {
-		return nil, corrupt(ep.offset, "episode record disagrees with the index")
+	switch {
+	case b[0] != tagEpisode:
+		return nil, corrupt(ep.offset, "episode record disagrees with the index: tag %#x", b[0])
+	case b[1] != 0 || b[2] != 0 || b[3] != 0:
+		return nil, corrupt(ep.offset+1, "reserved bytes of episode record not zero")
+	case int64(le.Uint32(b[4:])) != ep.metaLen:
+		return nil, corrupt(ep.offset+4, "episode record disagrees with the index: MetaLen %d, index %d", le.Uint32(b[4:]), ep.metaLen)
 	}
 	end := episodeHdrSize + ep.metaLen
 	if crc(b[:end]) != le.Uint32(b[end:]) {
@@ -318,9 +323,14 @@ func (f *File) chunkRecord(ref *chunkRef) ([]byte, error) {
 		return nil, err
 	}
 	sl := ref.length - chunkHdrSize - crcSize
-	if b[0] != tagChunk || b[1] != 0 || b[2] != 0 || b[3] != 0 ||
-		int64(le.Uint32(b[4:])) != ref.states || int64(le.Uint32(b[8:])) != sl {
-		return nil, corrupt(ref.offset, "chunk record disagrees with the index")
+	switch {
+	case b[0] != tagChunk:
+		return nil, corrupt(ref.offset, "chunk record disagrees with the index: tag %#x", b[0])
+	case b[1] != 0 || b[2] != 0 || b[3] != 0:
+		return nil, corrupt(ref.offset+1, "reserved bytes of chunk record not zero")
+	case int64(le.Uint32(b[4:])) != ref.states || int64(le.Uint32(b[8:])) != sl:
+		return nil, corrupt(ref.offset+4, "chunk record disagrees with the index: %d states and %d stream bytes, index %d and %d",
+			le.Uint32(b[4:]), le.Uint32(b[8:]), ref.states, sl)
 	}
 	end := chunkHdrSize + sl
 	if crc(b[:end]) != le.Uint32(b[end:]) {

@@ -21,11 +21,11 @@ import (
 // with
 //
 //	go test ./format -run TestGolden -update
-var update = flag.Bool("update", false, "rewrite testdata/format golden files")
+var update = flag.Bool("update", false, "rewrite the conformance files (testdata/conformance)")
 
-const goldenDir = "../testdata/format"
+const goldenDir = "../testdata/conformance"
 
-// goldenTrajectory is the JSON form of testdata/format/golden.json.
+// goldenTrajectory is the JSON form of testdata/conformance/golden.json.
 type goldenTrajectory struct {
 	Geometry         wm.Geometry     `json:"geometry"`
 	Precision        uint            `json:"precision"`

@@ -214,8 +214,11 @@ func parseHeader(b []byte) (Header, error) {
 	if flags&^flagEmbeddedModel != 0 {
 		return h, corrupt(10, "reserved flag bits set")
 	}
-	if b[23] != 0 || le.Uint64(b[52:]) != 0 {
-		return h, corrupt(23, "reserved header bytes not zero")
+	if b[23] != 0 {
+		return h, corrupt(23, "reserved header byte 23 not zero")
+	}
+	if le.Uint64(b[52:]) != 0 {
+		return h, corrupt(52, "reserved header bytes 52..59 not zero")
 	}
 	if q := int(b[22]); q == 1 || q > MaxLevels {
 		return h, corrupt(22, "%d retention levels (0 or 2..%d)", q, MaxLevels)
@@ -239,10 +242,13 @@ func parseHeader(b []byte) (Header, error) {
 		return h, corrupt(16, "alphabet %d out of range", h.Geom.K)
 	case h.Lanes < 1 || h.Lanes > rans.MaxLanes:
 		return h, corrupt(21, "lanes %d out of range", h.Lanes)
-	case h.KeyframeInterval < 1 || h.KeyframeInterval > MaxKeyframeInterval ||
-		int64(h.KeyframeInterval)*int64(h.Geom.N()) > MaxChunkCoords:
+	case h.KeyframeInterval < 1 || h.KeyframeInterval > MaxKeyframeInterval:
 		return h, corrupt(24, "keyframe interval %d out of range", h.KeyframeInterval)
-	case h.ModelEmbedded != (h.ModelSize > 0) || h.ModelSize > MaxModelBytes:
+	case int64(h.KeyframeInterval)*int64(h.Geom.N()) > MaxChunkCoords:
+		return h, corrupt(24, "keyframe interval %d times %d coordinates exceeds 2^24", h.KeyframeInterval, h.Geom.N())
+	case h.ModelSize > MaxModelBytes:
+		return h, corrupt(48, "model size %d exceeds 2^30", h.ModelSize)
+	case h.ModelEmbedded != (h.ModelSize > 0):
 		return h, corrupt(48, "model size %d inconsistent with flags", h.ModelSize)
 	}
 	return h, nil
@@ -282,8 +288,11 @@ func parseTrailer(b []byte, off int64) (trailer, error) {
 		return t, badSum(off+20, "trailer checksum")
 	}
 	ioff, il := le.Uint64(b[0:]), le.Uint64(b[8:])
-	if ioff > uint64(off) || il != uint64(off)-ioff || il < indexHdrSize {
+	if ioff > uint64(off) || il != uint64(off)-ioff {
 		return t, corrupt(off, "index offset %d and length %d do not end at the trailer", ioff, il)
+	}
+	if il < indexHdrSize {
+		return t, corrupt(off+8, "index length %d below %d", il, indexHdrSize)
 	}
 	t.indexOffset, t.indexLength, t.indexCRC = int64(ioff), int64(il), le.Uint32(b[16:])
 	return t, nil
@@ -347,12 +356,18 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 	if len(b) < indexHdrSize {
 		return nil, corrupt(off, "index too short")
 	}
-	if b[0] != tagIndex || b[1] != 0 || b[2] != 0 || b[3] != 0 {
+	if b[0] != tagIndex {
 		return nil, corrupt(off, "bad index tag")
 	}
+	if b[1] != 0 || b[2] != 0 || b[3] != 0 {
+		return nil, corrupt(off+1, "reserved bytes of the index not zero")
+	}
 	ne, nt, nc := uint64(le.Uint32(b[4:])), le.Uint64(b[8:]), le.Uint64(b[16:])
-	if nt > MaxStates || ne > MaxEpisodes {
-		return nil, corrupt(off+4, "index counts out of range")
+	if ne > MaxEpisodes {
+		return nil, corrupt(off+4, "index of %d episodes, above 2^24", ne)
+	}
+	if nt > MaxStates {
+		return nil, corrupt(off+8, "index of %d states, above 2^48", nt)
 	}
 	x := &index{states: int64(nt), idealCodes: le.Uint64(b[24:]), idealAction: le.Uint64(b[32:]),
 		retained: le.Uint64(b[40:])}
@@ -373,11 +388,19 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 		ec, em := uint64(le.Uint32(b[p+16:])), uint64(le.Uint32(b[p+20:]))
 		at := off + int64(p)
 		p += indexEpisodeLen
-		if eo != uint64(pos) || em > MaxMetaBytes {
-			return nil, corrupt(at, "episode %d record offset or metadata length wrong", i)
+		if em > MaxMetaBytes {
+			return nil, corrupt(at+20, "episode %d metadata of %d bytes exceeds %d", i, em, MaxMetaBytes)
 		}
-		if es > MaxStates || ec > es || ec < ceilDiv(es, uint64(g)) || ec > nc-used {
-			return nil, corrupt(at, "episode %d state and chunk counts disagree", i)
+		if eo != uint64(pos) {
+			return nil, corrupt(at, "episode %d record at offset %d, not %d where the record before it ends", i, eo, pos)
+		}
+		switch {
+		case es > MaxStates || ec > nc-used:
+			return nil, corrupt(at, "episode %d of %d states and %d chunks exceeds the index's", i, es, ec)
+		case ec > es:
+			return nil, corrupt(at, "episode %d of %d chunks for %d states: more chunks than states", i, ec, es)
+		case ec < ceilDiv(es, uint64(g)):
+			return nil, corrupt(at, "episode %d of %d chunks for %d states: fewer than ⌈States/G⌉", i, ec, es)
 		}
 		e.offset, e.states, e.metaLen = int64(eo), int64(es), int64(em)
 		pos += episodeHdrSize + int64(em) + crcSize
@@ -387,11 +410,17 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 		var first uint64
 		for j := range e.chunks {
 			co, cl, cn := le.Uint64(b[p:]), uint64(le.Uint32(b[p+8:])), uint64(le.Uint32(b[p+12:]))
-			if co != uint64(pos) || cl < chunkHdrSize+crcSize || cl > chunkHdrSize+MaxStreamBytes+crcSize {
-				return nil, corrupt(off+int64(p), "episode %d chunk %d offset or length wrong", i, j)
+			if cl < chunkHdrSize+crcSize || cl > chunkHdrSize+MaxStreamBytes+crcSize {
+				return nil, corrupt(off+int64(p)+8, "episode %d chunk %d record length %d out of range", i, j, cl)
 			}
-			if cn < 1 || cn > uint64(g) || cn > es-first {
-				return nil, corrupt(off+int64(p)+12, "episode %d chunk %d state count wrong", i, j)
+			if co != uint64(pos) {
+				return nil, corrupt(off+int64(p), "episode %d chunk %d record at offset %d, not %d where the record before it ends", i, j, co, pos)
+			}
+			if cn < 1 || cn > uint64(g) {
+				return nil, corrupt(off+int64(p)+12, "episode %d chunk %d of %d states, not 1..G", i, j, cn)
+			}
+			if cn > es-first {
+				return nil, corrupt(off+int64(p)+12, "episode %d chunks hold more than its %d states", i, es)
 			}
 			p += indexChunkLen
 			e.chunks[j] = chunkRef{offset: int64(co), length: int64(cl), states: int64(cn), first: int64(first)}
@@ -408,8 +437,14 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 			return nil, corrupt(at, "episode %d chunks hold %d states, not %d", i, first, es)
 		}
 	}
-	if used != nc || states != uint64(x.states) || pos != off {
-		return nil, corrupt(off, "index totals disagree with its entries")
+	if used != nc {
+		return nil, corrupt(off+16, "index Chunks %d, its episodes' %d", nc, used)
+	}
+	if states != uint64(x.states) {
+		return nil, corrupt(off+8, "index States %d, its episodes' %d", x.states, states)
+	}
+	if pos != off {
+		return nil, corrupt(off, "index records end at %d, before the index at %d", pos, off)
 	}
 	return x, nil
 }

@@ -14,6 +14,10 @@ import (
 // header's geometry and precision.
 func resolveModel(h *Header, raw []byte, given *wm.Model, maxMemory int64) (*wm.Model, error) {
 	var embedded *wm.Model
+	if raw != nil && len(raw) < 6 {
+		// No version field: not a model file, whatever model is given.
+		return nil, corrupt(HeaderSize, "embedded model of %d bytes has no version field", len(raw))
+	}
 	if raw != nil {
 		// Files of model versions 1 and 2 are their canonical content: a
 		// hash mismatch is found before parsing. Version 3 is hashed after.

@@ -87,7 +87,7 @@ index:
 // TestFixChecksumsIdentity checks that fixChecksums leaves valid files as
 // they are, so that it fixes exactly what a mutation broke.
 func TestFixChecksumsIdentity(t *testing.T) {
-	for _, b := range seedFiles(t, 1<<20, "conformance/*.wmz", "format/*.wmz") {
+	for _, b := range seedFiles(t, 1<<20, "conformance/*.wmz") {
 		if _, err := readAll(b, nil); err != nil && !errors.Is(err, format.ErrNoModel) {
 			continue // a stale vector: its own tests report it
 		}

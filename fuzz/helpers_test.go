@@ -64,7 +64,7 @@ func seedFiles(tb testing.TB, max int, patterns ...string) [][]byte {
 // and nil (a container must then embed its model).
 func models(tb testing.TB) []*wm.Model {
 	ms := []*wm.Model{nil}
-	for _, raw := range seedFiles(tb, 1<<20, "conformance/*.wmm", "format/*.wmm") {
+	for _, raw := range seedFiles(tb, 1<<20, "conformance/*.wmm") {
 		if m, err := wm.UnmarshalModel(raw); err == nil {
 			ms = append(ms, m)
 		}

@@ -32,7 +32,7 @@ func ransTable(t *testing.T, prec uint, wb []byte) []uint16 {
 }
 
 func addRANSSeeds(f *testing.F, withSyms bool) {
-	for _, b := range seedFiles(f, 1<<20, "rans/*.json") {
+	for _, b := range seedFiles(f, 1<<20, "conformance/rans-*.json") {
 		var v struct {
 			Precision uint       `json:"precision"`
 			Lanes     int        `json:"lanes"`

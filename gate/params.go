@@ -286,12 +286,15 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 		return nil, fmt.Errorf("%w: version %d", ErrSection, version)
 	}
 	flags := le.Uint16(b[2:])
-	if flags&^(flagDist|flagWeights) != 0 || b[19] != 0 || (version == 1 && b[18] != 0) {
-		return nil, fmt.Errorf("%w: reserved bits set", ErrSection)
+	if flags&^(flagDist|flagWeights) != 0 {
+		return nil, fmt.Errorf("%w: reserved flag bits %#x set", ErrSection, flags&^(flagDist|flagWeights))
+	}
+	if b[19] != 0 {
+		return nil, fmt.Errorf("%w: reserved byte 19 not zero", ErrSection)
 	}
 	// Version 2 exists for the axis: an entropy axis is written as version 1.
-	if version == 2 && Axis(b[18]) != AxisModal {
-		return nil, fmt.Errorf("%w: version 2 with bin axis %d", ErrSection, b[18])
+	if version == 1 && b[18] != 0 || version == 2 && Axis(b[18]) != AxisModal {
+		return nil, fmt.Errorf("%w: version %d with bin axis %d", ErrSection, version, b[18])
 	}
 	n, m, k := le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[12:])
 	if uint64(n) != uint64(g.N()) || uint64(m) != uint64(g.M) || uint64(k) != uint64(g.K) {
@@ -310,8 +313,11 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	if flags&flagWeights != 0 {
 		need += 2 * uint64(n)
 	}
-	if nb < 1 || nb > MaxBins || uint64(len(rest)) < need {
-		return nil, fmt.Errorf("%w: %d bins or truncated", ErrSection, nb)
+	if nb < 1 || nb > MaxBins {
+		return nil, fmt.Errorf("%w: %d error-rate bins, not 1..%d", ErrSection, nb, MaxBins)
+	}
+	if uint64(len(rest)) < need {
+		return nil, fmt.Errorf("%w: truncated: the section ends inside %s", ErrSection, cutField(uint64(len(rest)), nb, uint64(n)))
 	}
 	u16s := func(c uint64) []uint16 {
 		out := make([]uint16, c)
@@ -336,13 +342,19 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	}
 	if flags&flagDist != 0 {
 		if len(rest) < 4 {
-			return nil, fmt.Errorf("%w: truncated distance tables", ErrSection)
+			return nil, fmt.Errorf("%w: truncated: the section ends before Tables", ErrSection)
 		}
 		nt := uint64(le.Uint32(rest))
 		rest = rest[4:]
 		cells := uint64(k) * uint64(k)
-		if (nt != uint64(m) && nt != uint64(n)) || nt*cells > maxTableCells || uint64(len(rest)) != 2*nt*cells {
-			return nil, fmt.Errorf("%w: %d distance tables do not fit the section", ErrSection, nt)
+		if (nt != uint64(m) && nt != uint64(n)) || nt*cells > maxTableCells {
+			return nil, fmt.Errorf("%w: Tables %d, not M or N, or Tables·K² above 2^26", ErrSection, nt)
+		}
+		if uint64(len(rest)) < 2*nt*cells {
+			return nil, fmt.Errorf("%w: truncated: the section ends inside Dist", ErrSection)
+		}
+		if uint64(len(rest)) > 2*nt*cells {
+			return nil, fmt.Errorf("%w: %d bytes after Dist", ErrSection, uint64(len(rest))-2*nt*cells)
 		}
 		p.Dist = make([][]uint16, nt)
 		for i := range p.Dist {
@@ -350,13 +362,25 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 		}
 	}
 	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrSection, len(rest))
+		return nil, fmt.Errorf("%w: %d bytes after the last field", ErrSection, len(rest))
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	p.Prepare()
 	return p, nil
+}
+
+// cutField names the field of a section that ends after rest bytes of
+// its arrays (nb bins, n coordinates): BinErr, CoordErr or Weights.
+func cutField(rest, nb, n uint64) string {
+	switch {
+	case rest < 4*nb:
+		return "BinErr"
+	case rest < 4*nb+4*n:
+		return "CoordErr"
+	}
+	return "Weights"
 }
 
 // FromModel returns the Params stored in model m's GATE section, or an error

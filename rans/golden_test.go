@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the test vectors in testdata/rans")
+var update = flag.Bool("update", false, "rewrite the test vectors testdata/conformance/rans-*.json")
 
 // vector is one conformance vector: symbol i is coded on lane i mod Lanes
 // with the table Quantize(Weights[Table[i]], Precision).
@@ -75,7 +75,7 @@ func TestVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		v.Stream = hex.EncodeToString(stream)
-		path := filepath.Join("..", "testdata", "rans", name+".json")
+		path := filepath.Join("..", "testdata", "conformance", "rans-"+name+".json")
 		if *update {
 			b, _ := json.Marshal(v)
 			if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {

@@ -13,8 +13,8 @@ cat <<'HDR'
 Container version 3, model file versions 1, 2 and 3, retention-gate section
 versions 1 and 2. This document specifies `.wmz` files and `.wmm` model
 files: a third party must be able to write a bit-exact decoder and encoder
-from it and the files under `testdata/` alone. Section 1 says how it is
-organized and which parts are informative.
+from it and the files of `testdata/conformance` alone. Section 1 says how
+it is organized and which parts are informative.
 
 (Generated from docs/spec-*.md by scripts/build_spec.sh; edit those files.)
 

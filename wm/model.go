@@ -538,7 +538,10 @@ func UnmarshalModel(b []byte) (*Model, error) { return UnmarshalModelLimit(b, 0)
 // 3.1); its parse fails with ErrModelTooLarge, before decoding the store,
 // when ModelMemory of what it declares exceeds maxBytes (0: no cap).
 func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
-	if len(b) < 24 || string(b[:4]) != modelMagic {
+	if len(b) < 24 {
+		return nil, fmt.Errorf("%w: truncated: %d bytes, shorter than the 24 of the header", ErrModelFormat, len(b))
+	}
+	if string(b[:4]) != modelMagic {
 		return nil, fmt.Errorf("%w: bad magic", ErrModelFormat)
 	}
 	r := &reader{b: b[4:]}
@@ -583,6 +586,9 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 		m.clsSlot[i] = r.u32()
 	}
 	m.fallCtx = int(r.u32())
+	if r.err != nil {
+		return nil, r.err
+	}
 	if m.fallCtx != 1 && m.fallCtx != g.K+1 {
 		return nil, fmt.Errorf("%w: fallback contexts %d", ErrModelFormat, m.fallCtx)
 	}
@@ -591,7 +597,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 			return nil, err
 		}
 	} else {
-		if m.fallback, err = readRows(r, g, m.fallCtx); err != nil {
+		if m.fallback, err = readRows(r, g, m.fallCtx, "first"); err != nil {
 			return nil, err
 		}
 		m.fall2Ctx = int(r.u32())
@@ -599,7 +605,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 		if err := m.checkFall(); err != nil {
 			return nil, err
 		}
-		if m.fall2, err = readRows(r, g, m.fall2Ctx); err != nil {
+		if m.fall2, err = readRows(r, g, m.fall2Ctx, "second"); err != nil {
 			return nil, err
 		}
 	}
@@ -679,16 +685,8 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	if err := m.checkCounts(); err != nil {
 		return nil, err
 	}
-	if m.refT == 0 && ne > 0 {
-		return nil, fmt.Errorf("%w: reference episodes without reference states", ErrModelFormat)
-	}
-	if m.refT > 0 && (ne == 0 || m.refStart[0] != 0) {
-		return nil, fmt.Errorf("%w: reference episodes must start at 0", ErrModelFormat)
-	}
-	for i := 1; i < len(m.refStart); i++ {
-		if m.refStart[i] <= m.refStart[i-1] || m.refStart[i] >= int64(m.refT) {
-			return nil, fmt.Errorf("%w: reference episode starts not ascending", ErrModelFormat)
-		}
+	if err := m.checkStarts(); err != nil {
+		return nil, err
 	}
 	m.raw = slices.Clone(b)
 	m.fallDerived = version == 3
@@ -702,6 +700,27 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	return m, nil
 }
 
+// checkStarts checks the reference episodes' starts against RefStates.
+func (m *Model) checkStarts() error {
+	switch {
+	case m.refT == 0 && len(m.refStart) > 0:
+		return fmt.Errorf("%w: %d reference episodes without reference states", ErrModelFormat, len(m.refStart))
+	case m.refT > 0 && len(m.refStart) == 0:
+		return fmt.Errorf("%w: %d reference states without reference episodes", ErrModelFormat, m.refT)
+	case m.refT > 0 && m.refStart[0] != 0:
+		return fmt.Errorf("%w: the first reference episode starts at %d, not 0", ErrModelFormat, m.refStart[0])
+	}
+	for i := 1; i < len(m.refStart); i++ {
+		if m.refStart[i] <= m.refStart[i-1] {
+			return fmt.Errorf("%w: reference episode starts not ascending", ErrModelFormat)
+		}
+		if m.refStart[i] >= int64(m.refT) {
+			return fmt.Errorf("%w: reference episode start %d not below the %d reference states", ErrModelFormat, m.refStart[i], m.refT)
+		}
+	}
+	return nil
+}
+
 // readStoreRaw reads the reference store of a version-1 or -2 file: codes
 // and buckets as plain bytes.
 func (m *Model) readStoreRaw(r *reader) error {
@@ -709,7 +728,7 @@ func (m *Model) readStoreRaw(r *reader) error {
 	cb := int64(codeBytes(g.K))
 	nc := int64(m.refT) * int64(g.N())
 	if int64(len(r.b)) < cb*nc {
-		return fmt.Errorf("%w: reference store is %d bytes, want %d", ErrModelFormat, len(r.b), cb*nc)
+		return fmt.Errorf("%w: truncated: reference store is %d bytes, want %d", ErrModelFormat, len(r.b), cb*nc)
 	}
 	m.refCodes = make([]uint16, nc)
 	for i := range m.refCodes {
@@ -904,14 +923,14 @@ func (m *Model) checkCounts() error {
 	for b := range nBuckets {
 		for _, x := range m.clsHits[b] {
 			if x > MaxClassCount {
-				return fmt.Errorf("%w: class count %d above 2^30", ErrModelFormat, x)
+				return fmt.Errorf("%w: class count %d of hits above 2^30", ErrModelFormat, x)
 			}
 		}
 	}
-	for _, l := range [][]uint32{m.clsMis[:], m.clsN[:], m.clsSlot, m.clsCtx} {
+	for i, l := range [][]uint32{m.clsMis[:], m.clsN[:], m.clsSlot, m.clsCtx} {
 		for _, x := range l {
 			if x > MaxClassCount {
-				return fmt.Errorf("%w: class count %d above 2^30", ErrModelFormat, x)
+				return fmt.Errorf("%w: class count %d of %s above 2^30", ErrModelFormat, x, [...]string{"mis", "cn", "hitsS", "hitsP"}[i])
 			}
 		}
 	}
@@ -919,8 +938,8 @@ func (m *Model) checkCounts() error {
 }
 
 // readRows reads M·ctx rows of K frequencies stored minus one, each row
-// summing to 65536.
-func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
+// summing to 65536, of the fallback table named which.
+func readRows(r *reader, g Geometry, ctx int, which string) ([]uint16, error) {
 	nf := int64(g.M) * int64(ctx) * int64(g.K)
 	if !r.need(2 * nf) {
 		return nil, r.err
@@ -929,7 +948,7 @@ func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
 	for i := range rows {
 		f := r.u16()
 		if f == 0xFFFF {
-			return nil, fmt.Errorf("%w: fallback frequency 65536", ErrModelFormat)
+			return nil, fmt.Errorf("%w: %s fallback table: frequency 65536 (stored 0xFFFF)", ErrModelFormat, which)
 		}
 		rows[i] = f + 1
 	}
@@ -939,7 +958,7 @@ func readRows(r *reader, g Geometry, ctx int) ([]uint16, error) {
 			s += uint32(f)
 		}
 		if s != 1<<16 {
-			return nil, fmt.Errorf("%w: fallback row does not sum to 65536", ErrModelFormat)
+			return nil, fmt.Errorf("%w: %s fallback table: row %d does not sum to 65536", ErrModelFormat, which, row/int64(g.K))
 		}
 	}
 	return rows, nil

@@ -32,7 +32,7 @@ type specTables struct{ log2frac, exp2neg [256]uint64 }
 func loadSpecTables(t *testing.T) *specTables {
 	var st specTables
 	for name, dst := range map[string]*[256]uint64{"log2frac.txt": &st.log2frac, "exp2neg.txt": &st.exp2neg} {
-		f, err := os.Open(filepath.Join("..", "testdata", "wm", name))
+		f, err := os.Open(filepath.Join("..", "testdata", "conformance", name))
 		if err != nil {
 			t.Fatal(err)
 		}
