@@ -39,6 +39,9 @@ func runDecode(args []string) (err error) {
 	if *episode < -1 || *step < -1 {
 		return errors.New("--episode and --step must be ≥ 0")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "-o", path: out}, output{flag: "--access-log", path: accessLog, inPlace: true}); err != nil {
+		return err
+	}
 	var tw *ctmc.TraceWriter
 	var opts []wmzlib.ReaderOption
 	if *accessLog != "" {

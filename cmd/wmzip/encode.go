@@ -87,6 +87,9 @@ func runEncode(args []string) error {
 			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath, access}, output{flag: "-o", path: out}); err != nil {
+		return err
+	}
 	if *access == "" && !withDist {
 		streamingGC()
 	}

@@ -45,6 +45,9 @@ func runGenGraphworld(args []string) error {
 	if *out == "" {
 		return errors.New("missing -o out.npz")
 	}
+	if err := checkFiles(nil, output{flag: "-o", path: out}, output{flag: "--visits", path: visits}); err != nil {
+		return err
+	}
 	cfg := graphworld.Config{
 		Family: *family, Nodes: *nodes, GraphSeed: *gseed,
 		Episodes: *eps, Steps: *steps, Seed: *seed,

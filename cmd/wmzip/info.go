@@ -33,6 +33,9 @@ func runInfo(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath, ref}); err != nil {
+		return err
+	}
 	// Header, level table, index and trailer need no model; the model is
 	// opened only to check it or to decode.
 	var f *wmzlib.File

@@ -71,6 +71,9 @@ func main() {
 		os.Exit(2)
 	}
 	err := v.run(os.Args[2:])
+	for _, c := range cleanups {
+		c()
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):

@@ -31,6 +31,9 @@ func runRecover(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "-o", path: out}); err != nil {
+		return err
+	}
 	c, err := loadCodec(*modelPath)
 	if err != nil {
 		return err
@@ -43,9 +46,6 @@ func runRecover(args []string) error {
 	st, err := in.Stat()
 	if err != nil {
 		return err
-	}
-	if ost, err := os.Stat(*out); err == nil && os.SameFile(st, ost) {
-		return errors.New("-o must name another file than the input")
 	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {

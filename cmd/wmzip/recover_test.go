@@ -50,7 +50,7 @@ func TestRecover(t *testing.T) {
 	mustFail(t, p("x.wmz"), "no embedded model", "recover", "-o", p("x.wmz"), p("cut.wmz"))
 	mustFail(t, p("x.wmz"), "missing -o", "recover", p("cut.wmz"))
 	mustRun(t, "recover", "-h")
-	mustFail(t, "", "another file", "recover", "-o", p("cut.wmz"), p("cut.wmz"))
+	mustFail(t, "", "never writes over its inputs", "recover", "-o", p("cut.wmz"), p("cut.wmz"))
 }
 
 // recordEnds re-encodes the trajectory at path as `encode -m model

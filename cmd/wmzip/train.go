@@ -52,6 +52,13 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err
 	}
+	ins := []*string{gateWeights}
+	for i := range pos {
+		ins = append(ins, &pos[i])
+	}
+	if err := checkFiles(ins, output{flag: "-o", path: out}); err != nil {
+		return err
+	}
 	if os.Getenv("GOGC") == "" {
 		// Training's heap is a few large pointer-free arrays, cheap to mark:
 		// collecting at +25% instead of +100% keeps the peak near the live heap.

@@ -25,6 +25,9 @@ func runVerify(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath, against}); err != nil {
+		return err
+	}
 	f, fh, err := openWMZ(pos[0], *modelPath, wmzlib.WithThreads(threads()))
 	if err != nil {
 		return err
