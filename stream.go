@@ -28,10 +28,10 @@ func (c *Codec) checkSource(h *npz.TrajectoryHeader, path string) (useObs bool, 
 	s, m := h.S, h.M
 	if useObs = h.HasObs && c.q != nil || !h.HasCodes; useObs {
 		if c.q == nil {
-			return false, fmt.Errorf("%s: no `codes` array, and the model has no quantizer for its `obs`", path)
+			return false, inputErrorf("%s: no `codes` array, and the model has no quantizer for its `obs` (it was trained on codes): use a model trained on such observations", path)
 		}
-		if h.ObsD != c.q.Dim() {
-			return false, fmt.Errorf("%s: observations have %d dimensions, the quantizer %d", path, h.ObsD, c.q.Dim())
+		if err := c.checkObsShape(path, h.ObsS, h.ObsD); err != nil {
+			return false, err
 		}
 		s, m = h.ObsS, c.q.M()
 	}
@@ -72,6 +72,9 @@ func (w *Writer) WriteTrajectory(src *npz.TrajectoryReader) error {
 			k := min(b, e[1]-t)
 			if useObs {
 				_, err = src.Read(acts[:k], nil, obs[:k*h.ObsS*h.ObsD])
+				if err == nil {
+					err = checkFinite(obs[:k*h.ObsS*h.ObsD], h.ObsS, h.ObsD, t, src.Path(), func(s int) (int, int) { return i, s - e[0] })
+				}
 				if err == nil {
 					err = w.c.q.Encode(obs[:k*h.ObsS*h.ObsD], codes[:k*n])
 				}

@@ -2,10 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zip"
+
+	"github.com/wmzip/wmzip/npz"
 )
 
 // tinySet generates a small trajectory of codes (3 episodes of 20 states,
@@ -129,4 +137,140 @@ func TestOutputPaths(t *testing.T) {
 	}
 	mustFail(t, "", "is a folder", "train", "-o", t.TempDir(), p("t.npz"))
 	mustFail(t, "", "does not exist", "decode", "-m", p("m.wmm"), "-o", p("nodir/x.npz"), p("t.wmz"))
+}
+
+// obsSet generates float observations (2 episodes of 20 states, 32 slots
+// of 16 values) and trains a model with a small quantizer on them.
+func obsSet(t *testing.T) (func(string) string, *npz.Trajectory) {
+	t.Helper()
+	d := t.TempDir()
+	p := func(n string) string { return filepath.Join(d, n) }
+	mustRun(t, "gen", "graphworld", "--obs", "--nodes", "20", "--graph-seed", "4", "--episodes", "2", "--steps", "20", "--seed", "1", "-q", "-o", p("obs.npz"))
+	mustRun(t, "train", "-q", "--subspaces", "4", "--centroids", "16", "--quantizer-iters", "-1", "--gate-holdout", "1", "-o", p("q.wmm"), p("obs.npz"))
+	tr, err := npz.ReadTrajectory(p("obs.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Codes, tr.S, tr.M, tr.CodesDtype = nil, 0, 0, ""
+	if err := npz.WriteTrajectory(p("obs.npz"), tr); err != nil {
+		t.Fatal(err)
+	}
+	return p, tr
+}
+
+// writeFortran writes the observations, actions and episode starts of tr
+// as numpy saves arrays in Fortran order (np.asfortranarray), stored.
+func writeFortran(t *testing.T, path string, tr *npz.Trajectory) {
+	t.Helper()
+	le := binary.LittleEndian
+	npy := func(descr, shape string, data []byte) []byte {
+		dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': True, 'shape': %s, }", descr, shape)
+		b := append([]byte("\x93NUMPY\x01\x00"), byte(len(dict)), byte(len(dict)>>8))
+		return append(append(b, dict...), data...)
+	}
+	T, S, D := tr.T, tr.ObsS, tr.ObsD
+	obs := make([]byte, 4*T*S*D)
+	for i := range T {
+		for s := range S {
+			for j := range D {
+				le.PutUint32(obs[4*(i+T*(s+S*j)):], math.Float32bits(tr.Obs[(i*S+s)*D+j]))
+			}
+		}
+	}
+	acts := make([]byte, 8*T)
+	for i, a := range tr.Actions {
+		le.PutUint64(acts[8*i:], uint64(a))
+	}
+	starts := make([]byte, 8*len(tr.EpisodeStart))
+	for i, s := range tr.EpisodeStart {
+		le.PutUint64(starts[8*i:], uint64(s))
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, m := range []struct {
+		name string
+		data []byte
+	}{
+		{"obs.npy", npy("<f4", fmt.Sprintf("(%d, %d, %d)", T, S, D), obs)},
+		{"actions.npy", npy("<i8", fmt.Sprintf("(%d,)", T), acts)},
+		{"episode_start.npy", npy("<i8", fmt.Sprintf("(%d,)", len(tr.EpisodeStart)), starts)},
+	} {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(m.data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInputChecks (issue 24, point 2): NaN or Inf in observations is
+// refused by every verb that quantizes, naming the state and slot;
+// float64 and Fortran-order observations are converted and code exactly
+// as their float32 C-order twin; observations of the wrong shape and codes
+// of the wrong dtype get one line saying what to do; impossible flag
+// values are refused before any work.
+func TestInputChecks(t *testing.T) {
+	p, src := obsSet(t)
+	mustRun(t, "encode", "-q", "-m", p("q.wmm"), "-o", p("ref.wmz"), p("obs.npz"))
+	ref, _ := os.ReadFile(p("ref.wmz"))
+	write := func(name string, edit func(tr *npz.Trajectory)) string {
+		tr := *src
+		tr.Obs = slices.Clone(src.Obs)
+		edit(&tr)
+		if err := npz.WriteTrajectory(p(name), &tr); err != nil {
+			t.Fatal(err)
+		}
+		return p(name)
+	}
+	d := src.ObsD
+	at := (7*src.ObsS + 3) * d // state 7 (episode 0, step 7), slot 3
+	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		bad := write("bad.npz", func(tr *npz.Trajectory) { tr.Obs[at+1] = v })
+		want := fmt.Sprintf("state 7 (episode 0, step 7), slot 3 holds %v", v)
+		mustFail(t, p("x.wmz"), want, "encode", "-m", p("q.wmm"), "-o", p("x.wmz"), bad)
+		mustFail(t, p("x.wmz"), "state 7", "encode", "-m", p("q.wmm"), "--distortion", "0.05", "-o", p("x.wmz"), bad)
+		mustFail(t, p("x.npz"), want, "quantize", "-m", p("q.wmm"), "-o", p("x.npz"), bad)
+		mustFail(t, p("x.wmm"), want, "train", "-o", p("x.wmm"), bad)
+	}
+	f64 := write("f64.npz", func(tr *npz.Trajectory) { tr.ObsDtype = "float64" })
+	writeFortran(t, p("fortran.npz"), src)
+	for _, in := range []string{f64, p("fortran.npz")} {
+		mustRun(t, "encode", "-q", "-m", p("q.wmm"), "-o", p("y.wmz"), in)
+		if got, _ := os.ReadFile(p("y.wmz")); !bytes.Equal(got, ref) {
+			t.Errorf("%s codes otherwise than its float32 C-order twin", in)
+		}
+	}
+	wide := write("wide.npz", func(tr *npz.Trajectory) { tr.ObsS, tr.ObsD = tr.ObsS/2, 2*tr.ObsD })
+	mustFail(t, p("x.wmz"), "obs has shape [T,16,1024], the model's quantizer takes [T,32,512]", "encode", "-m", p("q.wmm"), "-o", p("x.wmz"), wide)
+	slots := write("slots.npz", func(tr *npz.Trajectory) {
+		tr.T, tr.Actions, tr.EpisodeStart = tr.T/2, tr.Actions[:tr.T/2], []int64{0}
+		tr.ObsS *= 2
+	})
+	mustFail(t, p("x.wmz"), "obs has shape [T,64,512]", "encode", "-m", p("q.wmm"), "-o", p("x.wmz"), slots)
+	if err := npz.WriteNPZ(p("int64.npz"), []npz.Array{{Name: "codes", Dtype: "int64", Shape: []int{2, 8}, Data: make([]int64, 16)}}); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, p("x.wmz"), "astype(np.uint8)", "encode", "-m", p("q.wmm"), "-o", p("x.wmz"), p("int64.npz"))
+
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--threads -2", []string{"encode", "--threads", "-2", "-m", p("q.wmm"), "-o", p("x.wmz"), p("obs.npz")}},
+		{"--threads -1", []string{"decode", "-j", "-1", "-m", p("q.wmm"), "-o", p("x.npz"), p("ref.wmz")}},
+		{"--distortion 5", []string{"encode", "--distortion", "5", "-m", p("q.wmm"), "-o", p("x.wmz"), p("obs.npz")}},
+		{"--keyframe 0", []string{"encode", "--keyframe", "0", "-m", p("q.wmm"), "-o", p("x.wmz"), p("obs.npz")}},
+		{"--capacity 0", []string{"train", "--capacity", "0", "-o", p("x.wmm"), p("obs.npz")}},
+		{"--centroids 1", []string{"train", "--centroids", "1", "-o", p("x.wmm"), p("obs.npz")}},
+		{"--gate-holdout -2", []string{"train", "--gate-holdout", "-2", "-o", p("x.wmm"), p("obs.npz")}},
+		{"--steps 0", []string{"gen", "graphworld", "--steps", "0", "-o", p("x.npz")}},
+	} {
+		mustFail(t, "", c.want, c.args...)
+	}
 }

@@ -110,6 +110,7 @@ func newFlags(name, usageLine string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	verbFlags = fs
+	flagChecks = nil
 	return fs
 }
 

@@ -38,6 +38,7 @@ func runTrain(args []string) error {
 	qSample := fs.Int("quantizer-sample", 0, "quantizer: training vectors sampled (0: the default; negative: all)")
 	noQuant := fs.Bool("no-quantizer", false, "ignore float obs: train on the inputs' codes only")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	checkTrainFlags(prec, maxRef, maxStates, capacity, alpha, gateHold, subspaces, centroids)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -25,6 +25,10 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
+			if err := runFlagChecks(); err != nil {
+				flagsFailed = true
+				return nil, err
+			}
 			return pos, nil
 		}
 		pos = append(pos, args[0])
