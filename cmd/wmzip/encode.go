@@ -138,5 +138,6 @@ func runEncode(args []string) error {
 	if !*quiet {
 		printWrote(c.Model(), *out, src.Header().T, size, lambda, acct)
 	}
+	warnAboveRaw(c, *out, src.Header().T, size, *embed)
 	return nil
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,5 +274,54 @@ func TestInputChecks(t *testing.T) {
 		{"--steps 0", []string{"gen", "graphworld", "--steps", "0", "-o", p("x.npz")}},
 	} {
 		mustFail(t, "", c.want, c.args...)
+	}
+}
+
+// TestInfoModel (issue 24, point 4): `info model.wmm` describes the model
+// and prints the ID that `info -m model.wmm file.wmz` shows; states the
+// model predicts worse than no model (random codes) make encode warn and
+// info say so.
+func TestInfoModel(t *testing.T) {
+	p := tinySet(t)
+	text := mustRun(t, "info", p("m.wmm"))
+	var file, model map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", "-m", p("m.wmm"), p("t.wmz"))), &file); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", p("m.wmm"))), &model); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := file["model_id"].(string)
+	withModel := mustRun(t, "info", "-m", p("m.wmm"), p("t.wmz"))
+	if id == "" || model["model_id"] != id || !strings.Contains(text, "model        "+id) || !strings.Contains(withModel, "model        "+id) {
+		t.Fatalf("model ID %q; info model.wmm:\n%s\n%v", id, text, model)
+	}
+	for _, w := range []string{"model file v3", "32 slots x 32 subspaces, K=64", "reference states", "quantizer    none", "gate         version 2"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("info m.wmm lacks %q:\n%s", w, text)
+		}
+	}
+	if model["quantizer"] != nil || model["gate"] == nil || model["model_bytes"] == nil {
+		t.Errorf("info --json m.wmm: %v", model)
+	}
+	mustFail(t, "", "is a model file", "info", "-m", p("m.wmm"), p("m.wmm"))
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := &npz.Trajectory{T: 40, S: 32, M: 32, Codes: make([]uint16, 40*1024), CodesDtype: "uint8"}
+	for i := range noise.Codes {
+		noise.Codes[i] = uint16(rng.IntN(64))
+	}
+	if err := npz.WriteTrajectory(p("noise.npz"), noise); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs, ok := wmzip(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("noise.wmz"), p("noise.npz"))
+	if !ok || !strings.Contains(msgs, "above the raw 6144") {
+		t.Fatalf("encode of random codes: ok %v, stderr %q", ok, msgs)
+	}
+	if out := mustRun(t, "info", p("noise.wmz")); !strings.Contains(out, "above the raw 6144") {
+		t.Errorf("info of a file above the raw rate:\n%s", out)
+	}
+	if _, msgs, _ := wmzip(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("x.wmz"), p("t.npz")); msgs != "" {
+		t.Errorf("encode of the training data warns: %q", msgs)
 	}
 }
