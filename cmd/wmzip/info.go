@@ -65,7 +65,7 @@ func runInfo(args []string) error {
 		}
 		got, _, err := f.Trajectory(nil)
 		if err != nil {
-			return wmzError(pos[0], err)
+			return wmzError(pos[0], err, *modelPath)
 		}
 		if got.T != want.T {
 			return fmt.Errorf("%d states decoded, %s has %d", got.T, *ref, want.T)
@@ -114,7 +114,7 @@ func readInfo(path string) (format.Header, format.Info, error) {
 	}
 	h, in, err := format.ReadInfo(fh, st.Size())
 	if err != nil {
-		return h, in, wmzError(path, err)
+		return h, in, wmzError(path, err, "")
 	}
 	return h, in, nil
 }

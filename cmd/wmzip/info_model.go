@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
@@ -11,16 +9,7 @@ import (
 
 // isModelFile reports whether the file at path starts as a model file
 // (.wmm) does.
-func isModelFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && bytes.Equal(magic[:], []byte("WMZM")) // SPEC.md 3.1
-}
+func isModelFile(path string) bool { return string(peek(path, 0, 4)) == "WMZM" } // SPEC.md 3.1
 
 // infoModel is `wmzip info model.wmm`: the model's version, ID, geometry,
 // reference store, quantizer, gate and sizes.

@@ -53,6 +53,8 @@ func TestOutputNamesInput(t *testing.T) {
 		{"t.npz", []string{"quantize", "-m", p("m.wmm"), "-o", "IN", p("t.npz")}},
 		{"t.wmz", []string{"recover", "-m", p("m.wmm"), "-o", "IN", p("t.wmz")}},
 		{"t.npz", []string{"train", "-o", "IN", p("t.npz")}},
+		{"t.npz", []string{"append", "-m", p("m.wmm"), "IN", p("t.npz")}},
+		{"m.wmm", []string{"append", "-m", p("m.wmm"), "IN", p("t.npz")}},
 		{"counts.txt", []string{"audit", "--counts", "--plot", "IN", p("counts.txt")}},
 		{"t.npz", []string{"bench", "rd", "--plot", "IN", p("t.npz")}},
 		{"t.npz", []string{"bench", "capacity", "--png", "IN", p("t.npz"), p("t.npz")}},
@@ -324,4 +326,64 @@ func TestInfoModel(t *testing.T) {
 	if _, msgs, _ := wmzip(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("x.wmz"), p("t.npz")); msgs != "" {
 		t.Errorf("encode of the training data warns: %q", msgs)
 	}
+}
+
+// TestAppendAndSteps (issue 24, point 5): append adds the episodes of
+// trajectories to a file, which then equals the file written with all of
+// them at once; an append that fails leaves the file byte-identical;
+// decode --steps A:B gives exactly those steps of the episode.
+func TestAppendAndSteps(t *testing.T) {
+	p := tinySet(t)
+	src, err := npz.ReadTrajectory(p("t.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := *src
+	twice.T *= 2
+	twice.Codes = slices.Concat(src.Codes, src.Codes)
+	twice.Actions = slices.Concat(src.Actions, src.Actions)
+	twice.EpisodeStart = nil
+	for _, s := range slices.Concat(src.EpisodeStart, src.EpisodeStart) {
+		if len(twice.EpisodeStart) >= len(src.EpisodeStart) {
+			s += int64(src.T)
+		}
+		twice.EpisodeStart = append(twice.EpisodeStart, s)
+	}
+	if err := npz.WriteTrajectory(p("twice.npz"), &twice); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "encode", "-q", "--keyframe", "8", "-m", p("m.wmm"), "-o", p("twice.wmz"), p("twice.npz"))
+	want, _ := os.ReadFile(p("twice.wmz"))
+	orig, _ := os.ReadFile(p("t.wmz"))
+	os.WriteFile(p("a.wmz"), orig, 0o644)
+	out := mustRun(t, "append", "-m", p("m.wmm"), p("a.wmz"), p("t.npz"))
+	if got, _ := os.ReadFile(p("a.wmz")); !bytes.Equal(got, want) || !strings.Contains(out, "as episodes 3 to 5") {
+		t.Fatalf("append: %q; the file differs from encoding every episode at once", out)
+	}
+
+	bad := *src
+	bad.Codes = slices.Clone(src.Codes)
+	bad.Codes[25*1024+7] = 64 // state 25: past the first chunks written
+	if err := npz.WriteTrajectory(p("bad.npz"), &bad); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("b.wmz"), orig, 0o644)
+	mustFail(t, "", "as it was", "append", "-m", p("m.wmm"), p("b.wmz"), p("t.npz"), p("bad.npz"))
+	if got, _ := os.ReadFile(p("b.wmz")); !bytes.Equal(got, orig) {
+		t.Fatal("a failed append changed the file")
+	}
+	mustFail(t, "", "never writes over", "append", "-m", p("m.wmm"), p("t.npz"), p("t.npz"))
+	mustFail(t, "", "not a .wmz", "append", "-m", p("m.wmm"), p("twice.npz"), p("t.npz"))
+
+	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "--episode", "1", "--steps", "5:15", "-o", p("r.npz"), p("t.wmz"))
+	r, err := npz.ReadTrajectory(p("r.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := int(src.EpisodeStart[1]) + 5
+	if r.T != 10 || !slices.Equal(r.Codes, src.Codes[s*1024:(s+10)*1024]) || !slices.Equal(r.Actions[1:], src.Actions[s+1:s+10]) {
+		t.Fatalf("--steps 5:15 gave %d states, not the source's", r.T)
+	}
+	mustFail(t, p("x.npz"), "episode 1 has steps 0 to 19", "decode", "-m", p("m.wmm"), "--episode", "1", "--steps", "15:25", "-o", p("x.npz"), p("t.wmz"))
+	mustFail(t, p("x.npz"), "want A:B", "decode", "-m", p("m.wmm"), "--episode", "1", "--steps", "7:3", "-o", p("x.npz"), p("t.wmz"))
 }

@@ -193,7 +193,7 @@ func isStart(starts []int64, i int) bool {
 }
 
 func TestHelp(t *testing.T) {
-	for _, v := range []string{"gen", "train", "quantize", "encode", "decode", "info", "verify", "recover", "audit", "bench", "demo"} {
+	for _, v := range []string{"gen", "train", "quantize", "encode", "decode", "append", "info", "verify", "recover", "audit", "bench", "demo"} {
 		_, errs, ok := wmzip(t, v, "-h")
 		if !ok || !strings.Contains(errs, "usage") {
 			t.Errorf("wmzip %s -h: ok=%v %q", v, ok, errs)

@@ -7,9 +7,7 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/npz"
 )
 
 func init() {
@@ -80,53 +78,4 @@ func runRecover(args []string) error {
 		}
 	}
 	return nil
-}
-
-// openWMZ opens a .wmz with the model at modelPath, or its embedded model
-// when modelPath is empty.
-func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File, *os.File, error) {
-	c, err := loadCodec(modelPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, nil, err
-	}
-	f, err := wmzlib.NewFile(fh, st.Size(), c, opts...)
-	if err != nil {
-		fh.Close()
-		return nil, nil, wmzError(path, err)
-	}
-	return f, fh, nil
-}
-
-// wmzError names the .wmz file at path in err and, when the damage lies
-// where recovery can work around it (after the header, embedded model and
-// level table), says how to keep what is left.
-func wmzError(path string, err error) error {
-	var ne *npz.Error
-	var pe *os.PathError
-	if errors.As(err, &ne) || errors.As(err, &pe) {
-		return err // an error of the output, or one naming its file
-	}
-	var fe *format.FormatError
-	if !errors.As(err, &fe) || errors.Is(err, format.ErrModelMismatch) || errors.Is(err, format.ErrNoModel) || errors.Is(err, format.ErrTooLarge) {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	fh, oerr := os.Open(path)
-	if oerr != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer fh.Close()
-	h, herr := format.ReadHeader(fh)
-	if herr != nil || fe.Offset < h.BodyStart() {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover -o fixed.wmz %s' keeps its valid records)", path, err, path)
 }

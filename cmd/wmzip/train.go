@@ -108,6 +108,9 @@ func runTrain(args []string) error {
 // model's calibration.
 func trainProgress(quiet bool) wmzlib.Progress {
 	qp := opq.TerminalProgress(os.Stderr, quiet)
+	if qp == nil {
+		qp = stages(quiet, "quantizer ") // lines away from a terminal
+	}
 	cal := progress(quiet, "calibrating")
 	return func(stage string, done, total int) {
 		if s, ok := strings.CutPrefix(stage, "quantizer "); ok {

@@ -34,11 +34,11 @@ func runVerify(args []string) error {
 	}
 	defer fh.Close()
 	if err := f.Verify(); err != nil {
-		return wmzError(pos[0], err)
+		return wmzError(pos[0], err, *modelPath)
 	}
 	got, eps, err := f.Trajectory(progress(*quiet, "decoding"))
 	if err != nil {
-		return wmzError(pos[0], err)
+		return wmzError(pos[0], err, *modelPath)
 	}
 	// Random access must agree with sequential decoding.
 	n := got.S * got.M

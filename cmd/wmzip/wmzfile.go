@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/npz"
+)
+
+// openWMZ opens a .wmz with the model at modelPath, or its embedded model
+// when modelPath is empty.
+func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File, *os.File, error) {
+	c, err := loadCodec(modelPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	f, err := wmzlib.NewFile(fh, st.Size(), c, opts...)
+	if err != nil {
+		fh.Close()
+		return nil, nil, wmzError(path, err, modelPath)
+	}
+	return f, fh, nil
+}
+
+// wmzError names the .wmz file at path in err and says what to do: for
+// damage, the recover command that keeps what is left (with -m when the
+// file does not embed its model: modelPath, the model the user gave, or
+// a placeholder); for a missing or wrong model, how to find the right one.
+func wmzError(path string, err error, modelPath string) error {
+	var ne *npz.Error
+	var pe *os.PathError
+	var fe *format.FormatError
+	switch {
+	case errors.As(err, &ne) || errors.As(err, &pe):
+		return err // an error of the output, or one naming its file
+	case errors.Is(err, format.ErrNoModel):
+		id := ""
+		if fh, err := os.Open(path); err == nil {
+			if h, err := format.ReadHeader(fh); err == nil {
+				id = fmt.Sprintf(", ID %s", h.ModelID)
+			}
+			fh.Close()
+		}
+		return fmt.Errorf("%s embeds no model: give the one it was written with (-m model.wmm%s; 'wmzip info model.wmm' prints a model's ID)", path, id)
+	case errors.Is(err, format.ErrModelMismatch):
+		return fmt.Errorf("%s: %w: give -m the model of the file's ID ('wmzip info model.wmm' prints a model's ID)", path, err)
+	case !errors.As(err, &fe) || errors.Is(err, format.ErrTooLarge):
+		return fmt.Errorf("%s: %w", path, err)
+	case fe.Offset == 0 && !endsAsWMZ(path):
+		if isModelFile(path) {
+			return fmt.Errorf("%s is a model file, not a .wmz file", path)
+		}
+		return fmt.Errorf("%s: %w", path, err) // not a .wmz file at all
+	case !bodyDamage(path, fe.Offset):
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	m := ""
+	switch {
+	case modelPath != "":
+		m = " -m " + modelPath
+	case !embedsModel(path):
+		m = " -m model.wmm"
+	}
+	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover%s -o fixed.wmz %s' keeps every intact record, then 'wmzip verify%s fixed.wmz')", path, err, m, path, m)
+}
+
+// bodyDamage reports whether damage at offset lies after the header,
+// embedded model and level table of the .wmz at path, where recovery
+// works around it.
+func bodyDamage(path string, offset int64) bool {
+	fh, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	h, err := format.ReadHeader(fh)
+	return err == nil && offset >= h.BodyStart()
+}
+
+// endsAsWMZ reports whether the file at path ends with the trailer magic
+// of a .wmz file (SPEC.md 6.7).
+func endsAsWMZ(path string) bool {
+	return string(peek(path, -4, 4)) == "WMZ\x1a"
+}
+
+// embedsModel reports whether the header of the .wmz at path, checked or
+// not, says that the file embeds its model.
+func embedsModel(path string) bool {
+	h := peek(path, 0, 12)
+	return string(h[:min(8, len(h))]) == "\x89WMZ\r\n\x1a\n" && h[10]&1 != 0 // SPEC.md 6.2: flags bit 0
+}
+
+// peek returns n bytes of the file at path from offset off (from its end
+// if negative), or nil if it has not got them.
+func peek(path string, off int64, n int) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if off < 0 {
+		st, err := f.Stat()
+		if err != nil {
+			return nil
+		}
+		off += st.Size()
+	}
+	if off < 0 {
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil
+	}
+	return b
+}
