@@ -22,11 +22,12 @@ type File struct {
 	cfg       *config
 	idx       *index
 	bodyStart int64
-	rules     []retainFunc // per level
-	pool      sync.Pool    // *chunkCoder
-	rec       *Recovery    // set when opened WithRecovery
-	cache     *chunkCache  // nil when disabled
-	coderCost int64        // estimated bytes of a live coder (coderBytes)
+	rules     []retainFunc  // per level
+	pool      sync.Pool     // *chunkCoder
+	rec       *Recovery     // set when opened WithRecovery
+	fixed     *HeaderRepair // set when recovery rebuilt the header
+	cache     *chunkCache   // nil when disabled
+	coderCost int64         // estimated bytes of a live coder (coderBytes)
 }
 
 // Info summarizes a file. Sizes are in bytes; ideal code lengths are in
@@ -62,7 +63,9 @@ func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 
 func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, error) {
 	f, err := openHeader(r, size, opts, true)
 	if err != nil {
-		return nil, err
+		if f, err = repairHeader(r, size, model, opts, err); err != nil {
+			return nil, err
+		}
 	}
 	cfg := f.cfg
 	var raw []byte
@@ -257,6 +260,9 @@ func (f *File) Metadata(e int) ([]byte, error) {
 	ep, err := f.episode(e)
 	if err != nil {
 		return nil, err
+	}
+	if ep.synth != nil {
+		return ep.synth, nil
 	}
 	b, err := f.readAt(ep.offset, episodeHdrSize+ep.metaLen+crcSize, "episode record")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zip"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
 )
 
@@ -386,4 +387,94 @@ func TestAppendAndSteps(t *testing.T) {
 	}
 	mustFail(t, p("x.npz"), "episode 1 has steps 0 to 19", "decode", "-m", p("m.wmm"), "--episode", "1", "--steps", "15:25", "-o", p("x.npz"), p("t.wmz"))
 	mustFail(t, p("x.npz"), "want A:B", "decode", "-m", p("m.wmm"), "--episode", "1", "--steps", "7:3", "-o", p("x.npz"), p("t.wmz"))
+}
+
+// TestRecoverKeepsAll (issue 24, point 3): a file with one flipped header
+// byte recovers to the original, byte for byte, with the model given or
+// embedded; one flipped byte in a middle chunk loses that chunk's states
+// only, reported by episode and steps, the rest of its episode following
+// the last episode with metadata saying where it comes from; decode's
+// hint names -m when the file does not embed its model.
+func TestRecoverKeepsAll(t *testing.T) {
+	p := tinySet(t)
+	orig, _ := os.ReadFile(p("t.wmz"))
+	mustRun(t, "encode", "-q", "--keyframe", "8", "--embed-model", "-m", p("m.wmm"), "-o", p("e.wmz"), p("t.npz"))
+	embedded, _ := os.ReadFile(p("e.wmz"))
+	for _, at := range []int{0, 9, 13, 20, 21, 22, 26, 30, 48, 61} {
+		for _, c := range []struct {
+			file  []byte
+			model []string
+		}{{orig, []string{"-m", p("m.wmm")}}, {embedded, nil}} {
+			bad := bytes.Clone(c.file)
+			bad[at] ^= 0x24
+			os.WriteFile(p("bad.wmz"), bad, 0o644)
+			if c.model != nil && at == 20 {
+				mustFail(t, p("x.npz"), "'wmzip recover -m "+p("m.wmm")+" -o fixed.wmz "+p("bad.wmz")+"'", slices.Concat([]string{"decode", "-o", p("x.npz")}, c.model, []string{p("bad.wmz")})...)
+			}
+			out := mustRun(t, slices.Concat([]string{"recover", "-o", p("fixed.wmz")}, c.model, []string{p("bad.wmz")})...)
+			if got, _ := os.ReadFile(p("fixed.wmz")); !bytes.Equal(got, c.file) || !strings.Contains(out, "identical to the original") {
+				t.Fatalf("header byte %d: recovered file differs from the original:\n%s", at, out)
+			}
+		}
+	}
+
+	src, err := npz.ReadTrajectory(p("t.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A byte of a chunk that is not its episode's last, near the middle.
+	var out string
+	for at := len(orig) / 2; !strings.Contains(out, "  moved:"); at += 17 {
+		bad := bytes.Clone(orig)
+		bad[at] ^= 0x10
+		os.WriteFile(p("bad.wmz"), bad, 0o644)
+		out = mustRun(t, "recover", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("bad.wmz"))
+	}
+	var e, from, to, moved, step int
+	if _, err := fmt.Sscanf(out[strings.Index(out, "  lost:"):], "  lost: episode %d, steps %d to %d", &e, &from, &to); err != nil {
+		t.Fatalf("no gap by episode and steps: %v\n%s", err, out)
+	}
+	if _, err := fmt.Sscanf(out[strings.Index(out, "  moved:"):], "  moved: episode %d from step %d on is episode %d", &e, &step, &moved); err != nil || step != to+1 || moved != 3 {
+		t.Fatalf("no move to episode 3 from step %d: %v\n%s", to+1, err, out)
+	}
+	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("back.npz"), p("fixed.wmz"))
+	back, err := npz.ReadTrajectory(p("back.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lost := to - from + 1; back.T != src.T-lost || lost < 1 || lost > 8 {
+		t.Fatalf("%d states back of %d, %d lost", back.T, src.T, lost)
+	}
+	// Episode e lost [from, to]: its start stays in place, its end is last.
+	n := 1024
+	eps := src.Episodes()
+	var want []uint16
+	for i, r := range eps {
+		end := r[1]
+		if i == e {
+			end = r[0] + from
+		}
+		want = append(want, src.Codes[r[0]*n:end*n]...)
+	}
+	want = append(want, src.Codes[(eps[e][0]+to+1)*n:eps[e][1]*n]...)
+	if !slices.Equal(back.Codes, want) {
+		t.Fatal("the recovered states differ from the source's")
+	}
+	f, err := wmzlib.Open(p("fixed.wmz"), mustCodec(t, p("m.wmm")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if meta, err := f.Format().Metadata(3); err != nil || string(meta) != fmt.Sprintf(`{"recovered":{"episode":%d,"step":%d}}`, e, to+1) {
+		t.Fatalf("episode 3's metadata %q, %v", meta, err)
+	}
+}
+
+func mustCodec(t *testing.T, path string) *wmzlib.Codec {
+	t.Helper()
+	c, err := wmzlib.LoadCodec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

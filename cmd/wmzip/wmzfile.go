@@ -46,14 +46,15 @@ func wmzError(path string, err error, modelPath string) error {
 	case errors.As(err, &ne) || errors.As(err, &pe):
 		return err // an error of the output, or one naming its file
 	case errors.Is(err, format.ErrNoModel):
-		id := ""
-		if fh, err := os.Open(path); err == nil {
-			if h, err := format.ReadHeader(fh); err == nil {
-				id = fmt.Sprintf(", ID %s", h.ModelID)
-			}
-			fh.Close()
+		fh, oerr := os.Open(path)
+		if oerr != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		return fmt.Errorf("%s embeds no model: give the one it was written with (-m model.wmm%s; 'wmzip info model.wmm' prints a model's ID)", path, id)
+		defer fh.Close()
+		if h, herr := format.ReadHeader(fh); herr == nil {
+			return fmt.Errorf("%s embeds no model: give the one it was written with (-m model.wmm, ID %s; 'wmzip info model.wmm' prints a model's ID)", path, h.ModelID)
+		}
+		return fmt.Errorf("%s: its header is damaged and it embeds no model: give the model it was written with, -m model.wmm, to rebuild the header", path)
 	case errors.Is(err, format.ErrModelMismatch):
 		return fmt.Errorf("%s: %w: give -m the model of the file's ID ('wmzip info model.wmm' prints a model's ID)", path, err)
 	case !errors.As(err, &fe) || errors.Is(err, format.ErrTooLarge):
@@ -63,7 +64,7 @@ func wmzError(path string, err error, modelPath string) error {
 			return fmt.Errorf("%s is a model file, not a .wmz file", path)
 		}
 		return fmt.Errorf("%s: %w", path, err) // not a .wmz file at all
-	case !bodyDamage(path, fe.Offset):
+	case !recoverableAt(path, fe.Offset):
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	m := ""
@@ -76,17 +77,17 @@ func wmzError(path string, err error, modelPath string) error {
 	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover%s -o fixed.wmz %s' keeps every intact record, then 'wmzip verify%s fixed.wmz')", path, err, m, path, m)
 }
 
-// bodyDamage reports whether damage at offset lies after the header,
-// embedded model and level table of the .wmz at path, where recovery
-// works around it.
-func bodyDamage(path string, offset int64) bool {
+// recoverableAt reports whether recovery can work around damage at offset
+// of the .wmz at path: in the header, which it rebuilds, or after the
+// embedded model and level table, which it cannot.
+func recoverableAt(path string, offset int64) bool {
 	fh, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer fh.Close()
 	h, err := format.ReadHeader(fh)
-	return err == nil && offset >= h.BodyStart()
+	return offset < format.HeaderSize || err != nil || offset >= h.BodyStart()
 }
 
 // endsAsWMZ reports whether the file at path ends with the trailer magic
