@@ -105,7 +105,12 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 			return nil, err
 		}
 	}
-	gp, err := gateParams(g, gq, weps, c.hold, c.gate, c.wm)
+	gopt := c.wm
+	gopt.Progress = nil
+	if c.progress != nil {
+		gopt.Progress = func(done, total int) { c.progress("calibrating the gate", done, total) }
+	}
+	gp, err := gateParams(g, gq, weps, c.hold, c.gate, gopt)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +285,7 @@ func gateParams(g wm.Geometry, q *opq.Quantizer, eps []wm.Episode, hold int, gop
 	if gopt.Weights != nil && len(gopt.Weights) != g.N() {
 		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", ErrInput, len(gopt.Weights), g.N())
 	}
-	opt.Progress, opt.NoFile = nil, true
+	opt.NoFile = true
 	calib, err := wm.Train(g, eps[:len(eps)-hold], opt)
 	if err != nil {
 		return nil, err

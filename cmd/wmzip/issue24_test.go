@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zip"
@@ -19,17 +20,50 @@ import (
 	"github.com/wmzip/wmzip/npz"
 )
 
-// tinySet generates a small trajectory of codes (3 episodes of 20 states,
-// 32x32 codes), trains a model on it with a gate and encodes it with
-// keyframe interval 8; it returns the path maker.
+// tinySet copies into a folder of the test's own a small trajectory of
+// codes (t.npz: 3 episodes of 20 states, 32x32 codes), a model trained on
+// it with a gate (m.wmm) and the trajectory encoded with keyframe
+// interval 8 (t.wmz), made once for all tests; it returns the path maker.
 func tinySet(t *testing.T) func(string) string {
 	t.Helper()
+	tiny.once.Do(func() {
+		tiny.dir = filepath.Join(filepath.Dir(bin), "tiny")
+		p := func(n string) string { return filepath.Join(tiny.dir, n) }
+		if tiny.err = os.Mkdir(tiny.dir, 0o755); tiny.err != nil {
+			return
+		}
+		for _, args := range [][]string{
+			{"gen", "graphworld", "--nodes", "30", "--graph-seed", "3", "--steps", "20", "--episodes", "3", "--seed", "1", "-q", "-o", p("t.npz")},
+			{"train", "-q", "--gate-holdout", "1", "-o", p("m.wmm"), p("t.npz")},
+			{"encode", "-q", "--keyframe", "8", "-m", p("m.wmm"), "-o", p("t.wmz"), p("t.npz")},
+		} {
+			if out, err := command(args...).CombinedOutput(); err != nil {
+				tiny.err = fmt.Errorf("wmzip %s: %v: %s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+	})
+	if tiny.err != nil {
+		t.Fatal(tiny.err)
+	}
 	d := t.TempDir()
-	p := func(n string) string { return filepath.Join(d, n) }
-	mustRun(t, "gen", "graphworld", "--nodes", "30", "--graph-seed", "3", "--steps", "20", "--episodes", "3", "--seed", "1", "-q", "-o", p("t.npz"))
-	mustRun(t, "train", "-q", "--gate-holdout", "1", "-o", p("m.wmm"), p("t.npz"))
-	mustRun(t, "encode", "-q", "--keyframe", "8", "-m", p("m.wmm"), "-o", p("t.wmz"), p("t.npz"))
-	return p
+	for _, n := range []string{"t.npz", "m.wmm", "t.wmz"} {
+		b, err := os.ReadFile(filepath.Join(tiny.dir, n))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d, n), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(n string) string { return filepath.Join(d, n) }
+}
+
+// tiny is the fixture of tinySet.
+var tiny struct {
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // TestOutputNamesInput (issue 24, point 1): every verb with an input and

@@ -104,21 +104,16 @@ func runTrain(args []string) error {
 	return nil
 }
 
-// trainProgress draws a bar per quantizer stage and one for the world
-// model's calibration.
+// trainProgress draws a bar per quantizer stage and one per calibration
+// (the gate's, the world model's), or lines away from a terminal.
 func trainProgress(quiet bool) wmzlib.Progress {
 	qp := opq.TerminalProgress(os.Stderr, quiet)
-	if qp == nil {
-		qp = stages(quiet, "quantizer ") // lines away from a terminal
-	}
-	cal := progress(quiet, "calibrating")
+	other := stages(quiet, "")
 	return func(stage string, done, total int) {
-		if s, ok := strings.CutPrefix(stage, "quantizer "); ok {
-			if qp != nil {
-				qp(s, done, total)
-			}
+		if s, ok := strings.CutPrefix(stage, "quantizer "); ok && qp != nil {
+			qp(s, done, total)
 			return
 		}
-		cal(done, total)
+		other(stage, done, total)
 	}
 }
