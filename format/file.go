@@ -75,7 +75,9 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 		}
 	}
 	if f.model, err = resolveModel(&f.h, raw, model, f.cfg.maxMemory); err != nil {
-		return nil, err
+		if f.model, err = f.replaceModel(model, err); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.readLevels(); err != nil {
 		return nil, err

@@ -43,13 +43,14 @@ import (
 // be trusted the scan stops (Recovery.Stop).
 //
 // A header that fails its checks is rebuilt from the trailer, index,
-// level table and model when they are intact (HeaderRepair), the model
-// given or embedded.
+// level table and model when they are intact, the model given or
+// embedded; an embedded model that fails its check is replaced by the
+// model given, if its ID is the header's (HeaderRepair).
 //
-// A Reader with recovery reads from the record framing alone, in one pass:
-// it keeps an episode up to its first damaged record, skips the rest of
-// it, and ends with io.EOF where the scan stops. Errors in the embedded
-// model or level table, and ErrTooLarge, still fail. Append with recovery
+// Errors in the level table, and ErrTooLarge, still fail. A Reader with
+// recovery reads from the record framing alone, in one pass: it keeps an
+// episode up to its first damaged record, skips the rest of it, ends with
+// io.EOF where the scan stops, and rebuilds neither header nor model. Append with recovery
 // continues a file that was not closed, if nothing before its last valid
 // record had to be skipped. Default false.
 func WithRecovery(on bool) Option {
@@ -552,15 +553,25 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 		return Recovery{}, Info{}, err
 	}
 	rec, _ := f.Recovered()
-	x := f.idx.relocate(f.bodyStart)
 	// Copy the kept bytes, joining adjacent spans.
 	from, to := int64(0), f.bodyStart // pending span
-	if f.fixed != nil {
-		if _, err := w.Write(f.fixed.bytes); err != nil {
+	bodyStart := f.bodyStart
+	if fix := f.fixed; fix != nil {
+		head := fix.bytes
+		if fix.ModelErr != nil { // the model given in place of the damaged one
+			mb, _ := f.model.MarshalBinary()
+			h := f.h
+			h.ModelSize = int64(len(mb))
+			head = slices.Concat(h.marshal(), mb, h.marshalLevels())
+			from, to, bodyStart = f.bodyStart, f.bodyStart, h.BodyStart()
+		} else {
+			from = HeaderSize
+		}
+		if _, err := w.Write(head); err != nil {
 			return rec, Info{}, err
 		}
-		from = HeaderSize
 	}
+	x := f.idx.relocate(bodyStart)
 	flush := func() error {
 		_, err := io.Copy(w, io.NewSectionReader(r, from, to-from))
 		return err
@@ -596,7 +607,7 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 	if err := flush(); err != nil {
 		return rec, Info{}, err
 	}
-	end := payloadEnd(x, f.bodyStart)
+	end := payloadEnd(x, bodyStart)
 	ix := x.marshal()
 	t := trailer{indexOffset: end, indexLength: int64(len(ix)), indexCRC: crc(ix)}
 	if _, err := w.Write(append(ix, t.marshal()...)); err != nil {
@@ -604,7 +615,7 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 	}
 	info := f.Info()
 	info.FileBytes = end + int64(len(ix)) + TrailerSize
-	info.PayloadBytes = end - f.bodyStart
+	info.PayloadBytes = end - bodyStart
 	info.IndexBytes = info.FileBytes - end
 	return rec, info, nil
 }

@@ -21,9 +21,11 @@ import (
 // confirms the result or finds, by one changed byte, the value of a field
 // nothing else fixes.
 
-// HeaderRepair describes a header that recovery rebuilt (Recovery.Header).
+// HeaderRepair describes what recovery rebuilt before the body
+// (Recovery.Header): the header, or the embedded model.
 type HeaderRepair struct {
-	// Err is the damage that made the header unreadable.
+	// Err is the damage that made the header unreadable; nil if the header
+	// was intact (and the embedded model replaced).
 	Err error
 	// Exact reports that the rebuilt header has the checksum the damaged
 	// one carries: it is the header the file was written with, byte for
@@ -34,7 +36,10 @@ type HeaderRepair struct {
 	// to be taken as they read in the damaged header or, for the keyframe
 	// interval, as the largest chunk, when Exact is false.
 	Guessed []string
-	bytes   []byte
+	// ModelErr is the damage of an embedded model that the model given,
+	// of the file's model ID, replaced; nil if none.
+	ModelErr error
+	bytes    []byte // the header rebuilt, nil if intact
 }
 
 // repairHeader, for Open with recovery, rebuilds the header of a file
@@ -286,4 +291,22 @@ func (f *File) oneByteFix(base *Header, b []byte, want uint32, maxN int64, m *wm
 		c[at] = old
 	}
 	return nil, Header{}, false
+}
+
+// replaceModel, for Open with recovery, returns the model given in place
+// of an embedded model that failed with err (its bytes damaged), if its ID
+// is the one the header names; else err.
+func (f *File) replaceModel(given *wm.Model, err error) (*wm.Model, error) {
+	if !f.cfg.recover || !f.h.ModelEmbedded || given == nil || given.ID() != f.h.ModelID ||
+		!errors.Is(err, ErrChecksum) && !errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
+	if _, merr := given.MarshalBinary(); merr != nil || given.Geom != f.h.Geom || given.Precision != f.h.Precision {
+		return nil, err
+	}
+	if f.fixed == nil {
+		f.fixed = &HeaderRepair{}
+	}
+	f.fixed.ModelErr = err
+	return given, nil
 }

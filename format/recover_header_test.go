@@ -54,6 +54,23 @@ func TestRecoverHeader(t *testing.T) {
 				}
 			}
 		}
+		// A damaged embedded model is replaced by the model given.
+		if given == nil {
+			ms := int64(le.Uint32(b[48:]))
+			for _, at := range []int64{HeaderSize, HeaderSize + 9, HeaderSize + ms/2, HeaderSize + ms - 1} {
+				bad := bytes.Clone(b)
+				bad[at] ^= 0x08
+				name := fmt.Sprintf("%s, model byte %d", c.name, at-HeaderSize)
+				if _, _, err := Recover(&bytes.Buffer{}, bytes.NewReader(bad), int64(len(bad)), nil); err == nil {
+					t.Fatalf("%s: recovered without the model", name)
+				}
+				var out bytes.Buffer
+				rec, _, err := Recover(&out, bytes.NewReader(bad), int64(len(bad)), m)
+				if err != nil || rec.Header == nil || rec.Header.ModelErr == nil || !bytes.Equal(out.Bytes(), b) {
+					t.Fatalf("%s: %v, recovery %+v, same bytes %v", name, err, rec, bytes.Equal(out.Bytes(), b))
+				}
+			}
+		}
 		// Without the model a file that does not embed it cannot be
 		// rebuilt; with another model, neither.
 		if given != nil {

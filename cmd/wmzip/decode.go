@@ -77,11 +77,12 @@ func runDecode(args []string) (err error) {
 	}
 	defer fh.Close()
 	if to < 0 { // A: runs to the end of the episode
+		to = 0 // an episode the file has not: NPZHeader says so
 		if *episode < f.Episodes() {
 			to = f.EpisodeLen(*episode)
-		}
-		if *step >= to {
-			return fmt.Errorf("--steps %q: episode %d has steps 0 to %d", *steps, *episode, to-1)
+			if *step >= to {
+				return fmt.Errorf("--steps %q: episode %d has steps 0 to %d", *steps, *episode, to-1)
+			}
 		}
 	}
 	o := wmzlib.NPZOptions{Episode: *episode, Step: *step, To: to, CodesOnly: *codesOnly, Progress: progress(*quiet, "decoding")}

@@ -425,7 +425,8 @@ func TestAppendAndSteps(t *testing.T) {
 
 // TestRecoverKeepsAll (issue 24, point 3): a file with one flipped header
 // byte recovers to the original, byte for byte, with the model given or
-// embedded; one flipped byte in a middle chunk loses that chunk's states
+// embedded, and one with a flipped byte in its embedded model with the
+// model given; one flipped byte in a middle chunk loses that chunk's states
 // only, reported by episode and steps, the rest of its episode following
 // the last episode with metadata saying where it comes from; decode's
 // hint names -m when the file does not embed its model.
@@ -452,12 +453,22 @@ func TestRecoverKeepsAll(t *testing.T) {
 		}
 	}
 
+	// A damaged embedded model: the model given takes its place.
+	bad := bytes.Clone(embedded)
+	bad[200] ^= 0x08
+	os.WriteFile(p("bad.wmz"), bad, 0o644)
+	mustFail(t, p("x.npz"), "'wmzip recover -m model.wmm -o fixed.wmz", "decode", "-o", p("x.npz"), p("bad.wmz"))
+	out := mustRun(t, "recover", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("bad.wmz"))
+	if got, _ := os.ReadFile(p("fixed.wmz")); !bytes.Equal(got, embedded) || !strings.Contains(out, "embedded model: damaged") {
+		t.Fatalf("a damaged embedded model:\n%s", out)
+	}
+
 	src, err := npz.ReadTrajectory(p("t.npz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A byte of a chunk that is not its episode's last, near the middle.
-	var out string
+	out = ""
 	for at := len(orig) / 2; !strings.Contains(out, "  moved:"); at += 17 {
 		bad := bytes.Clone(orig)
 		bad[at] ^= 0x10

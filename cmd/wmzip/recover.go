@@ -89,12 +89,15 @@ func printRecovery(in, out string, size int64, rec format.Recovery, info format.
 	}
 	fmt.Printf("wrote %s: %d states in %d episodes, %d chunks; kept %d of %d bytes\n",
 		out, info.States, info.Episodes, info.Chunks, info.FileBytes-info.IndexBytes, size)
-	if h := rec.Header; h != nil {
-		if h.Exact {
-			fmt.Printf("  header: damaged (%v); rebuilt from the index, trailer, level table and model, identical to the original (its checksum matches)\n", h.Err)
-		} else {
-			fmt.Printf("  header: damaged (%v); rebuilt from the index, trailer, level table and model; its checksum did not confirm the %s, taken as the damaged header gives them (every chunk decodes with them)\n", h.Err, strings.Join(h.Guessed, ", "))
-		}
+	switch h := rec.Header; {
+	case h == nil:
+	case h.Err != nil && h.Exact:
+		fmt.Printf("  header: damaged (%v); rebuilt from the index, trailer, level table and model, identical to the original (its checksum matches)\n", h.Err)
+	case h.Err != nil:
+		fmt.Printf("  header: damaged (%v); rebuilt from the index, trailer, level table and model; its checksum did not confirm the %s, taken as the damaged header gives them (every chunk decodes with them)\n", h.Err, strings.Join(h.Guessed, ", "))
+	}
+	if h := rec.Header; h != nil && h.ModelErr != nil {
+		fmt.Printf("  embedded model: damaged (%v); the model given, of the file's model ID, takes its place\n", h.ModelErr)
 	}
 	for _, g := range rec.Gaps {
 		at := fmt.Sprintf("bytes %d to %d: %v", g.Offset, g.Offset+g.Length, g.Err)

@@ -108,7 +108,7 @@ func runTrain(args []string) error {
 // (the gate's, the world model's), or lines away from a terminal.
 func trainProgress(quiet bool) wmzlib.Progress {
 	qp := opq.TerminalProgress(os.Stderr, quiet)
-	other := stages(quiet, "")
+	other := stages(quiet)
 	return func(stage string, done, total int) {
 		if s, ok := strings.CutPrefix(stage, "quantizer "); ok && qp != nil {
 			qp(s, done, total)

@@ -70,13 +70,13 @@ func parseList[T comparable](v string, parseItem func(string) (T, error)) ([]T, 
 var progress = progressBar.Bar
 
 // stages returns a progress reporter for a step of named stages: one
-// progress per stage, called prefix+stage.
-func stages(quiet bool, prefix string) func(stage string, done, total int) {
+// progress per stage.
+func stages(quiet bool) func(stage string, done, total int) {
 	var cur string
 	var bar func(done, total int)
 	return func(stage string, done, total int) {
 		if bar == nil || stage != cur {
-			cur, bar = stage, progress(quiet, prefix+stage)
+			cur, bar = stage, progress(quiet, stage)
 		}
 		bar(done, total)
 	}

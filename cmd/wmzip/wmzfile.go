@@ -64,30 +64,42 @@ func wmzError(path string, err error, modelPath string) error {
 			return fmt.Errorf("%s is a model file, not a .wmz file", path)
 		}
 		return fmt.Errorf("%s: %w", path, err) // not a .wmz file at all
-	case !recoverableAt(path, fe.Offset):
+	}
+	ok, needModel := recoverableAt(path, fe.Offset)
+	if !ok {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	m := ""
 	switch {
 	case modelPath != "":
 		m = " -m " + modelPath
-	case !embedsModel(path):
+	case needModel:
 		m = " -m model.wmm"
 	}
 	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover%s -o fixed.wmz %s' keeps every intact record, then 'wmzip verify%s fixed.wmz')", path, err, m, path, m)
 }
 
 // recoverableAt reports whether recovery can work around damage at offset
-// of the .wmz at path: in the header, which it rebuilds, or after the
-// embedded model and level table, which it cannot.
-func recoverableAt(path string, offset int64) bool {
+// of the .wmz at path, and whether it needs the model given to: in the
+// header, which it rebuilds (with the embedded model, if any), in the
+// embedded model, which the model given replaces, and after the level
+// table, which it cannot rebuild.
+func recoverableAt(path string, offset int64) (ok, needModel bool) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer fh.Close()
 	h, err := format.ReadHeader(fh)
-	return offset < format.HeaderSize || err != nil || offset >= h.BodyStart()
+	switch {
+	case err != nil || offset < format.HeaderSize:
+		return true, !embedsModel(path)
+	case h.ModelEmbedded && offset < format.HeaderSize+h.ModelSize:
+		return true, true
+	case offset < h.BodyStart():
+		return false, false
+	}
+	return true, !h.ModelEmbedded
 }
 
 // endsAsWMZ reports whether the file at path ends with the trailer magic
