@@ -138,7 +138,7 @@ type scan struct {
 	orig    int         // its episode in the damaged file
 	step    int64       // the step of its next state there
 	broken  bool        // a chunk of it was lost: the next one starts a continuation
-	closed  bool        // an episode tag follows it: if empty, it is complete
+	closed  bool        // an episode or index tag follows it: if empty, it is complete
 	next    int         // the damaged file's number of the next episode record
 	states  int64
 	nchunks int64
@@ -230,6 +230,7 @@ func (f *File) scanRecords() error {
 			x.retained += cc.retained
 			pos += length
 		case tagIndex:
+			s.closed = true
 			switch matches := f.indexMatches(s.index(x), pos); {
 			case matches && len(s.rec.Gaps) == 0 && f.fixed == nil:
 				return s.finish(x, true, nil)
