@@ -97,6 +97,9 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
+	if (withLambda || withDist || *access != "") && !c.HasGate() {
+		return fmt.Errorf("%s has no retention gate (it was trained with --gate-holdout 0): --lambda, --distortion and --access need one; train with the default --gate-holdout, or encode losslessly", *modelPath)
+	}
 	if n := c.Geometry().N(); *keyframe > format.MaxChunkCoords/n {
 		return fmt.Errorf("--keyframe %d: at most %d with this model's %d coordinates per state", *keyframe, format.MaxChunkCoords/n, n)
 	}

@@ -139,9 +139,11 @@ func TestOutputPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, msgs, ok := wmzip(t, "encode", "--keyframe", "8", "-m", p("m.wmm"), "-o", "-", p("t.npz"))
-	if !ok || stdout != string(want) || !strings.Contains(msgs, "wrote") {
-		t.Fatalf("encode -o -: ok %v, %d bytes on stdout (want %d), messages %q", ok, len(stdout), len(want), msgs)
+	for _, o := range []string{"-", "/dev/stdout"} {
+		stdout, msgs, ok := wmzip(t, "encode", "--keyframe", "8", "-m", p("m.wmm"), "-o", o, p("t.npz"))
+		if !ok || stdout != string(want) || !strings.Contains(msgs, "wrote") {
+			t.Fatalf("encode -o %s: ok %v, %d bytes on stdout (want %d), messages %q", o, ok, len(stdout), len(want), msgs)
+		}
 	}
 	os.Symlink("real.wmz", p("link.wmz"))
 	mustRun(t, "encode", "-q", "--keyframe", "8", "-m", p("m.wmm"), "-o", p("link.wmz"), p("t.npz"))
@@ -522,4 +524,24 @@ func mustCodec(t *testing.T, path string) *wmzlib.Codec {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestWrongFileKind (issue 24, point 2): a model, .wmz or .npz given where
+// another kind of file is wanted is named as what it is, and a lossy
+// encoding asked of a model without a gate says how to get one.
+func TestWrongFileKind(t *testing.T) {
+	p := tinySet(t)
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"is a model file (.wmm), not a trajectory .npz", []string{"encode", "-m", p("m.wmm"), "-o", p("x.wmz"), p("m.wmm")}},
+		{"is a .wmz file, not a trajectory .npz", []string{"train", "-o", p("x.wmm"), p("t.wmz")}},
+		{"is a zip archive (an .npz?), not a .wmz file", []string{"decode", "-m", p("m.wmm"), "-o", p("x.npz"), p("t.npz")}},
+		{"is a model file, not a .wmz file", []string{"verify", "-m", p("m.wmm"), p("m.wmm")}},
+	} {
+		mustFail(t, "", c.want, c.args...)
+	}
+	mustRun(t, "train", "-q", "--gate-holdout", "0", "-o", p("ng.wmm"), p("t.npz"))
+	mustFail(t, p("x.wmz"), "has no retention gate (it was trained with --gate-holdout 0)", "encode", "-m", p("ng.wmm"), "--lambda", "2", "-o", p("x.wmz"), p("t.npz"))
 }

@@ -60,8 +60,11 @@ func wmzError(path string, err error, modelPath string) error {
 	case !errors.As(err, &fe) || errors.Is(err, format.ErrTooLarge):
 		return fmt.Errorf("%s: %w", path, err)
 	case fe.Offset == 0 && !endsAsWMZ(path):
-		if isModelFile(path) {
+		switch {
+		case isModelFile(path):
 			return fmt.Errorf("%s is a model file, not a .wmz file", path)
+		case string(peek(path, 0, 4)) == "PK\x03\x04":
+			return fmt.Errorf("%s is a zip archive (an .npz?), not a .wmz file: wmzip encode makes one of a trajectory", path)
 		}
 		return fmt.Errorf("%s: %w", path, err) // not a .wmz file at all
 	}
@@ -100,6 +103,22 @@ func recoverableAt(path string, offset int64) (ok, needModel bool) {
 		return false, false
 	}
 	return true, !h.ModelEmbedded
+}
+
+// explainInput adds to an error about a file that is no .npz archive what
+// the file is, when it is a model or .wmz file given in its place.
+func explainInput(err error) error {
+	var ne *npz.Error
+	if !errors.As(err, &ne) || !errors.Is(err, npz.ErrFormat) || ne.Path == "" {
+		return err
+	}
+	switch {
+	case isModelFile(ne.Path):
+		return fmt.Errorf("%s is a model file (.wmm), not a trajectory .npz", ne.Path)
+	case endsAsWMZ(ne.Path):
+		return fmt.Errorf("%s is a .wmz file, not a trajectory .npz: wmzip decode makes one of it", ne.Path)
+	}
+	return err
 }
 
 // endsAsWMZ reports whether the file at path ends with the trailer magic
