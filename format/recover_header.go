@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/wmzip/wmzip/wm"
@@ -130,8 +131,10 @@ func repairHeader(r io.ReaderAt, size int64, model *wm.Model, opts []Option, her
 			b, h, rep.Exact = c, fixed, true
 		case found && bytes.Equal(b[:60], d[:60]):
 			rep.Exact = true
+		case !found && !h.ModelEmbedded:
+			return nil, &FormatError{Offset: 32, Msg: fmt.Sprintf("the header is damaged (%v), and no chunk decodes with the model given: it is not the one the file was written with", herr), Err: ErrModelMismatch}
 		case !found:
-			return nil, herr // the model given is not the file's, or every chunk is damaged
+			return nil, corrupt(0, "the header is damaged (%v), and none of the first chunks decodes under any header the rest of the file allows", herr)
 		default:
 			rep.Guessed = append(rep.Guessed, "keyframe interval", "lanes")
 			if len(h.Levels) == 0 {

@@ -80,7 +80,7 @@ func TestRecoverHeader(t *testing.T) {
 				t.Fatalf("%s: no model: %v", c.name, err)
 			}
 			other := trainModel(g, 12, genEpisodes(rng, g, []int{5}))
-			if _, _, err := Recover(&bytes.Buffer{}, bytes.NewReader(bad), int64(len(bad)), other); err == nil {
+			if _, _, err := Recover(&bytes.Buffer{}, bytes.NewReader(bad), int64(len(bad)), other); !errors.Is(err, ErrModelMismatch) {
 				t.Fatalf("%s: rebuilt with another model", c.name)
 			}
 		}
