@@ -219,8 +219,8 @@ func (c *Codec) episodeCodes(e *Episode) ([]uint16, error) {
 			return nil, err
 		}
 	}
-	if n := c.m.Geom.N(); len(codes) != len(e.Actions)*n {
-		return nil, fmt.Errorf("%w: %d codes for %d states of %d", ErrInput, len(codes), len(e.Actions), n)
+	if g := c.m.Geom; len(codes) != len(e.Actions)*g.N() {
+		return nil, inputErrorf("%d actions (one per state) but %d codes: %d states take %d codes (%d slots × %d subspaces)", len(e.Actions), len(codes), len(e.Actions), len(e.Actions)*g.N(), g.S, g.M)
 	}
 	return codes, nil
 }

@@ -112,6 +112,9 @@ func (c *Codec) Quantize(dst []uint16, obs []float32) ([]uint16, error) {
 	if len(obs)%per != 0 {
 		return dst, fmt.Errorf("%w: %d observation values are not whole states of %d slots × %d", ErrInput, len(obs), g.S, c.q.Dim())
 	}
+	if err := checkFinite(obs, g.S, c.q.Dim(), 0, "", nil); err != nil {
+		return dst, err
+	}
 	n := len(obs) / per * g.N()
 	dst = grow(dst, n)
 	if err := c.q.Encode(obs, dst[len(dst)-n:]); err != nil {

@@ -33,6 +33,10 @@ type Description struct {
 	HeaderBytes         int64   `json:"header_bytes"`
 	IndexBytes          int64   `json:"index_bytes"`
 	FramingBitsPerState float64 `json:"framing_bits_per_state"`
+	// AboveRaw reports a rate above RawBitsPerState: the model predicts
+	// these states worse than no model, typically one trained on other
+	// data.
+	AboveRaw bool `json:"above_raw,omitempty"`
 }
 
 // Describe summarizes the file called name whose header and index are h
@@ -54,6 +58,7 @@ func Describe(name string, h format.Header, in format.Info) Description {
 		HeaderBytes: in.HeaderBytes, IndexBytes: in.IndexBytes,
 	}
 	j.FramingBitsPerState = j.BitsPerState - j.IdealBitsPerState
+	j.AboveRaw = j.BitsPerState > j.RawBitsPerState
 	if h.Lossless() {
 		j.Lambda = "inf"
 		j.Distortion = 0.0

@@ -12,9 +12,9 @@ import (
 )
 
 // Progress is told how far a long call has come: stage names the step
-// ("quantizer pca", "quantizer opq", "quantizer kmeans", "calibrating",
-// "encoding", "ladder", "allocating"), done and total count its work.
-// Calls are serialized.
+// ("quantizer pca", "quantizer opq", "quantizer kmeans", "calibrating the
+// gate", "calibrating", "encoding", "ladder", "allocating"), done and
+// total count its work. Calls are serialized.
 type Progress func(stage string, done, total int)
 
 // A TrainOption configures Train.

@@ -28,10 +28,10 @@ func (c *Codec) checkSource(h *npz.TrajectoryHeader, path string) (useObs bool, 
 	s, m := h.S, h.M
 	if useObs = h.HasObs && c.q != nil || !h.HasCodes; useObs {
 		if c.q == nil {
-			return false, fmt.Errorf("%s: no `codes` array, and the model has no quantizer for its `obs`", path)
+			return false, inputErrorf("%s: no `codes` array, and the model has no quantizer for its `obs` (it was trained on codes): use a model trained on such observations", path)
 		}
-		if h.ObsD != c.q.Dim() {
-			return false, fmt.Errorf("%s: observations have %d dimensions, the quantizer %d", path, h.ObsD, c.q.Dim())
+		if err := c.checkObsShape(path, h.ObsS, h.ObsD); err != nil {
+			return false, err
 		}
 		s, m = h.ObsS, c.q.M()
 	}
@@ -73,6 +73,9 @@ func (w *Writer) WriteTrajectory(src *npz.TrajectoryReader) error {
 			if useObs {
 				_, err = src.Read(acts[:k], nil, obs[:k*h.ObsS*h.ObsD])
 				if err == nil {
+					err = checkFinite(obs[:k*h.ObsS*h.ObsD], h.ObsS, h.ObsD, t, src.Path(), func(s int) (int, int) { return i, s - e[0] })
+				}
+				if err == nil {
 					err = w.c.q.Encode(obs[:k*h.ObsS*h.ObsD], codes[:k*n])
 				}
 			} else if _, err = src.Read(acts[:k], codes[:k*n], nil); err == nil {
@@ -112,10 +115,12 @@ func EncodeTrajectory(ctx context.Context, w io.Writer, c *Codec, src *npz.Traje
 }
 
 // NPZOptions choose what File.WriteNPZ decodes and writes. Episode ≥ 0
-// decodes that episode only and Step ≥ 0 that state of it only; -1 for
-// each decodes every state (the zero value is state 0 of episode 0).
+// decodes that episode only and Step ≥ 0 that state of it only, or with
+// To > Step its steps Step to To−1; -1 for each decodes every state (the
+// zero value is state 0 of episode 0).
 type NPZOptions struct {
 	Episode, Step int
+	To            int                   // with Step ≥ 0: the end of a range of steps (≤ Step: Step alone)
 	CodesOnly     bool                  // leave out obs, the quantizer's reconstruction
 	Progress      func(done, total int) // states decoded so far
 	NPZ           []npz.Option          // WithDeflate
@@ -142,11 +147,11 @@ func (f *File) NPZHeader(o NPZOptions) (npz.TrajectoryHeader, error) {
 			h.Extra = []string{"levels"}
 		}
 	case e >= f.Episodes():
-		return h, fmt.Errorf("%w: episode %d of %d", ErrInput, e, f.Episodes())
-	case o.Step >= f.EpisodeLen(e):
-		return h, fmt.Errorf("%w: step %d of %d in episode %d", ErrInput, o.Step, f.EpisodeLen(e), e)
+		return h, inputErrorf("the file has %d episodes (0 to %d), not episode %d", f.Episodes(), f.Episodes()-1, e)
+	case o.Step >= f.EpisodeLen(e) || o.To > f.EpisodeLen(e):
+		return h, inputErrorf("episode %d has steps 0 to %d, not %s", e, f.EpisodeLen(e)-1, o.steps())
 	case o.Step >= 0:
-		h.T = 1
+		h.T = max(o.To-o.Step, 1)
 	default:
 		h.T = f.EpisodeLen(e)
 	}
@@ -179,11 +184,7 @@ func (f *File) WriteNPZ(path string, o NPZOptions) error {
 	case o.Episode < 0:
 		err = f.decodeAll(b)
 	case o.Step >= 0:
-		var a int64
-		var codes []uint16
-		if a, codes, err = f.f.StateAction(o.Episode, o.Step); err == nil {
-			err = b.write([]int64{a}, codes, nil)
-		}
+		err = f.writeSteps(b, o.Episode, o.Step, o.Step+h.T)
 	default:
 		err = f.f.DecodeEpisodeChunks(o.Episode, func(a []int64, codes []uint16) error { return b.write(a, codes, nil) })
 	}
@@ -191,6 +192,39 @@ func (f *File) WriteNPZ(path string, o NPZOptions) error {
 		return err
 	}
 	return tw.Close()
+}
+
+// steps names the step or steps o selects, for messages.
+func (o NPZOptions) steps() string {
+	if o.To > o.Step+1 {
+		return fmt.Sprintf("steps %d to %d", o.Step, o.To-1)
+	}
+	return fmt.Sprintf("step %d", o.Step)
+}
+
+// writeSteps decodes steps [from, to) of episode e, a block at a time:
+// each from its chunk's keyframe the first time, the chunk cache then
+// going on where the last read stopped.
+func (f *File) writeSteps(b *npzBlock, e, from, to int) error {
+	n := f.c.m.Geom.N()
+	k := blockStates(2*n + 4*f.c.Dim()*f.c.m.Geom.S)
+	acts, codes := make([]int64, 0, k), make([]uint16, 0, k*n)
+	var buf []uint16
+	for t := from; t < to; t++ {
+		a, c, err := f.f.ReadState(e, t, buf)
+		if err != nil {
+			return err
+		}
+		buf = c
+		acts, codes = append(acts, a), append(codes, c...)
+		if len(acts) == k || t == to-1 {
+			if err := b.write(acts, codes, nil); err != nil {
+				return err
+			}
+			acts, codes = acts[:0], codes[:0]
+		}
+	}
+	return nil
 }
 
 // decodeAll decodes the whole file in order, with each state's level.

@@ -204,7 +204,7 @@ func TestStreamBadSource(t *testing.T) {
 	}{
 		{"shape", &npz.Trajectory{T: 2, S: 2, M: g.N() / 2, Codes: make([]uint16, 2*g.N()), CodesDtype: "uint16"}, "codes have shape"},
 		{"code", &npz.Trajectory{T: 3, S: g.S, M: g.M, Codes: slices.Concat(make([]uint16, 2*g.N()+5), []uint16{uint16(g.K)}, make([]uint16, g.N()-6)), CodesDtype: "uint16"},
-			fmt.Sprintf("code %d at state 2, coordinate 5 is >= K=%d", g.K, g.K)},
+			fmt.Sprintf("code %d at state 2, slot %d, subspace %d is >= K=%d", g.K, 5/g.M, 5%g.M, g.K)},
 		{"obs", &npz.Trajectory{T: 1, ObsS: 1, ObsD: 4, Obs: make([]float32, 4)}, "no quantizer"},
 	} {
 		path := filepath.Join(dir, tc.name+".npz")

@@ -81,7 +81,16 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	g, weps, err := trainGeometry(eps, codes, c.alphabet)
+	// Codes from a quantizer range over its K, whether or not the
+	// training states use every value.
+	alphabet := c.alphabet
+	if q != nil {
+		if alphabet != 0 && alphabet != q.K() {
+			return nil, fmt.Errorf("%w: alphabet %d differs from the quantizer's %d centroids per subspace (leave the alphabet unset)", ErrInput, alphabet, q.K())
+		}
+		alphabet = q.K()
+	}
+	g, weps, err := trainGeometry(eps, codes, alphabet)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +105,12 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 			return nil, err
 		}
 	}
-	gp, err := gateParams(g, gq, weps, c.hold, c.gate, c.wm)
+	gopt := c.wm
+	gopt.Progress = nil
+	if c.progress != nil {
+		gopt.Progress = func(done, total int) { c.progress("calibrating the gate", done, total) }
+	}
+	gp, err := gateParams(g, gq, weps, c.hold, c.gate, gopt)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +198,9 @@ func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, er
 			return nil, fmt.Errorf("%w: episode %d: %d observation values for %d states of %d slots", ErrInput, i, len(e.Obs), len(e.Actions), e.slots())
 		}
 		d := len(e.Obs) / n
+		if err := checkFinite(e.Obs, e.slots(), d, 0, fmt.Sprintf("episode %d", i), nil); err != nil {
+			return nil, err
+		}
 		if dim == 0 {
 			dim = d
 		} else if d != dim {
@@ -268,7 +285,7 @@ func gateParams(g wm.Geometry, q *opq.Quantizer, eps []wm.Episode, hold int, gop
 	if gopt.Weights != nil && len(gopt.Weights) != g.N() {
 		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", ErrInput, len(gopt.Weights), g.N())
 	}
-	opt.Progress, opt.NoFile = nil, true
+	opt.NoFile = true
 	calib, err := wm.Train(g, eps[:len(eps)-hold], opt)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func ReadTrainingEpisodes(paths []string, useObs bool, maxStates int) ([]Episode
 			return nil, err
 		}
 		if tr.Codes == nil && (tr.Obs == nil || !useObs) {
-			return nil, fmt.Errorf("%s: no `codes` array", paths[i])
+			return nil, inputErrorf("%s: no `codes` array to train on (its `obs` are left out: drop --no-quantizer to train on them)", paths[i])
 		}
 		parts = append(parts, TrajectoryEpisodes(tr, useObs))
 		left -= tr.T
@@ -48,10 +48,18 @@ func readTrainingFile(path string, useObs bool, keep int) (*npz.Trajectory, erro
 	}
 	defer r.Close()
 	h := r.Header()
+	var tr *npz.Trajectory
+	var step func(int) (int, int)
 	if keep <= 0 || h.T <= keep {
-		return npz.ReadTrajectory(path)
+		tr, err = npz.ReadTrajectory(path)
+		step = stepIn(h.EpisodeStart)
+	} else {
+		tr, err = readTail(r, path, keep, useObs && h.HasObs)
 	}
-	return readTail(r, path, keep, useObs && h.HasObs)
+	if err == nil && useObs && tr.Obs != nil {
+		err = checkFinite(tr.Obs, tr.ObsS, tr.ObsD, h.T-tr.T, path, step)
+	}
+	return tr, err
 }
 
 // readTail reads the last keep states of the trajectory r (a file that

@@ -22,7 +22,10 @@ func ReadTrajectory(path string, c *Codec) (*npz.Trajectory, error) {
 	}
 	if tr.Obs != nil && c.q != nil || tr.Codes == nil {
 		if c.q == nil {
-			return nil, fmt.Errorf("%s: no `codes` array, and the model has no quantizer for its `obs`", path)
+			return nil, inputErrorf("%s: no `codes` array, and the model has no quantizer for its `obs` (it was trained on codes): use a model trained on such observations", path)
+		}
+		if err := c.checkObsShape(path, tr.ObsS, tr.ObsD); err != nil {
+			return nil, err
 		}
 		if err := c.QuantizeTrajectory(tr); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -47,7 +50,7 @@ func checkShape(path string, s, m int, g *wm.Geometry) error {
 	// The same N in another shape would silently mean other slots and
 	// subspaces.
 	if (s != g.S || m != g.M) && (s != 1 || m != g.N()) {
-		return fmt.Errorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]", path, s, m, g.S, g.M, g.N())
+		return inputErrorf("%s: codes have shape [T,%d,%d], the model expects [T,%d,%d] or [T,%d]: use a model trained on codes of this shape", path, s, m, g.S, g.M, g.N())
 	}
 	return nil
 }
@@ -57,7 +60,7 @@ func checkShape(path string, s, m int, g *wm.Geometry) error {
 func checkCodes(path string, codes []uint16, first int, g *wm.Geometry) error {
 	for i, v := range codes {
 		if int(v) >= g.K {
-			return fmt.Errorf("%s: code %d at state %d, coordinate %d is >= K=%d", path, v, first+i/g.N(), i%g.N(), g.K)
+			return inputErrorf("%s: code %d at state %d, slot %d, subspace %d is >= K=%d, the model's alphabet: use a model trained on codes of this range", path, v, first+i/g.N(), i%g.N()/g.M, i%g.M, g.K)
 		}
 	}
 	return nil
@@ -74,7 +77,10 @@ func (c *Codec) QuantizeTrajectory(tr *npz.Trajectory) error {
 		return errors.New("no `obs` array to quantize")
 	}
 	if tr.ObsD != q.Dim() {
-		return fmt.Errorf("observations have %d dimensions, the quantizer %d", tr.ObsD, q.Dim())
+		return inputErrorf("obs has %d values per slot vector, the model's quantizer takes %d: use a model trained on observations of this shape", tr.ObsD, q.Dim())
+	}
+	if err := checkFinite(tr.Obs, tr.ObsS, tr.ObsD, 0, "", stepIn(tr.EpisodeStart)); err != nil {
+		return err
 	}
 	codes := make([]uint16, tr.T*tr.ObsS*q.M())
 	if err := q.Encode(tr.Obs, codes); err != nil {

@@ -22,11 +22,12 @@ type File struct {
 	cfg       *config
 	idx       *index
 	bodyStart int64
-	rules     []retainFunc // per level
-	pool      sync.Pool    // *chunkCoder
-	rec       *Recovery    // set when opened WithRecovery
-	cache     *chunkCache  // nil when disabled
-	coderCost int64        // estimated bytes of a live coder (coderBytes)
+	rules     []retainFunc  // per level
+	pool      sync.Pool     // *chunkCoder
+	rec       *Recovery     // set when opened WithRecovery
+	fixed     *HeaderRepair // set when recovery rebuilt the header
+	cache     *chunkCache   // nil when disabled
+	coderCost int64         // estimated bytes of a live coder (coderBytes)
 }
 
 // Info summarizes a file. Sizes are in bytes; ideal code lengths are in
@@ -62,7 +63,9 @@ func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 
 func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, error) {
 	f, err := openHeader(r, size, opts, true)
 	if err != nil {
-		return nil, err
+		if f, err = repairHeader(r, size, model, opts, err); err != nil {
+			return nil, err
+		}
 	}
 	cfg := f.cfg
 	var raw []byte
@@ -72,7 +75,9 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 		}
 	}
 	if f.model, err = resolveModel(&f.h, raw, model, f.cfg.maxMemory); err != nil {
-		return nil, err
+		if f.model, err = f.replaceModel(model, err); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.readLevels(); err != nil {
 		return nil, err
@@ -257,6 +262,9 @@ func (f *File) Metadata(e int) ([]byte, error) {
 	ep, err := f.episode(e)
 	if err != nil {
 		return nil, err
+	}
+	if ep.synth != nil {
+		return ep.synth, nil
 	}
 	b, err := f.readAt(ep.offset, episodeHdrSize+ep.metaLen+crcSize, "episode record")
 	if err != nil {

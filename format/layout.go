@@ -312,6 +312,7 @@ type episodeRef struct {
 	states  int64
 	metaLen int64
 	chunks  []chunkRef
+	synth   []byte // metadata of a record recovery writes anew (offset then -1)
 }
 
 // index is the decoded index plus the totals it records.

@@ -1,8 +1,10 @@
 package format
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 
@@ -14,31 +16,43 @@ import (
 // model and a run of complete records, followed by at most one torn record.
 // Recovery scans the records from the body forward, checking each one
 // completely (tag, reserved bytes, limits, CRC, and for a chunk its rANS
-// stream and reconstruction checksum). At a damaged record it skips to the
-// next record boundary, if one can be trusted, and on to the next valid
-// episode record. The index is then rebuilt from the records kept: exactly
-// what a Writer closed after them would have written.
+// stream and reconstruction checksum). At a damaged record it goes on at
+// the next record boundary, if one can be trusted: every chunk decodes on
+// its own from its keyframe, so a damaged record loses only its own
+// states. The index is then rebuilt from the records kept: exactly what a
+// Writer closed after them would have written.
 
-// WithRecovery makes Open tolerate a file cut short or damaged after its
-// header and embedded model, as a crash mid-write leaves it: instead of
-// reading the index from the trailer, it scans the records from the start
-// of the body and keeps the complete, valid ones.
+// WithRecovery makes Open tolerate a file cut short or damaged, as a crash
+// mid-write or a bad disk leaves it: instead of reading the index from the
+// trailer, it scans the records from the start of the body and keeps the
+// complete, valid ones.
 //
 // At a damaged record the scan resynchronizes at the next record boundary
 // that the file's index gives (when its trailer and checksum are intact)
 // or, failing that, the damaged record's own length fields (when its
-// header is plausible and the record complete), and skips the rest of the
-// damaged episode: an episode keeps its chunks before the first damaged
-// one, so no episode has a hole. An episode record followed by damage or
-// by the end of the file, before any chunk of it was kept, is dropped: its
-// states were lost, and an empty episode would misstate them. Where no
-// boundary can be trusted the scan stops (File.Recovered tells where).
+// header is plausible and the record complete). A damaged chunk loses its
+// own states only: the chunks after it in its episode are kept, as a new
+// episode after the file's last one (each chunk starts with a keyframe),
+// whose metadata is {"recovered":{"episode":E,"step":T}}: episode E of the
+// damaged file from its step T. A damaged episode record whose kind the
+// index or framing tells is replaced by one whose metadata is
+// {"recovered":{"episode":E,"step":0,"metadata_lost":true}}, its chunks
+// kept: episode numbers stay those of the damaged file. Recovery.Gaps say
+// which steps of which episode each damaged record held, and
+// Recovery.Moved where the states after them went. Where no boundary can
+// be trusted the scan stops (Recovery.Stop).
 //
-// A Reader with recovery does the same from the record framing alone (it
-// cannot see the index first), and ends with io.EOF where the scan stops.
-// Errors in the header or model, and ErrTooLarge, still fail. Append with
-// recovery continues a file that was not closed, if nothing before its
-// last valid record had to be skipped. Default false.
+// A header that fails its checks is rebuilt from the trailer, index,
+// level table and model when they are intact, the model given or
+// embedded; an embedded model that fails its check is replaced by the
+// model given, if its ID is the header's (HeaderRepair).
+//
+// Errors in the level table, and ErrTooLarge, still fail. A Reader with
+// recovery reads from the record framing alone, in one pass: it keeps an
+// episode up to its first damaged record, skips the rest of it, ends with
+// io.EOF where the scan stops, and rebuilds neither header nor model. Append with recovery
+// continues a file that was not closed, if nothing before its last valid
+// record had to be skipped. Default false.
 func WithRecovery(on bool) Option {
 	return func(c *config) error {
 		c.recover = on
@@ -48,32 +62,53 @@ func WithRecovery(on bool) Option {
 
 // Recovery describes how a file opened with WithRecovery was read.
 type Recovery struct {
-	// End is the offset just past the last record kept. Without Gaps, the
-	// file Recover writes is the first End bytes followed by a rebuilt
-	// index and trailer.
+	// End is the offset just past the last record kept in the file.
+	// Without Gaps, the file Recover writes is the first End bytes (the
+	// header rebuilt, if Header says so) followed by a rebuilt index and
+	// trailer.
 	End int64
 	// Complete reports that the scan reached an index and trailer equal to
-	// the rebuilt ones at the end of the file: nothing was lost.
+	// the rebuilt ones at the end of the file, the header intact: nothing
+	// was lost or changed.
 	Complete bool
-	// Stop is why nothing after End was kept (nil if Complete): the first
-	// damage after End, typically io.ErrUnexpectedEOF for a cut inside a
-	// record.
+	// Stop is why the scan ended before the file's index (nil if it
+	// reached it): the first damage it could not step over, typically
+	// io.ErrUnexpectedEOF for a cut inside a record.
 	Stop error
-	// Gaps are the damaged spans before End that the scan skipped, in file
-	// order; Recover leaves them out.
+	// Gaps are the damaged records the scan stepped over, in file order;
+	// Recover leaves them out.
 	Gaps []Gap
+	// Moved lists where the states of the damaged file's episodes went
+	// when they did not keep their episode and step: after a damaged chunk,
+	// or under a damaged episode record.
+	Moved []Move
+	// Header is set when the header was damaged and rebuilt.
+	Header *HeaderRepair
 }
 
-// A Gap is a span of a file that recovery skipped: from a damaged record
-// (or the record of an episode that lost its first chunk to it) to the
-// next episode record kept.
+// A Gap is a damaged record that recovery stepped over.
 type Gap struct {
 	Offset, Length int64
-	Err            error // the damage found at its start
+	Err            error // the damage found
 	// Indexed reports that the scan crossed it with the file's index
-	// where the damaged records' own framing would not have: a Reader,
+	// where the damaged record's own framing would not have: a Reader,
 	// which has only the framing, stops there.
 	Indexed bool
+	// Episode is the damaged file's episode the record belonged to, -1 if
+	// neither the index nor the framing tells. From and To are the steps
+	// it held, [From, To): To is -1 when only the record's damaged header
+	// gave no count, and From = To for an episode record (its metadata was
+	// lost, not its states).
+	Episode  int
+	From, To int64
+}
+
+// A Move says that the states of episode Episode of the damaged file from
+// step Step on (up to the next gap) are episode To of the recovered one.
+type Move struct {
+	Episode int
+	Step    int64
+	To      int
 }
 
 // recoverable reports whether err ends a recovery scan (true) or must be
@@ -83,57 +118,46 @@ func recoverable(err error) bool {
 	return errors.As(err, &fe) && !errors.Is(err, ErrTooLarge)
 }
 
+// indexed is what the file's index says of the record at an offset.
+type indexed struct {
+	off     int64
+	episode int   // -1: the index itself
+	chunk   bool  // a chunk record, else the episode's record
+	first   int64 // a chunk's first step in its episode
+	n       int64 // a chunk's states
+}
+
+// scan is the state of a recovery scan.
+type scan struct {
+	f       *File
+	recs    []indexed // from the file's index, nil if it is damaged
+	kept    []*episodeRef
+	conts   []*episodeRef // episodes continued after a gap, placed last
+	rec     Recovery
+	cur     *episodeRef // the episode whose chunks follow; nil if none
+	orig    int         // its episode in the damaged file
+	step    int64       // the step of its next state there
+	broken  bool        // a chunk of it was lost: the next one starts a continuation
+	closed  bool        // an episode or index tag follows it: if empty, it is complete
+	next    int         // the damaged file's number of the next episode record
+	states  int64
+	nchunks int64
+}
+
 // scanRecords rebuilds the index of the complete, valid records that
-// follow the header and embedded model, skipping damaged ones as
-// WithRecovery describes.
+// follow the header and embedded model, as WithRecovery describes.
 func (f *File) scanRecords() error {
 	h := &f.h
 	g := int64(h.KeyframeInterval)
 	cc := newChunkCoder(h, f.model, f.rules)
 	actions := make([]int64, g)
 	codes := make([]uint16, g*int64(h.Geom.N()))
+	s := &scan{f: f, recs: f.indexRecords()}
+	s.rec.Header = f.fixed
 	x := &index{}
-	rec := &Recovery{}
-	bounds := f.indexBounds()
 	pos := f.bodyStart
-	var cur *episodeRef // episode whose chunks follow; nil between episodes or while skipping
-	gap := Gap{Offset: -1}
-	finish := func(complete bool, stop error) error {
-		if cur != nil && len(cur.chunks) == 0 {
-			x.episodes = x.episodes[:len(x.episodes)-1]
-		}
-		if gap.Offset >= 0 {
-			stop = gap.Err
-		}
-		f.idx = x
-		f.rec = rec
-		rec.Complete = complete
-		rec.End = payloadEnd(x, f.bodyStart)
-		if !complete {
-			rec.Stop = stop
-		}
-		return nil
-	}
-	// damage handles a bad record at pos: it drops an episode that has no
-	// chunk yet, opens a gap, and finds where to go on (false: nowhere).
-	damage := func(err error) bool {
-		if gap.Offset < 0 {
-			gap = Gap{Offset: pos, Err: err}
-			if cur != nil && len(cur.chunks) == 0 {
-				gap.Offset = cur.offset
-				x.episodes = x.episodes[:len(x.episodes)-1]
-			}
-		}
-		cur = nil
-		next, indexed, ok := f.nextBoundary(pos, bounds)
-		if ok {
-			gap.Indexed = gap.Indexed || indexed
-			pos = next // always past pos
-		}
-		return ok
-	}
 	grow := func(k int64) error {
-		size := indexHdrSize + indexEpisodeLen*int64(len(x.episodes)) + indexChunkLen*x.chunks + k
+		size := indexHdrSize + indexEpisodeLen*int64(len(s.kept)+len(s.conts)) + indexChunkLen*s.nchunks + k
 		if need := h.memory() + 3*size; need > f.cfg.maxMemory {
 			return tooLarge(pos, need, f.cfg.maxMemory)
 		}
@@ -141,18 +165,18 @@ func (f *File) scanRecords() error {
 	}
 	for {
 		if pos >= f.size {
-			return finish(false, truncated(pos, "record tag"))
+			return s.finish(x, false, truncated(pos, "record tag"))
 		}
 		tag, err := f.readAt(pos, 1, "record tag")
 		if err != nil {
-			return finish(false, err)
+			return s.finish(x, false, err)
 		}
-		switch {
-		case tag[0] == tagEpisode:
-			cur = nil // the episode before, if empty, is complete
-			if len(x.episodes) >= MaxEpisodes {
-				return finish(false, corrupt(pos, "more than %d episodes", MaxEpisodes))
-			}
+		if len(s.kept)+len(s.conts) >= MaxEpisodes {
+			return s.finish(x, false, corrupt(pos, "more than %d episodes", MaxEpisodes))
+		}
+		switch tag[0] {
+		case tagEpisode:
+			s.closed = true // the episode before, if empty, is complete
 			if err := grow(indexEpisodeLen); err != nil {
 				return err
 			}
@@ -161,128 +185,255 @@ func (f *File) scanRecords() error {
 				if !recoverable(err) {
 					return err
 				}
-				if !damage(err) {
-					return finish(false, err)
+				if pos, err = s.damage(pos, err); err != nil {
+					return s.finish(x, false, err)
 				}
 				continue
 			}
-			if gap.Offset >= 0 {
-				gap.Length = pos - gap.Offset
-				rec.Gaps = append(rec.Gaps, gap)
-				gap = Gap{Offset: -1}
+			e := s.next
+			if r := s.lookup(pos); r != nil {
+				e = r.episode
 			}
-			x.episodes = append(x.episodes, episodeRef{offset: pos, metaLen: ml})
-			cur = &x.episodes[len(x.episodes)-1]
+			s.startEpisode(e, &episodeRef{offset: pos, metaLen: ml})
 			pos += episodeHdrSize + ml + crcSize
-		case tag[0] == tagChunk && cur != nil:
-			if err := grow(indexChunkLen); err != nil {
+		case tagChunk:
+			if err := grow(indexChunkLen + indexEpisodeLen); err != nil {
 				return err
 			}
-			n, length, err := f.checkChunkRecord(cc, pos, x.states, actions, codes)
+			var n, length int64
+			err := corrupt(pos, "chunk record outside an episode")
+			if s.cur != nil {
+				n, length, err = f.checkChunkRecord(cc, pos, s.states, actions, codes)
+			}
 			if err != nil {
 				if !recoverable(err) {
 					return err
 				}
-				if !damage(err) {
-					return finish(false, err)
+				if pos, err = s.damage(pos, err); err != nil {
+					return s.finish(x, false, err)
 				}
 				continue
 			}
-			cur.chunks = append(cur.chunks, chunkRef{offset: pos, length: length, states: n, first: cur.states})
-			cur.states += n
-			x.states += n
-			x.chunks++
+			if r := s.lookup(pos); r != nil {
+				s.step = r.first
+			}
+			if s.broken {
+				s.continueEpisode()
+			}
+			s.cur.chunks = append(s.cur.chunks, chunkRef{offset: pos, length: length, states: n, first: s.cur.states})
+			s.cur.states += n
+			s.step += n
+			s.states += n
+			s.nchunks++
 			x.idealCodes += cc.idealCodes
 			x.idealAction += cc.idealActions
 			x.retained += cc.retained
 			pos += length
-		case tag[0] == tagChunk:
-			// A chunk of an episode being skipped, or outside any episode.
-			err := corrupt(pos, "chunk record outside an episode")
-			if !damage(err) {
-				return finish(false, err)
+		case tagIndex:
+			s.closed = true
+			switch matches := f.indexMatches(s.index(x), pos); {
+			case matches && len(s.rec.Gaps) == 0 && f.fixed == nil:
+				return s.finish(x, true, nil)
+			case matches || len(s.rec.Gaps) > 0: // what differs, Gaps and Header say
+				return s.finish(x, false, nil)
+			default:
+				return s.finish(x, false, corrupt(pos, "index and trailer do not match the records"))
 			}
-		case tag[0] == tagIndex:
-			cur = nil
-			if gap.Offset < 0 && f.indexMatches(x, pos) {
-				return finish(true, nil)
-			}
-			if len(rec.Gaps) > 0 {
-				return finish(false, corrupt(pos, "index reached after skipping damaged records"))
-			}
-			return finish(false, corrupt(pos, "index and trailer do not match the records"))
 		default:
-			err := corrupt(pos, "unexpected record tag %#x", tag[0])
-			if !damage(err) {
-				return finish(false, err)
+			var err error
+			if pos, err = s.damage(pos, corrupt(pos, "unexpected record tag %#x", tag[0])); err != nil {
+				return s.finish(x, false, err)
 			}
 		}
 	}
 }
 
-// indexBounds returns the offsets of every record and of the index, in
-// file order, from the file's index if its trailer and index are intact;
-// else nil.
-func (f *File) indexBounds() []int64 {
+// startEpisode keeps episode e of the damaged file, whose record is ep.
+func (s *scan) startEpisode(e int, ep *episodeRef) {
+	s.kept = append(s.kept, ep)
+	s.cur, s.orig, s.step, s.broken, s.closed, s.next = ep, e, 0, false, false, e+1
+}
+
+// continueEpisode starts the episode that holds the chunks of the current
+// one after a gap, with metadata saying where they come from.
+func (s *scan) continueEpisode() {
+	meta := fmt.Appendf(nil, `{"recovered":{"episode":%d,"step":%d}}`, s.orig, s.step)
+	ep := &episodeRef{offset: -1, metaLen: int64(len(meta)), synth: meta}
+	s.conts = append(s.conts, ep)
+	s.rec.Moved = append(s.rec.Moved, Move{Episode: s.orig, Step: s.step, To: -len(s.conts)}) // numbered in finish
+	s.cur, s.broken = ep, false
+}
+
+// damage handles the damaged record at pos, found with err: it records
+// the gap and the states lost, replaces a lost episode record, and returns
+// where the scan goes on (err when nowhere).
+func (s *scan) damage(pos int64, err error) (int64, error) {
+	f := s.f
+	gap := Gap{Offset: pos, Err: err, Episode: -1, From: -1, To: -1}
+	kind, n := byte(0), int64(-1)
+	if r := s.lookup(pos); r != nil {
+		kind, n = tagEpisode, 0
+		if r.chunk {
+			kind, n = tagChunk, r.n
+			s.orig, s.step = r.episode, r.first
+		}
+	} else if b, ok := f.frame(pos); ok {
+		kind, n = b.tag, b.n
+	}
+	next, idx, ok := f.nextBoundary(pos, s.recs)
+	if !ok {
+		return pos, err
+	}
+	gap.Length, gap.Indexed = next-pos, idx
+	switch {
+	case kind == tagEpisode:
+		e := s.next
+		if r := s.lookup(pos); r != nil {
+			e = r.episode
+		}
+		meta := fmt.Appendf(nil, `{"recovered":{"episode":%d,"step":0,"metadata_lost":true}}`, e)
+		s.startEpisode(e, &episodeRef{offset: -1, metaLen: int64(len(meta)), synth: meta})
+		s.rec.Moved = append(s.rec.Moved, Move{Episode: e, Step: 0, To: len(s.kept) - 1})
+		gap.Episode, gap.From, gap.To = e, 0, 0
+	case kind == tagChunk && s.cur != nil:
+		gap.Episode, gap.From = s.orig, s.step
+		if n > 0 {
+			gap.To = s.step + n
+			s.step += n
+		}
+		s.broken = true
+	default:
+		s.cur = nil // chunks of an unknown episode are not kept
+	}
+	s.rec.Gaps = append(s.rec.Gaps, gap)
+	return next, nil
+}
+
+// lookup returns what the index says of the record at pos, if it lists one
+// there.
+func (s *scan) lookup(pos int64) *indexed {
+	i, found := slices.BinarySearchFunc(s.recs, pos, func(r indexed, p int64) int { return cmp.Compare(r.off, p) })
+	if !found || s.recs[i].episode < 0 {
+		return nil
+	}
+	return &s.recs[i]
+}
+
+// index returns the index of the records kept so far, in their order in
+// the recovered file, with the totals sums holds.
+func (s *scan) index(sums *index) *index {
+	x := *sums
+	x.episodes = make([]episodeRef, 0, len(s.kept)+len(s.conts))
+	for _, e := range slices.Concat(s.kept, s.conts) {
+		x.episodes = append(x.episodes, *e)
+	}
+	x.states, x.chunks = s.states, s.nchunks
+	return &x
+}
+
+// finish ends the scan: the File's index becomes the records kept. An
+// episode record the scan stopped after, before any chunk of it and with
+// no damaged chunk stepped over, is dropped: its states, if any, were
+// lost, and it is the last episode.
+func (s *scan) finish(sums *index, complete bool, stop error) error {
+	f := s.f
+	if n := len(s.kept); stop != nil && n > 0 && s.cur == s.kept[n-1] && len(s.cur.chunks) == 0 && s.cur.synth == nil && !s.closed && !s.broken {
+		s.kept = s.kept[:n-1]
+	}
+	x := s.index(sums)
+	for i := range s.rec.Moved {
+		if m := &s.rec.Moved[i]; m.To < 0 {
+			m.To = len(s.kept) - 1 - m.To
+		}
+	}
+	f.idx, f.rec = x, &s.rec
+	s.rec.Complete = complete
+	s.rec.End = f.bodyStart
+	for _, e := range x.episodes {
+		if e.synth == nil {
+			s.rec.End = max(s.rec.End, e.offset+episodeHdrSize+e.metaLen+crcSize)
+		}
+		for _, c := range e.chunks {
+			s.rec.End = max(s.rec.End, c.offset+c.length)
+		}
+	}
+	if !complete {
+		s.rec.Stop = stop
+	}
+	return nil
+}
+
+// indexRecords returns every record the file's index lists, and the index
+// itself last (episode -1), in file order, if its trailer and index are
+// intact; else nil.
+func (f *File) indexRecords() []indexed {
 	if err := f.readIndex(f.h.memory()); err != nil {
 		return nil
 	}
 	x := f.idx
 	f.idx = nil
-	b := make([]int64, 0, len(x.episodes)+int(x.chunks)+1)
-	for _, e := range x.episodes {
-		b = append(b, e.offset)
-		for _, c := range e.chunks {
-			b = append(b, c.offset)
+	recs := make([]indexed, 0, len(x.episodes)+int(x.chunks)+1)
+	for e, ep := range x.episodes {
+		recs = append(recs, indexed{off: ep.offset, episode: e})
+		for _, c := range ep.chunks {
+			recs = append(recs, indexed{off: c.offset, episode: e, chunk: true, first: c.first, n: c.states})
 		}
 	}
-	return append(b, payloadEnd(x, f.bodyStart)) // the index: the records tile the body
+	return append(recs, indexed{off: payloadEnd(x, f.bodyStart), episode: -1}) // the records tile the body
 }
 
 // nextBoundary returns where a scan goes on after a damaged record at
-// pos: the next record boundary of the index bounds if any, else the end
-// of the record its header frames. indexed reports that the index gave a
+// pos: the next record boundary of the index if any, else the end of the
+// record its header frames. byIndex reports that the index gave a
 // boundary the framing would not have.
-func (f *File) nextBoundary(pos int64, bounds []int64) (next int64, indexed, ok bool) {
-	framed, fok := f.frame(pos)
-	if i, _ := slices.BinarySearch(bounds, pos+1); i < len(bounds) {
-		return bounds[i], !fok || framed != bounds[i], true
+func (f *File) nextBoundary(pos int64, recs []indexed) (next int64, byIndex, ok bool) {
+	b, fok := f.frame(pos)
+	if i, _ := slices.BinarySearchFunc(recs, pos+1, func(r indexed, p int64) int { return cmp.Compare(r.off, p) }); i < len(recs) {
+		return recs[i].off, !fok || b.end != recs[i].off, true
 	}
-	return framed, false, fok
+	return b.end, false, fok
 }
 
-// frame returns the end of the record at pos as its header declares it,
-// if the header is plausible (tag, reserved bytes, counts within limits)
-// and the record lies within the file.
-func (f *File) frame(pos int64) (int64, bool) {
+// framed is a record as its own header frames it.
+type framed struct {
+	tag byte
+	end int64 // offset just past it
+	n   int64 // a chunk's states
+}
+
+// frame returns the record at pos as its header declares it, if the
+// header is plausible (tag, reserved bytes, counts within limits) and the
+// record lies within the file.
+func (f *File) frame(pos int64) (framed, bool) {
 	b, err := f.readAt(pos, min(chunkHdrSize, f.size-pos), "record header")
 	if err != nil || len(b) < episodeHdrSize || b[1] != 0 || b[2] != 0 || b[3] != 0 {
-		return 0, false
+		return framed{}, false
 	}
-	var length int64
+	var length, n int64
 	switch b[0] {
 	case tagEpisode:
 		ml := int64(le.Uint32(b[4:]))
 		if ml > MaxMetaBytes {
-			return 0, false
+			return framed{}, false
 		}
 		length = episodeHdrSize + ml + crcSize
 	case tagChunk:
 		if len(b) < chunkHdrSize {
-			return 0, false
+			return framed{}, false
 		}
-		n, sl := int64(le.Uint32(b[4:])), int64(le.Uint32(b[8:]))
+		var sl int64
+		n, sl = int64(le.Uint32(b[4:])), int64(le.Uint32(b[8:]))
 		if n < 1 || n > int64(f.h.KeyframeInterval) || sl > MaxStreamBytes {
-			return 0, false
+			return framed{}, false
 		}
 		length = chunkHdrSize + sl + crcSize
 	default:
-		return 0, false
+		return framed{}, false
 	}
 	if length > f.size-pos {
-		return 0, false
+		return framed{}, false
 	}
-	return pos + length, true
+	return framed{tag: b[0], end: pos + length, n: n}, true
 }
 
 // payloadEnd is the offset just past the last record of x, or bodyStart.
@@ -389,21 +540,39 @@ func (f *File) Recovered() (r Recovery, ok bool) {
 
 // Recover reads the file of the given size from r in recovery mode (see
 // WithRecovery) and writes to w a complete file holding exactly the
-// episodes and chunks recovery kept: the header, embedded model and level
-// table, the records kept, unchanged and in order (without Recovery.Gaps,
-// the bytes up to Recovery.End), and the index and trailer a Writer would
-// have written after them. A complete file is copied unchanged. model may
-// be nil if the file embeds its model. It returns what was recovered and
-// the Info of the file written.
+// episodes and chunks recovery kept: the header (rebuilt if it was
+// damaged), embedded model and level table, the records kept, unchanged
+// and in order (without Recovery.Gaps, the bytes up to Recovery.End),
+// then the episode records of the episodes continued after a gap, each
+// followed by its chunks, and the index and trailer a Writer would have
+// written after them. A complete file is copied unchanged. model may be
+// nil if the file embeds its model. It returns what was recovered and the
+// Info of the file written.
 func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (Recovery, Info, error) {
 	f, err := Open(r, size, model, append(opts[:len(opts):len(opts)], WithRecovery(true))...)
 	if err != nil {
 		return Recovery{}, Info{}, err
 	}
 	rec, _ := f.Recovered()
-	x := f.idx.relocate(f.bodyStart)
 	// Copy the kept bytes, joining adjacent spans.
 	from, to := int64(0), f.bodyStart // pending span
+	bodyStart := f.bodyStart
+	if fix := f.fixed; fix != nil {
+		head := fix.bytes
+		if fix.ModelErr != nil { // the model given in place of the damaged one
+			mb, _ := f.model.MarshalBinary()
+			h := f.h
+			h.ModelSize = int64(len(mb))
+			head = slices.Concat(h.marshal(), mb, h.marshalLevels())
+			from, to, bodyStart = f.bodyStart, f.bodyStart, h.BodyStart()
+		} else {
+			from = HeaderSize
+		}
+		if _, err := w.Write(head); err != nil {
+			return rec, Info{}, err
+		}
+	}
+	x := f.idx.relocate(bodyStart)
 	flush := func() error {
 		_, err := io.Copy(w, io.NewSectionReader(r, from, to-from))
 		return err
@@ -419,7 +588,15 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 		return nil
 	}
 	for _, e := range f.idx.episodes {
-		if err := span(e.offset, episodeHdrSize+e.metaLen+crcSize); err != nil {
+		if e.synth != nil {
+			if err := flush(); err != nil {
+				return rec, Info{}, err
+			}
+			if _, err := w.Write(appendEpisodeRecord(nil, e.synth)); err != nil {
+				return rec, Info{}, err
+			}
+			from, to = 0, 0
+		} else if err := span(e.offset, episodeHdrSize+e.metaLen+crcSize); err != nil {
 			return rec, Info{}, err
 		}
 		for _, c := range e.chunks {
@@ -431,7 +608,7 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 	if err := flush(); err != nil {
 		return rec, Info{}, err
 	}
-	end := payloadEnd(x, f.bodyStart)
+	end := payloadEnd(x, bodyStart)
 	ix := x.marshal()
 	t := trailer{indexOffset: end, indexLength: int64(len(ix)), indexCRC: crc(ix)}
 	if _, err := w.Write(append(ix, t.marshal()...)); err != nil {
@@ -439,7 +616,7 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 	}
 	info := f.Info()
 	info.FileBytes = end + int64(len(ix)) + TrailerSize
-	info.PayloadBytes = end - f.bodyStart
+	info.PayloadBytes = end - bodyStart
 	info.IndexBytes = info.FileBytes - end
 	return rec, info, nil
 }

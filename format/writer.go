@@ -217,7 +217,7 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 		return err
 	}
 	if w.cur == nil {
-		return fmt.Errorf("%w: WriteState before WriteEpisode", ErrInput)
+		return fmt.Errorf("%w: a state written before any episode was begun (WriteEpisode)", ErrInput)
 	}
 	if len(codes) != w.h.Geom.N() {
 		return fmt.Errorf("%w: state has %d codes, want %d", ErrInput, len(codes), w.h.Geom.N())

@@ -14,7 +14,8 @@
 // # What is read
 //
 // Versions 1.0, 2.0 and 3.0 headers of at most 64 KiB and 64 dimensions,
-// in C order, of seven dtypes, little-endian ('|' for the one-byte type):
+// in C order or Fortran order (converted to C order, the array read whole),
+// of seven dtypes, little-endian ('|' for the one-byte type):
 //
 //	descr  Dtype    Array.Data
 //	<f4    float32  []float32
@@ -25,8 +26,7 @@
 //	<i4    int32    []int32
 //	<i8    int64    []int64
 //
-// Everything else fails with ErrUnsupported: Fortran order (unless at most
-// one dimension exceeds 1, where the layouts coincide), big-endian,
+// Everything else fails with ErrUnsupported: big-endian,
 // object (pickled), structured and other dtypes, zip members that are not
 // .npy, encrypted members, compression methods other than store and
 // deflate. Malformed input fails with ErrFormat, truncated input also
@@ -52,7 +52,8 @@
 // # Trajectories
 //
 // A trajectory .npz holds "codes" (uint8 or uint16, [T,S,M] or [T,N])
-// and/or "obs" (float32 or float16, [T,S,d] or [T,D]), optional "actions"
+// and/or "obs" (float32, float16 or float64, read as float32, [T,S,d] or
+// [T,D]), optional "actions"
 // (int32 or int64, [T]) and optional "episode_start" (int64, or int32 on
 // read, [E], strictly ascending from 0, each < T). ReadTrajectory checks
 // all of it and fails with ErrContract otherwise; other arrays are kept in
@@ -63,7 +64,9 @@
 // OpenTrajectory reads a trajectory state by state: it checks the headers
 // and reads the episode starts up front, then decompresses codes, obs and
 // actions as Read asks for them, each member from its own position in the
-// archive, through buffers of a fixed size. CreateTrajectory writes one
+// archive, through buffers of a fixed size (an array in Fortran order is
+// read whole and converted once, within WithMaxBytes). CreateTrajectory
+// writes one
 // state by state from a header that gives the shape ahead: the first
 // array goes straight into the archive, the other per-step arrays wait in
 // temporary files beside the output until Close appends them, and the

@@ -14,7 +14,7 @@ var (
 	ErrFormat = errors.New("npz: invalid format")
 
 	// ErrUnsupported marks valid numpy data that this package does not
-	// read: Fortran order, big-endian or object dtypes, dtypes outside the
+	// read: big-endian or object dtypes, dtypes outside the
 	// supported set, zip compression methods other than store and deflate.
 	ErrUnsupported = errors.New("npz: unsupported feature")
 

@@ -39,6 +39,7 @@ type npyHeader struct {
 	shape   []int
 	count   int64 // elements, the product of shape
 	dataOff int64 // bytes before the data
+	fortran bool  // stored in Fortran order (and not laid out as in C order)
 }
 
 // readHeader reads the header of a .npy stream of exactly size bytes and
@@ -115,9 +116,7 @@ func readHeader(r io.Reader, size int64, l loc) (npyHeader, error) {
 	if overflow && count != 0 || count > math.MaxInt64/int64(dt.size) {
 		return h, l.errf(ErrFormat, nil, "has shape %s whose size overflows", fmtShape64(d.shape))
 	}
-	if d.fortran && big > 1 {
-		return h, l.errf(ErrUnsupported, nil, "is stored in Fortran (column-major) order, which is not supported")
-	}
+	h.fortran = d.fortran && big > 1 // else both orders lay it out alike
 	h.count = count
 	want := count * int64(dt.size)
 	if have := size - h.dataOff; want != have {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -381,8 +382,6 @@ func TestReadFixtureErrors(t *testing.T) {
 		cause error
 		msg   string
 	}{
-		{"fortran.npz", ErrUnsupported, nil, `array "a" is stored in Fortran (column-major) order`},
-		{"fortran.npy", ErrUnsupported, nil, "Fortran"},
 		{"object.npz", ErrUnsupported, nil, `array "a" has object dtype "|O"`},
 		{"object.npy", ErrUnsupported, nil, "object dtype"},
 		{"bigendian.npz", ErrUnsupported, nil, `has big-endian dtype ">f4"`},
@@ -402,6 +401,22 @@ func TestReadFixtureErrors(t *testing.T) {
 			}
 			wantErr(t, err, tc.kind, tc.cause, "npz: "+fixture(tc.file)+": ", tc.msg)
 		})
+	}
+	// Fortran order is converted (issue 24, point 2).
+	for _, name := range []string{"fortran.npz", "fortran.npy"} {
+		var a Array
+		var err error
+		if strings.HasSuffix(name, ".npy") {
+			a, err = ReadNPY(fixture(name))
+		} else {
+			var arrays []Array
+			if arrays, err = ReadNPZ(fixture(name)); err == nil {
+				a = arrays[0]
+			}
+		}
+		if err != nil || !sameData(a.Data, []float32{0, 1, 2, 3, 4, 5}) || !slices.Equal(a.Shape, []int{2, 3}) {
+			t.Errorf("%s: %v %v %v", name, a.Shape, a.Data, err)
+		}
 	}
 	a, err := ReadNPY(fixture("fortran_1d.npy"))
 	if err != nil {
@@ -457,7 +472,6 @@ func TestHeaderErrors(t *testing.T) {
 		{"text after dict", npyBytes(f4("(2,)")+"x", make([]byte, 8)), ErrFormat, nil, "unexpected text"},
 		{"unterminated", npyBytes("{'descr: '<f4'", nil), ErrFormat, nil, "malformed header"},
 		{"little dtype", npyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': ()}", make([]byte, 8)), ErrUnsupported, nil, `dtype "<c8"`},
-		{"fortran 2d", npyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}", make([]byte, 16)), ErrUnsupported, nil, "Fortran"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeNPY(bytes.NewReader(tc.in), int64(len(tc.in)))

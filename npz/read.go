@@ -2,6 +2,7 @@ package npz
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -198,7 +199,7 @@ func readMember(m member) (any, error) {
 	if m.f.Method == zip.Deflate {
 		trusted = int64(m.f.CompressedSize64) / int64(m.h.dt.size)
 	}
-	data, err := readData(rc, m.h, trusted)
+	data, err := readOrdered(rc, m.h, trusted)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, m.l.truncated("data")
@@ -215,9 +216,25 @@ func readMember(m member) (any, error) {
 	return data, nil
 }
 
+// readOrdered is readData for an array in either order: its elements are
+// returned in C order.
+func readOrdered(r io.Reader, h npyHeader, trusted int64) (any, error) {
+	if !h.fortran {
+		return readData(r, h, trusted)
+	}
+	b, err := readFortran(r, h)
+	if err != nil {
+		return nil, err
+	}
+	return readData(bytes.NewReader(b), h, h.count)
+}
+
 // memSize returns the bytes the decoded array takes in memory.
 func memSize(h npyHeader) (int64, bool) {
 	g := int64(h.dt.goSize)
+	if h.fortran {
+		g += 2 * int64(h.dt.size) // the bytes read and their C-order copy
+	}
 	if h.count > math.MaxInt/g {
 		return 0, false
 	}
@@ -261,7 +278,7 @@ func decodeNPY(r io.Reader, size int64, l loc, c config) (Array, error) {
 	if need, ok := memSize(h); !ok || need > c.maxBytes {
 		return Array{}, l.errf(ErrTooLarge, nil, "needs %s of memory, over the %d-byte limit", memString(h), c.maxBytes)
 	}
-	data, err := readData(br, h, h.count)
+	data, err := readOrdered(br, h, h.count)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return Array{}, l.truncated("data")

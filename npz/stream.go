@@ -15,7 +15,7 @@ type TrajectoryHeader struct {
 
 	HasObs     bool
 	ObsS, ObsD int    // obs shape [T,S,d], or [T,D] as ObsS=1, ObsD=D
-	ObsDtype   string // "float32" or "float16"; on write "" means float32
+	ObsDtype   string // "float32", "float16" or "float64" (read as float32); on write "float32" or "float16", "" meaning float32
 
 	HasActions bool // false: every action is NoAction, and none is written
 

@@ -1,6 +1,7 @@
 package npz
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -93,6 +94,17 @@ func newTrajectoryReader(ra io.ReaderAt, size int64, path string, c config) (*Tr
 	if h.T == 0 {
 		return r, nil // no state to read; a state's size is not even bounded
 	}
+	// An array in Fortran order is converted whole when first read.
+	for _, a := range []*Array{ct.codes, ct.obs, ct.actions} {
+		if a == nil {
+			continue
+		}
+		if m := byName[a.Name]; m.h.fortran {
+			if need, ok := memSize(m.h); !ok || need > c.maxBytes {
+				return nil, m.l.errf(ErrTooLarge, nil, "is in Fortran order, whose conversion needs %d bytes of memory, over the %d-byte limit: save it with np.ascontiguousarray", need, c.maxBytes)
+			}
+		}
+	}
 	// The member's size check bounds T × S × M, so these products fit.
 	if ct.codes != nil {
 		r.codes = &stateStream{m: byName[NameCodes], row: int64(h.S) * int64(h.M)}
@@ -157,13 +169,20 @@ func (r *TrajectoryReader) Read(actions []int64, codes []uint16, obs []float32) 
 		}
 	}
 	if err == nil && obs != nil {
-		if r.h.ObsDtype == "float16" {
+		switch r.h.ObsDtype {
+		case "float16":
 			err = r.obs.read(r.t, n, r.buf, func(i int, b []byte) {
 				for j := range len(b) / 2 {
 					obs[i+j] = halfToFloat32(le.Uint16(b[2*j:]))
 				}
 			})
-		} else {
+		case "float64":
+			err = r.obs.read(r.t, n, r.buf, func(i int, b []byte) {
+				for j := range len(b) / 8 {
+					obs[i+j] = float32(math.Float64frombits(le.Uint64(b[8*j:])))
+				}
+			})
+		default:
 			err = r.obs.read(r.t, n, r.buf, func(i int, b []byte) {
 				for j := range len(b) / 4 {
 					obs[i+j] = math.Float32frombits(le.Uint32(b[4*j:]))
@@ -302,6 +321,17 @@ func (s *stateStream) skipTo(t int) error {
 		if _, err := io.CopyN(io.Discard, rc, s.m.h.dataOff); err != nil {
 			return s.fail(err)
 		}
+		if s.m.h.fortran {
+			b, err := readFortran(rc, s.m.h)
+			if err != nil {
+				return s.fail(err)
+			}
+			if err := s.checkEnd(); err != nil {
+				return err
+			}
+			rc.Close()
+			s.rc = io.NopCloser(bytes.NewReader(b))
+		}
 	}
 	if skip := int64(t-s.at) * s.row * int64(s.m.h.dt.size); skip > 0 {
 		if _, err := io.CopyN(io.Discard, s.rc, skip); err != nil {
@@ -321,6 +351,12 @@ func (s *stateStream) finish(t int) error {
 	if err := s.skipTo(t); err != nil {
 		return err
 	}
+	return s.checkEnd()
+}
+
+// checkEnd checks that the array's reader is at its end, which checks a
+// member's size and checksum.
+func (s *stateStream) checkEnd() error {
 	var one [1]byte
 	if n, err := io.ReadFull(s.rc, one[:]); n != 0 || err != io.EOF {
 		if err == nil {

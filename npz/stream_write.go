@@ -87,7 +87,9 @@ func CreateTrajectory(path string, h *TrajectoryHeader, opts ...Option) (*Trajec
 	}
 	w.bw = bufio.NewWriterSize(w.f, 1<<20)
 	w.zw = zip.NewWriter(w.bw)
-	dir, base := filepath.Split(path)
+	// Spools go where the output's temporary file went: beside the file
+	// it replaces, or in the temporary folder for a device.
+	dir, base := filepath.Dir(w.f.Name()), filepath.Base(path)
 	for i, col := range w.cols {
 		if i == 0 {
 			if col.w, err = w.member(col.name, col.dt, col.row); err != nil {

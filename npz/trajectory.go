@@ -1,8 +1,10 @@
 package npz
 
 import (
+	"fmt"
 	"io"
 	"math"
+	"strings"
 )
 
 // NoAction is the action recorded where none is known: at an episode's
@@ -28,9 +30,9 @@ type Trajectory struct {
 	S, M       int      // codes shape [T,S,M], or [T,N] read as S=1, M=N
 	CodesDtype string   // "uint8" or "uint16" as read; on write "" picks uint8 when every code is < 256
 
-	Obs        []float32 // [T][ObsS*ObsD], nil if absent; read from float32 or float16
+	Obs        []float32 // [T][ObsS*ObsD], nil if absent; read from float32, float16 or float64 (rounded to nearest)
 	ObsS, ObsD int       // obs shape [T,S,d], or [T,D] read as ObsS=1, ObsD=D
-	ObsDtype   string    // "float32" or "float16" as read; on write "" means float32
+	ObsDtype   string    // "float32", "float16" or "float64" as read; on write "" means float32
 
 	Actions    []int64 // len T; NoAction where unknown; read from int32 or int64
 	HasActions bool    // false if the file has no "actions" array; then none is written
@@ -80,7 +82,15 @@ func fromArrays(arrays []Array, path string) (*Trajectory, error) {
 		}
 	}
 	if c.obs != nil {
-		tr.Obs = c.obs.Data.([]float32)
+		switch v := c.obs.Data.(type) {
+		case []float64:
+			tr.Obs = make([]float32, len(v))
+			for i, x := range v {
+				tr.Obs[i] = float32(x)
+			}
+		default:
+			tr.Obs = v.([]float32)
+		}
 	}
 	if c.actions != nil {
 		tr.Actions = toInt64(c.actions.Data)
@@ -125,7 +135,7 @@ func sortArrays(arrays []Array, path string) (contract, error) {
 			}
 			h.HasCodes, h.CodesDtype, c.codes = true, a.Dtype, a
 		case NameObs:
-			if err := stateShape(a, l, []string{"float32", "float16"}, "[T,S,d] or [T,D]", &h.ObsS, &h.ObsD); err != nil {
+			if err := stateShape(a, l, []string{"float32", "float16", "float64"}, "[T,S,d] or [T,D]", &h.ObsS, &h.ObsD); err != nil {
 				return c, err
 			}
 			h.HasObs, h.ObsDtype, c.obs = true, a.Dtype, a
@@ -168,7 +178,17 @@ func wantDtype(a *Array, l loc, want ...string) error {
 			return nil
 		}
 	}
-	return l.errf(ErrContract, nil, "has dtype %s, want %s or %s", a.Dtype, want[0], want[1])
+	list := strings.Join(want[:len(want)-1], ", ") + " or " + want[len(want)-1]
+	fix := ""
+	switch {
+	case a.Name == NameCodes:
+		fix = ": save codes.astype(np.uint8), or np.uint16 if a code exceeds 255"
+	case a.Name == NameActions || a.Name == NameEpisodeStart:
+		fix = fmt.Sprintf(": save %s.astype(np.int64)", a.Name)
+	case a.Name == NameObs:
+		fix = ": save obs.astype(np.float32)"
+	}
+	return l.errf(ErrContract, nil, "has dtype %s, want %s%s", a.Dtype, list, fix)
 }
 
 // stateShape checks a codes or obs array and sets its slot count and width.
@@ -234,9 +254,9 @@ func (tr *Trajectory) validate(path string) error {
 			return err
 		}
 		switch tr.ObsDtype {
-		case "", "float32", "float16":
+		case "", "float32", "float16", "float64":
 		default:
-			return loc{path, NameObs}.errf(ErrContract, nil, "has ObsDtype %q, want float32 or float16", tr.ObsDtype)
+			return loc{path, NameObs}.errf(ErrContract, nil, "has ObsDtype %q, want float32, float16 or float64", tr.ObsDtype)
 		}
 	}
 	la := loc{path, NameActions}
@@ -354,7 +374,15 @@ func (tr *Trajectory) arrays(path string) ([]Array, error) {
 		if dt == "" {
 			dt = "float32"
 		}
-		arrays = append(arrays, Array{Name: NameObs, Dtype: dt, Shape: stateDims(tr.T, tr.ObsS, tr.ObsD), Data: tr.Obs})
+		var data any = tr.Obs
+		if dt == "float64" {
+			wide := make([]float64, len(tr.Obs))
+			for i, x := range tr.Obs {
+				wide[i] = float64(x)
+			}
+			data = wide
+		}
+		arrays = append(arrays, Array{Name: NameObs, Dtype: dt, Shape: stateDims(tr.T, tr.ObsS, tr.ObsD), Data: data})
 	}
 	if tr.HasActions {
 		a := Array{Name: NameActions, Dtype: "int32", Shape: []int{tr.T}}

@@ -209,8 +209,8 @@ func TestEncodeAccess(t *testing.T) {
 
 	dec1 := []string{"decode", "-m", p("m.wmm"), "-o", p("x.npz")}
 	mustFail(t, p("x.npz"), "--step needs --episode", append(slices.Clone(dec1), "--step", "2", p("a.wmz"))...)
-	mustFail(t, p("x.npz"), "episode 5 of 2", append(slices.Clone(dec1), "--episode", "5", p("a.wmz"))...)
-	mustFail(t, p("x.npz"), fmt.Sprintf("step %d of %d", L, L), append(slices.Clone(dec1), "--episode", "1", "--step", fmt.Sprint(L), p("a.wmz"))...)
+	mustFail(t, p("x.npz"), "has 2 episodes (0 to 1), not episode 5", append(slices.Clone(dec1), "--episode", "5", p("a.wmz"))...)
+	mustFail(t, p("x.npz"), fmt.Sprintf("episode 1 has steps 0 to %d, not step %d", L-1, L), append(slices.Clone(dec1), "--episode", "1", "--step", fmt.Sprint(L), p("a.wmz"))...)
 	mustFail(t, p("x.npz"), "not an access trace", append(slices.Clone(dec1), "--episode", "1", "--access-log", p("bad.tsv"), p("a.wmz"))...)
 }
 

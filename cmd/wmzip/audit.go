@@ -47,6 +47,13 @@ func runAudit(args []string) error {
 		return errors.New("--sims, --workers, --max-candidates must be ≥ 0 and --xmax ≥ 1")
 	}
 	name := pos[0]
+	ins := []*string{}
+	if name != "-" { // read by LoadCounts itself
+		ins = append(ins, &name)
+	}
+	if err := checkFiles(ins, output{flag: "--plot", path: plotPath}); err != nil {
+		return err
+	}
 	counts, zeros, source, err := ctmc.LoadCounts(name, *countsMode, *by)
 	if err != nil {
 		return err

@@ -63,6 +63,9 @@ func runBenchRD(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one input trajectory")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath, trainPath, fromJSON}, output{flag: "--plot", path: plotPath}); err != nil {
+		return err
+	}
 	logf := logger(*quiet)
 	if *fromJSON != "" {
 		b, err := os.ReadFile(*fromJSON)

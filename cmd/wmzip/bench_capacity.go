@@ -29,6 +29,13 @@ func runBenchCapacity(args []string) error {
 	if err != nil {
 		return err
 	}
+	ins := []*string{}
+	for i := range pos {
+		ins = append(ins, &pos[i])
+	}
+	if err := checkFiles(ins, output{flag: "--png", path: png}); err != nil {
+		return err
+	}
 	train, test, name, err := bench.Pair(pos, false)
 	if err != nil {
 		return err

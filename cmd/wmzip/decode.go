@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/ctmc"
@@ -14,12 +16,13 @@ func init() {
 }
 
 func runDecode(args []string) (err error) {
-	fs := newFlags("decode", "[-m model.wmm] [--episode E [--step T]] [--access-log trace.tsv] -o out.npz in.wmz")
+	fs := newFlags("decode", "[-m model.wmm] [--episode E [--step T | --steps A:B]] [--access-log trace.tsv] -o out.npz in.wmz")
 	modelPath := fs.String("m", "", "model file (default: the model embedded in the file)")
 	out := fs.String("o", "", "output .npz (required)")
 	codesOnly := fs.Bool("codes-only", false, "write only the codes, not obs, the quantizer's reconstruction")
 	episode := fs.Int("episode", -1, "random access: decode only episode E (0-based) through the index")
 	step := fs.Int("step", -1, "random access: with --episode, decode only state T of the episode")
+	steps := fs.String("steps", "", "random access: with --episode, decode only its steps A to B-1 (A: from A to the end, :B from 0)")
 	accessLog := fs.String("access-log", "", "append one \"episode<TAB>step\" line per state decoded to this access trace (created with its header if missing; see package ctmc)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	threads := threadsFlag(fs, "decoding a whole file or episode")
@@ -38,6 +41,18 @@ func runDecode(args []string) (err error) {
 	}
 	if *episode < -1 || *step < -1 {
 		return errors.New("--episode and --step must be ≥ 0")
+	}
+	to := 0
+	if *steps != "" {
+		if *step >= 0 || *episode < 0 {
+			return errors.New("--steps needs --episode and excludes --step")
+		}
+		if *step, to, err = stepRange(*steps); err != nil {
+			return err
+		}
+	}
+	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "-o", path: out}, output{flag: "--access-log", path: accessLog, inPlace: true}); err != nil {
+		return err
 	}
 	var tw *ctmc.TraceWriter
 	var opts []wmzlib.ReaderOption
@@ -61,7 +76,16 @@ func runDecode(args []string) (err error) {
 		return err
 	}
 	defer fh.Close()
-	o := wmzlib.NPZOptions{Episode: *episode, Step: *step, CodesOnly: *codesOnly, Progress: progress(*quiet, "decoding")}
+	if to < 0 { // A: runs to the end of the episode
+		to = 0 // an episode the file has not: NPZHeader says so
+		if *episode < f.Episodes() {
+			to = f.EpisodeLen(*episode)
+			if *step >= to {
+				return fmt.Errorf("--steps %q: episode %d has steps 0 to %d", *steps, *episode, to-1)
+			}
+		}
+	}
+	o := wmzlib.NPZOptions{Episode: *episode, Step: *step, To: to, CodesOnly: *codesOnly, Progress: progress(*quiet, "decoding")}
 	h, err := f.NPZHeader(o)
 	what := ""
 	switch {
@@ -71,6 +95,8 @@ func runDecode(args []string) (err error) {
 		return fmt.Errorf("%s: episode %d has no states", pos[0], *episode)
 	case h.T == 0:
 		return fmt.Errorf("%s: no states to decode (%d episodes, none with a state)", pos[0], f.Episodes())
+	case *step >= 0 && h.T > 1:
+		what = fmt.Sprintf(" (episode %d, steps %d to %d)", *episode, *step, *step+h.T-1)
 	case *step >= 0:
 		what = fmt.Sprintf(" (episode %d, step %d)", *episode, *step)
 	case *episode >= 0:
@@ -81,10 +107,32 @@ func runDecode(args []string) (err error) {
 	// States stream from the file into the .npz: memory does not grow with
 	// either.
 	if err := f.WriteNPZ(*out, o); err != nil {
-		return wmzError(pos[0], err)
+		return wmzError(pos[0], err, *modelPath)
 	}
 	if !*quiet {
 		fmt.Printf("wrote %s: %d states, %d episodes%s\n", *out, h.T, len(h.EpisodeStart), what)
 	}
 	return nil
+}
+
+// stepRange parses --steps A:B, A: or :B into [from, to); to is -1 for
+// A: (the end of the episode).
+func stepRange(v string) (from, to int, err error) {
+	a, b, ok := strings.Cut(v, ":")
+	bad := fmt.Errorf("--steps %q: want A:B, the steps A to B-1 of the episode (A: to its end, :B from its start)", v)
+	if !ok {
+		return 0, 0, bad
+	}
+	to = -1
+	if a != "" {
+		if from, err = strconv.Atoi(a); err != nil || from < 0 {
+			return 0, 0, bad
+		}
+	}
+	if b != "" {
+		if to, err = strconv.Atoi(b); err != nil || to <= from {
+			return 0, 0, bad
+		}
+	}
+	return from, to, nil
 }

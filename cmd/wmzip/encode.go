@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/alloc"
@@ -55,6 +54,7 @@ func runEncode(args []string) error {
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	threads := threadsFlag(fs, "encoding losslessly or at --lambda")
+	checkInt("keyframe", keyframe, 1, format.MaxKeyframeInterval, fmt.Sprintf("a keyframe interval of 1 to %d states", format.MaxKeyframeInterval))
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -74,8 +74,8 @@ func runEncode(args []string) error {
 	if *lossless && (withLambda || withDist) || withLambda && withDist {
 		return errors.New("--lossless, --lambda and --distortion exclude each other")
 	}
-	if withDist && (!(*distortion >= 0) || math.IsInf(*distortion, 0)) {
-		return fmt.Errorf("--distortion %v: want a finite D ≥ 0", *distortion)
+	if withDist && (!(*distortion >= 0) || *distortion >= 1) {
+		return fmt.Errorf("--distortion %v: want D in [0, 1), a mean squared error relative to the squared norm (0.01: 1%%)", *distortion)
 	}
 	a, err := accessFlags(set, *access, *lossless || withLambda || withDist, *budget, *tau, *space, *tail, *guard)
 	if err != nil {
@@ -87,12 +87,21 @@ func runEncode(args []string) error {
 			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath, access}, output{flag: "-o", path: out}); err != nil {
+		return err
+	}
 	if *access == "" && !withDist {
 		streamingGC()
 	}
 	c, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err
+	}
+	if (withLambda || withDist || *access != "") && !c.HasGate() {
+		return fmt.Errorf("%s has no retention gate (it was trained with --gate-holdout 0): --lambda, --distortion and --access need one; train with the default --gate-holdout, or encode losslessly", *modelPath)
+	}
+	if n := c.Geometry().N(); *keyframe > format.MaxChunkCoords/n {
+		return fmt.Errorf("--keyframe %d: at most %d with this model's %d coordinates per state", *keyframe, format.MaxChunkCoords/n, n)
 	}
 	// The trajectory is read state by state (--access reads it whole).
 	src, err := npz.OpenTrajectory(pos[0])
@@ -132,5 +141,6 @@ func runEncode(args []string) error {
 	if !*quiet {
 		printWrote(c.Model(), *out, src.Header().T, size, lambda, acct)
 	}
+	warnAboveRaw(c, *out, src.Header().T, size, *embed)
 	return nil
 }

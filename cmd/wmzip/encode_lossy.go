@@ -69,6 +69,7 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, ta
 	if err := atomicfile.WriteFile(out, r.File); err != nil {
 		return err
 	}
+	warnAboveRaw(c, out, T, int64(len(r.File)), embed)
 	if !quiet {
 		printWrote(c.Model(), out, T, int64(len(r.File)), r.Lambda, r.Account)
 	}

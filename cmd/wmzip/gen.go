@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -39,11 +40,17 @@ func runGenGraphworld(args []string) error {
 	visits := fs.String("visits", "", "also write the walk's visit counts per node to this file (one count per line)")
 	out := fs.String("o", "", "output .npz (required)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	checkInt("nodes", nodes, 4, graphworld.MaxNodes, fmt.Sprintf("4 to %d nodes", graphworld.MaxNodes))
+	checkInt("episodes", eps, 1, math.MaxInt32, "at least 1 episode")
+	checkInt("steps", steps, 1, math.MaxInt32, "at least 1 step per episode")
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
 		return errors.New("missing -o out.npz")
+	}
+	if err := checkFiles(nil, output{flag: "-o", path: out}, output{flag: "--visits", path: visits}); err != nil {
+		return err
 	}
 	cfg := graphworld.Config{
 		Family: *family, Nodes: *nodes, GraphSeed: *gseed,

@@ -61,6 +61,7 @@ var goldenMasks = []struct {
 	re   *regexp.Regexp
 	with string
 }{
+	{regexp.MustCompile(`(?m)^wmzip: [^\n]* [0-9]+/[0-9]+ \([0-9]+%\), [^\n]*\n`), ``}, // progress lines of a slow step
 	{regexp.MustCompile(`"(seconds[a-z_]*|[a-z_]*_seconds|[a-z_]*ns_per_[a-z_]*)": [0-9.e+-]+`), `"$1": <t>`},
 	{regexp.MustCompile(`[0-9]+ ns/coordinate`), `<t> ns/coordinate`},
 	{regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ns|µs|ms|s)\b`), `<t>`},

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("info", "describe a .wmz file: sizes, rates, model", runInfo)
+	register("info", "describe a .wmz file (sizes, rates, model) or a model file (.wmm)", runInfo)
 }
 
 // infoJSON is the object `wmzip info --json` prints.
@@ -21,7 +21,7 @@ type infoJSON struct {
 }
 
 func runInfo(args []string) error {
-	fs := newFlags("info", "[--json] [-m model.wmm] [--ref in.npz] in.wmz")
+	fs := newFlags("info", "[--json] [-m model.wmm] [--ref in.npz] in.wmz | [--json] model.wmm")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	modelPath := fs.String("m", "", "model file, checked against the file (not needed: header and index tell the rest)")
 	baselines := fs.Bool("baselines", false, "decode and measure zstd best and xz -9e on the states: the break-even horizons of this model against them (needs the model)")
@@ -32,6 +32,15 @@ func runInfo(args []string) error {
 	}
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
+	}
+	if err := checkFiles([]*string{&pos[0], modelPath, ref}); err != nil {
+		return err
+	}
+	if isModelFile(pos[0]) {
+		if *modelPath != "" || *ref != "" || *baselines {
+			return fmt.Errorf("%s is a model file: -m, --ref and --baselines describe a .wmz file", pos[0])
+		}
+		return infoModel(pos[0], *asJSON)
 	}
 	// Header, level table, index and trailer need no model; the model is
 	// opened only to check it or to decode.
@@ -56,7 +65,7 @@ func runInfo(args []string) error {
 		}
 		got, _, err := f.Trajectory(nil)
 		if err != nil {
-			return wmzError(pos[0], err)
+			return wmzError(pos[0], err, *modelPath)
 		}
 		if got.T != want.T {
 			return fmt.Errorf("%d states decoded, %s has %d", got.T, *ref, want.T)
@@ -85,6 +94,9 @@ func runInfo(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
+	if j.AboveRaw {
+		fmt.Printf("warning      %.1f bits/state is above the raw %.0f: the model predicts these states worse than no model (trained on other data?)\n", j.BitsPerState, j.RawBitsPerState)
+	}
 	fmt.Println(j.Storage.Text())
 	return nil
 }
@@ -102,7 +114,7 @@ func readInfo(path string) (format.Header, format.Info, error) {
 	}
 	h, in, err := format.ReadInfo(fh, st.Size())
 	if err != nil {
-		return h, in, wmzError(path, err)
+		return h, in, wmzError(path, err, "")
 	}
 	return h, in, nil
 }

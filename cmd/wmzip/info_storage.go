@@ -32,7 +32,7 @@ func measureBaselines(s *bench.Storage, path, modelPath string, k int) error {
 	defer fh.Close()
 	tr, _, err := f.Trajectory(nil)
 	if err != nil {
-		return wmzError(path, err)
+		return wmzError(path, err, modelPath)
 	}
 	return s.MeasureBreakEvens(tr.Codes, tr.S*tr.M, k)
 }

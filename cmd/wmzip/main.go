@@ -71,6 +71,9 @@ func main() {
 		os.Exit(2)
 	}
 	err := v.run(os.Args[2:])
+	for _, c := range cleanups {
+		c()
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
@@ -79,7 +82,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "wmzip %s: %v; see wmzip %s -h\n", verbFlags.Name(), err, verbFlags.Name())
 		os.Exit(2)
 	default:
-		fmt.Fprintf(os.Stderr, "wmzip %s: %v\n", os.Args[1], err)
+		fmt.Fprintf(os.Stderr, "wmzip %s: %v\n", os.Args[1], explainInput(err))
 		os.Exit(1)
 	}
 }
@@ -107,6 +110,7 @@ func newFlags(name, usageLine string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	verbFlags = fs
+	flagChecks = nil
 	return fs
 }
 

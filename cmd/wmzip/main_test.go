@@ -29,10 +29,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// command returns the CLI's command with args.
+func command(args ...string) *exec.Cmd { return exec.Command(bin, args...) }
+
 // wmzip runs the CLI and returns stdout, stderr and whether it succeeded.
 func wmzip(t *testing.T, args ...string) (string, string, bool) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := command(args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -190,7 +193,7 @@ func isStart(starts []int64, i int) bool {
 }
 
 func TestHelp(t *testing.T) {
-	for _, v := range []string{"gen", "train", "quantize", "encode", "decode", "info", "verify", "recover", "audit", "bench", "demo"} {
+	for _, v := range []string{"gen", "train", "quantize", "encode", "decode", "append", "info", "verify", "recover", "audit", "bench", "demo"} {
 		_, errs, ok := wmzip(t, v, "-h")
 		if !ok || !strings.Contains(errs, "usage") {
 			t.Errorf("wmzip %s -h: ok=%v %q", v, ok, errs)

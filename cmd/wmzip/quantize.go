@@ -31,6 +31,9 @@ func runQuantize(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one input trajectory")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "-o", path: out}); err != nil {
+		return err
+	}
 	c, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err

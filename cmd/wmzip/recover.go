@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/npz"
 )
 
 func init() {
@@ -31,6 +31,9 @@ func runRecover(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "-o", path: out}); err != nil {
+		return err
+	}
 	c, err := loadCodec(*modelPath)
 	if err != nil {
 		return err
@@ -44,9 +47,6 @@ func runRecover(args []string) error {
 	if err != nil {
 		return err
 	}
-	if ost, err := os.Stat(*out); err == nil && os.SameFile(st, ost) {
-		return errors.New("-o must name another file than the input")
-	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {
 		return err
@@ -54,11 +54,18 @@ func runRecover(args []string) error {
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	rec, info, err := wmzlib.Recover(bw, in, st.Size(), c)
+	if errors.Is(err, format.ErrNoModel) || errors.Is(err, format.ErrModelMismatch) {
+		return wmzError(pos[0], err, *modelPath)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	if info.States == 0 && !rec.Complete {
-		return fmt.Errorf("%s: nothing recoverable, no complete chunk of states: %v", pos[0], rec.Stop)
+		why := "every chunk is damaged"
+		if rec.Stop != nil {
+			why = rec.Stop.Error()
+		}
+		return fmt.Errorf("%s: nothing recoverable, no complete chunk of states: %s", pos[0], why)
 	}
 	if err := bw.Flush(); err != nil {
 		return err
@@ -67,66 +74,50 @@ func runRecover(args []string) error {
 		return err
 	}
 	if !*quiet {
-		switch {
-		case rec.Complete:
-			fmt.Printf("%s: complete file, copied unchanged: %d states in %d episodes\n", pos[0], info.States, info.Episodes)
-		default:
-			fmt.Printf("wrote %s: %d states in %d episodes, %d chunks; kept %d of %d bytes\n",
-				*out, info.States, info.Episodes, info.Chunks, info.FileBytes-info.IndexBytes, st.Size())
-			for _, g := range rec.Gaps {
-				fmt.Printf("  skipped bytes %d to %d, a damaged record and the rest of its episode: %v\n", g.Offset, g.Offset+g.Length, g.Err)
-			}
-			fmt.Printf("  scan ended at byte %d: %v\n", rec.End, rec.Stop)
-		}
+		printRecovery(pos[0], *out, st.Size(), rec, info)
 	}
 	return nil
 }
 
-// openWMZ opens a .wmz with the model at modelPath, or its embedded model
-// when modelPath is empty.
-func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File, *os.File, error) {
-	c, err := loadCodec(modelPath)
-	if err != nil {
-		return nil, nil, err
+// printRecovery says what recover kept, rebuilt and lost: the header, the
+// damaged records by episode and steps, where episodes continued after a
+// gap went, and where the scan stopped.
+func printRecovery(in, out string, size int64, rec format.Recovery, info format.Info) {
+	if rec.Complete {
+		fmt.Printf("%s: complete file, copied unchanged: %d states in %d episodes\n", in, info.States, info.Episodes)
+		return
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
+	fmt.Printf("wrote %s: %d states in %d episodes, %d chunks; kept %d of %d bytes\n",
+		out, info.States, info.Episodes, info.Chunks, info.FileBytes-info.IndexBytes, size)
+	switch h := rec.Header; {
+	case h == nil:
+	case h.Err != nil && h.Exact:
+		fmt.Printf("  header: damaged (%v); rebuilt from the index, trailer, level table and model, identical to the original (its checksum matches)\n", h.Err)
+	case h.Err != nil:
+		fmt.Printf("  header: damaged (%v); rebuilt from the index, trailer, level table and model; its checksum did not confirm the %s, taken as the damaged header gives them (every chunk decodes with them)\n", h.Err, strings.Join(h.Guessed, ", "))
 	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, nil, err
+	if h := rec.Header; h != nil && h.ModelErr != nil {
+		fmt.Printf("  embedded model: damaged (%v); the model given, of the file's model ID, takes its place\n", h.ModelErr)
 	}
-	f, err := wmzlib.NewFile(fh, st.Size(), c, opts...)
-	if err != nil {
-		fh.Close()
-		return nil, nil, wmzError(path, err)
+	for _, g := range rec.Gaps {
+		at := fmt.Sprintf("bytes %d to %d: %v", g.Offset, g.Offset+g.Length, g.Err)
+		switch {
+		case g.Episode < 0:
+			fmt.Printf("  lost: a damaged record of unknown episode (%s)\n", at)
+		case g.From == g.To:
+			fmt.Printf("  lost: the metadata of episode %d, its record damaged (%s); a new record keeps its number and states\n", g.Episode, at)
+		case g.To < 0:
+			fmt.Printf("  lost: episode %d from step %d, one damaged chunk (%s)\n", g.Episode, g.From, at)
+		default:
+			fmt.Printf("  lost: episode %d, steps %d to %d (%s)\n", g.Episode, g.From, g.To-1, at)
+		}
 	}
-	return f, fh, nil
-}
-
-// wmzError names the .wmz file at path in err and, when the damage lies
-// where recovery can work around it (after the header, embedded model and
-// level table), says how to keep what is left.
-func wmzError(path string, err error) error {
-	var ne *npz.Error
-	var pe *os.PathError
-	if errors.As(err, &ne) || errors.As(err, &pe) {
-		return err // an error of the output, or one naming its file
+	for _, m := range rec.Moved {
+		if m.To != m.Episode {
+			fmt.Printf("  moved: episode %d from step %d on is episode %d (its metadata says so: {\"recovered\":{\"episode\":%d,\"step\":%d}})\n", m.Episode, m.Step, m.To, m.Episode, m.Step)
+		}
 	}
-	var fe *format.FormatError
-	if !errors.As(err, &fe) || errors.Is(err, format.ErrModelMismatch) || errors.Is(err, format.ErrNoModel) || errors.Is(err, format.ErrTooLarge) {
-		return fmt.Errorf("%s: %w", path, err)
+	if rec.Stop != nil {
+		fmt.Printf("  scan ended at byte %d: %v\n", rec.End, rec.Stop)
 	}
-	fh, oerr := os.Open(path)
-	if oerr != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer fh.Close()
-	h, herr := format.ReadHeader(fh)
-	if herr != nil || fe.Offset < h.BodyStart() {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fmt.Errorf("%s: %w (cut short or damaged? 'wmzip recover -o fixed.wmz %s' keeps its valid records)", path, err, path)
 }

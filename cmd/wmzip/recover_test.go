@@ -47,10 +47,10 @@ func TestRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustFail(t, p("x.wmz"), "truncated", "recover", "-m", p("m.wmm"), "-o", p("x.wmz"), p("head.wmz"))
-	mustFail(t, p("x.wmz"), "no embedded model", "recover", "-o", p("x.wmz"), p("cut.wmz"))
+	mustFail(t, p("x.wmz"), "embeds no model: give the one it was written with (-m model.wmm", "recover", "-o", p("x.wmz"), p("cut.wmz"))
 	mustFail(t, p("x.wmz"), "missing -o", "recover", p("cut.wmz"))
 	mustRun(t, "recover", "-h")
-	mustFail(t, "", "another file", "recover", "-o", p("cut.wmz"), p("cut.wmz"))
+	mustFail(t, "", "never writes over its inputs", "recover", "-o", p("cut.wmz"), p("cut.wmz"))
 }
 
 // recordEnds re-encodes the trajectory at path as `encode -m model
@@ -97,11 +97,12 @@ func recordEnds(t *testing.T, path, model string, g int) (b []byte, epEnd []int6
 	return buf.Bytes(), epEnd, chunks
 }
 
-// TestRecoverThenDecode (issue 15, point 1): a 6-episode file cut at every
+// TestRecoverThenDecode (issues 15 and 24): a 6-episode file cut at every
 // 997th byte, or with a byte flipped in any one chunk, recovers to a file
 // that decodes to every intact episode and every complete chunk of a cut
-// or damaged one (states as in the source); where no state survives,
-// recover fails with one line and writes nothing.
+// one, or every state outside the damaged chunk (states as in the
+// source); where no state survives, recover fails with one line and
+// writes nothing.
 func TestRecoverThenDecode(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -125,17 +126,18 @@ func TestRecoverThenDecode(t *testing.T) {
 	}
 	n := src.S * src.M
 	srcEps := src.Episodes()
-	// check recovers in and decodes the result: keep[e] states of
-	// source episode e must come back, in order (0: the episode is gone).
-	check := func(name string, in []byte, keep []int) {
+	// check recovers in and decodes the result: the steps [from, to) of
+	// source episode e of each segment {e, from, to} must come back as the
+	// decoded episodes, in order (an empty segment is no episode).
+	check := func(name string, in []byte, segs [][3]int) {
 		t.Helper()
 		os.Remove(p("fixed.wmz"))
 		if err := os.WriteFile(p("in.wmz"), in, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		total := 0
-		for _, k := range keep {
-			total += k
+		for _, s := range segs {
+			total += s[2] - s[1]
 		}
 		if total == 0 {
 			mustFail(t, p("fixed.wmz"), "nothing recoverable", "recover", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("in.wmz"))
@@ -152,14 +154,15 @@ func TestRecoverThenDecode(t *testing.T) {
 		}
 		gotEps := got.Episodes()
 		i := 0
-		for e, k := range keep {
+		for _, s := range segs {
+			e, k := s[0], s[2]-s[1]
 			if k == 0 {
 				continue
 			}
 			if i >= len(gotEps) || gotEps[i][1]-gotEps[i][0] != k {
-				t.Fatalf("%s: episode %d of the source: want %d states back as episode %d, got %v", name, e, k, i, gotEps)
+				t.Fatalf("%s: steps %d to %d of episode %d of the source: want them back as episode %d, got %v", name, s[1], s[2]-1, e, i, gotEps)
 			}
-			s0, g0 := srcEps[e][0], gotEps[i][0]
+			s0, g0 := srcEps[e][0]+s[1], gotEps[i][0]
 			if !slices.Equal(got.Codes[g0*n:(g0+k)*n], src.Codes[s0*n:(s0+k)*n]) ||
 				!slices.Equal(got.Actions[g0+1:g0+k], src.Actions[s0+1:s0+k]) {
 				t.Fatalf("%s: episode %d decodes to other states", name, e)
@@ -167,36 +170,42 @@ func TestRecoverThenDecode(t *testing.T) {
 			i++
 		}
 	}
-	check("cut inside the first chunk", full[:epEnd[0]+5], make([]int, len(chunks)))
+	check("cut inside the first chunk", full[:epEnd[0]+5], nil)
 	cuts := 0
 	for cut := 997; cut < len(full); cut += 997 {
-		keep := make([]int, len(chunks))
+		var segs [][3]int
 		for e, cs := range chunks {
+			k := 0
 			for _, c := range cs {
 				if epEnd[e] <= int64(cut) && c[0] <= int64(cut) {
-					keep[e] += int(c[1])
+					k += int(c[1])
 				}
 			}
+			segs = append(segs, [3]int{e, 0, k})
 		}
-		check(fmt.Sprintf("cut at %d", cut), full[:cut], keep)
+		check(fmt.Sprintf("cut at %d", cut), full[:cut], segs)
 		cuts++
 	}
+	// A flipped byte in a chunk loses its states only (issue 24, point
+	// 3): the episode keeps its steps before it, and those after it follow
+	// the last episode.
 	flips := 0
 	for e, cs := range chunks {
-		start := epEnd[e]
+		start, step := epEnd[e], 0
 		for c, ch := range cs {
 			bad := bytes.Clone(full)
 			bad[(start+ch[0])/2] ^= 0x10
-			keep := make([]int, len(chunks))
-			for i, cs := range chunks {
-				for j, x := range cs {
-					if i != e || j < c {
-						keep[i] += int(x[1])
-					}
+			var segs [][3]int
+			for i := range chunks {
+				if i != e {
+					segs = append(segs, [3]int{i, 0, srcEps[i][1] - srcEps[i][0]})
+				} else {
+					segs = append(segs, [3]int{i, 0, step})
 				}
 			}
-			check(fmt.Sprintf("episode %d chunk %d damaged", e, c), bad, keep)
-			start = ch[0]
+			segs = append(segs, [3]int{e, step + int(ch[1]), srcEps[e][1] - srcEps[e][0]})
+			check(fmt.Sprintf("episode %d chunk %d damaged", e, c), bad, segs)
+			start, step = ch[0], step+int(ch[1])
 			flips++
 		}
 	}

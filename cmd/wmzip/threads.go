@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"math"
 	"os"
 	"runtime/debug"
 )
@@ -12,6 +13,7 @@ func threadsFlag(fs *flag.FlagSet, what string) func() int {
 	n := new(int)
 	fs.IntVar(n, "threads", 0, "goroutines coding chunks at once when "+what+" (0: every core); bytes and results do not depend on it")
 	fs.IntVar(n, "j", 0, "short for --threads")
+	checkInt("threads", n, 0, math.MaxInt32, "a thread count ≥ 0 (0: every core)")
 	return func() int { return *n }
 }
 

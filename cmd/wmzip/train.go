@@ -38,6 +38,7 @@ func runTrain(args []string) error {
 	qSample := fs.Int("quantizer-sample", 0, "quantizer: training vectors sampled (0: the default; negative: all)")
 	noQuant := fs.Bool("no-quantizer", false, "ignore float obs: train on the inputs' codes only")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	checkTrainFlags(prec, maxRef, maxStates, capacity, alpha, gateHold, subspaces, centroids)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -50,6 +51,13 @@ func runTrain(args []string) error {
 	}
 	gopt, err := gateBinsFlag(*gateBins)
 	if err != nil {
+		return err
+	}
+	ins := []*string{gateWeights}
+	for i := range pos {
+		ins = append(ins, &pos[i])
+	}
+	if err := checkFiles(ins, output{flag: "-o", path: out}); err != nil {
 		return err
 	}
 	if os.Getenv("GOGC") == "" {
@@ -96,18 +104,16 @@ func runTrain(args []string) error {
 	return nil
 }
 
-// trainProgress draws a bar per quantizer stage and one for the world
-// model's calibration.
+// trainProgress draws a bar per quantizer stage and one per calibration
+// (the gate's, the world model's), or lines away from a terminal.
 func trainProgress(quiet bool) wmzlib.Progress {
 	qp := opq.TerminalProgress(os.Stderr, quiet)
-	cal := progress(quiet, "calibrating")
+	other := stages(quiet)
 	return func(stage string, done, total int) {
-		if s, ok := strings.CutPrefix(stage, "quantizer "); ok {
-			if qp != nil {
-				qp(s, done, total)
-			}
+		if s, ok := strings.CutPrefix(stage, "quantizer "); ok && qp != nil {
+			qp(s, done, total)
 			return
 		}
-		cal(done, total)
+		other(stage, done, total)
 	}
 }

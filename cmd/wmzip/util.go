@@ -25,6 +25,10 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
+			if err := runFlagChecks(); err != nil {
+				flagsFailed = true
+				return nil, err
+			}
 			return pos, nil
 		}
 		pos = append(pos, args[0])
@@ -61,8 +65,22 @@ func parseList[T comparable](v string, parseItem func(string) (T, error)) ([]T, 
 	return out, nil
 }
 
-// progress is progress.Bar: a bar on a terminal, nothing otherwise.
+// progress is progress.Bar: a bar on a terminal, lines now and then on
+// stderr otherwise, nothing with -q.
 var progress = progressBar.Bar
+
+// stages returns a progress reporter for a step of named stages: one
+// progress per stage.
+func stages(quiet bool) func(stage string, done, total int) {
+	var cur string
+	var bar func(done, total int)
+	return func(stage string, done, total int) {
+		if bar == nil || stage != cur {
+			cur, bar = stage, progress(quiet, stage)
+		}
+		bar(done, total)
+	}
+}
 
 // loadCodes reads a trajectory that must carry codes.
 func loadCodes(path string) (*npz.Trajectory, error) {

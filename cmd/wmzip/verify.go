@@ -25,17 +25,20 @@ func runVerify(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
+	if err := checkFiles([]*string{&pos[0], modelPath, against}); err != nil {
+		return err
+	}
 	f, fh, err := openWMZ(pos[0], *modelPath, wmzlib.WithThreads(threads()))
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
 	if err := f.Verify(); err != nil {
-		return wmzError(pos[0], err)
+		return wmzError(pos[0], err, *modelPath)
 	}
 	got, eps, err := f.Trajectory(progress(*quiet, "decoding"))
 	if err != nil {
-		return wmzError(pos[0], err)
+		return wmzError(pos[0], err, *modelPath)
 	}
 	// Random access must agree with sequential decoding.
 	n := got.S * got.M

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	wmzlib "github.com/wmzip/wmzip"
+)
+
+// isModelFile reports whether the file at path starts as a model file
+// (.wmm) does.
+func isModelFile(path string) bool { return string(peek(path, 0, 4)) == "WMZM" } // SPEC.md 3.1
+
+// infoModel is `wmzip info model.wmm`: the model's version, ID, geometry,
+// reference store, quantizer, gate and sizes.
+func infoModel(path string, asJSON bool) error {
+	c, err := wmzlib.LoadCodec(path)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	d := wmzlib.DescribeModel(path, c, st.Size())
+	if asJSON {
+		return printJSON(d)
+	}
+	fmt.Printf("%s: model file v%d, %d bytes\n", d.File, d.ModelVersion, d.ModelBytes)
+	fmt.Printf("model        %s\n", d.ModelID)
+	fmt.Printf("geometry     %d slots x %d subspaces, K=%d; precision %d; raw %.0f bits/state\n", d.Slots, d.Subspaces, d.Alphabet, d.Precision, d.RawBitsPerState)
+	fmt.Printf("store        %d reference states\n", d.ReferenceStates)
+	if q := d.Quantizer; q != nil {
+		fmt.Printf("quantizer    %d values per slot vector -> %d codes of %d centroids (%d bytes)\n", q.Dim, q.Subspaces, q.Centroids, q.Bytes)
+	} else {
+		fmt.Println("quantizer    none: trained on codes, it encodes codes only")
+	}
+	if g := d.Gate; g != nil {
+		dist := "uniform distances"
+		if g.Dist {
+			dist = "the quantizer's distances"
+		}
+		fmt.Printf("gate         version %d, %d bins on the %s axis, %s, calibrated on %d coordinates (%d bytes)\n", g.Version, g.Bins, g.Axis, dist, g.Samples, g.Bytes)
+	} else {
+		fmt.Println("gate         none: lossless coding only (--lambda and --distortion need a gate)")
+	}
+	return nil
+}
