@@ -200,7 +200,7 @@ func StoreByAccess(ctx context.Context, w io.Writer, c *Codec, eps []Episode, co
 func codesOf(c *Codec, eps []Episode) ([]wm.Episode, error) {
 	out := make([]wm.Episode, len(eps))
 	for i := range eps {
-		codes, err := c.episodeCodes(&eps[i])
+		codes, _, err := c.episodeCodes(&eps[i], false)
 		if err != nil {
 			return nil, fmt.Errorf("episode %d: %w", i, err)
 		}
@@ -211,16 +211,20 @@ func codesOf(c *Codec, eps []Episode) ([]wm.Episode, error) {
 
 // episodeCodes returns the codes of e: its observations quantized when it
 // has them and the codec a quantizer, else its codes.
-func (c *Codec) episodeCodes(e *Episode) ([]uint16, error) {
-	codes := e.Codes
+func (c *Codec) episodeCodes(e *Episode, rotate bool) (codes []uint16, rot []float32, err error) {
+	codes = e.Codes
 	if codes == nil || e.Obs != nil && c.q != nil {
-		var err error
-		if codes, err = c.Quantize(nil, e.Obs); err != nil {
-			return nil, err
+		if rotate && c.q != nil {
+			codes, rot, err = c.quantizeRotated(nil, nil, e.Obs)
+		} else {
+			codes, err = c.Quantize(nil, e.Obs)
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	if g := c.m.Geom; len(codes) != len(e.Actions)*g.N() {
-		return nil, inputErrorf("%d actions (one per state) but %d codes: %d states take %d codes (%d slots × %d subspaces)", len(e.Actions), len(codes), len(e.Actions), len(e.Actions)*g.N(), g.S, g.M)
+		return nil, nil, inputErrorf("%d actions (one per state) but %d codes: %d states take %d codes (%d slots × %d subspaces)", len(e.Actions), len(codes), len(e.Actions), len(e.Actions)*g.N(), g.S, g.M)
 	}
-	return codes, nil
+	return codes, rot, nil
 }

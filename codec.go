@@ -1,7 +1,9 @@
 package wmzip
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -123,6 +125,25 @@ func (c *Codec) Quantize(dst []uint16, obs []float32) ([]uint16, error) {
 	return dst, nil
 }
 
+// quantizeRotated is Quantize that also appends to rot the observations
+// rotated as the quantizer sees them (source.go).
+func (c *Codec) quantizeRotated(dst []uint16, rot, obs []float32) ([]uint16, []float32, error) {
+	g := c.m.Geom
+	per := g.S * c.q.Dim()
+	if len(obs)%per != 0 {
+		return dst, rot, fmt.Errorf("%w: %d observation values are not whole states of %d slots × %d", ErrInput, len(obs), g.S, c.q.Dim())
+	}
+	if err := checkFinite(obs, g.S, c.q.Dim(), 0, "", nil); err != nil {
+		return dst, rot, err
+	}
+	n := len(obs) / per * g.N()
+	dst, rot = grow(dst, n), grow(rot, len(obs))
+	if err := c.q.EncodeRotated(obs, dst[len(dst)-n:], rot[len(rot)-len(obs):]); err != nil {
+		return dst[:len(dst)-n], rot[:len(rot)-len(obs)], fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	return dst, rot, nil
+}
+
 // Reconstruct appends to dst the slot vectors of codes (whole states) and
 // returns it.
 func (c *Codec) Reconstruct(dst []float32, codes []uint16) ([]float32, error) {
@@ -154,25 +175,79 @@ func RawBits(g wm.Geometry) float64 {
 	return float64(g.N() * b)
 }
 
-// Distortion returns the relative distortion of decoded codes against the
-// source's, in the gate's integer distances (the fraction of wrong codes
-// without a gate), and the number of wrong codes. Only the states both
-// hold are compared.
+// Distortion returns the distortion of decoded codes got against the
+// lossless reconstruction want (the source's codes), as the Writer
+// measures it (WithDistortion): the mean over slot vectors of the squared
+// distance between the two reconstructions over the squared norm of the
+// lossless one, in the quantizer's space (without a quantizer, in the
+// gate's distances over its mean slot norm, or the fraction of wrong
+// codes); and the number of wrong codes. Only the states both hold are
+// compared.
 func (c *Codec) Distortion(got, want []uint16) (rel float64, wrong int64) {
-	n := c.m.Geom.N()
+	g := c.m.Geom
+	M := g.M
 	got = got[:min(len(got), len(want))]
-	p, err := gate.FromModel(c.m)
-	var sum uint64
-	for i, v := range got {
-		if v != want[i] {
-			wrong++
-			if err == nil {
-				sum += uint64(p.Distance(i%n, v, want[i]))
+	p, perr := gate.FromModel(c.m)
+	var sum float64
+	slots := len(got) / M
+	for k := range slots {
+		a, b := got[k*M:(k+1)*M], want[k*M:(k+1)*M]
+		if slices.Equal(a, b) {
+			continue
+		}
+		var d uint64
+		for m := range a {
+			if a[m] != b[m] {
+				wrong++
+				if perr == nil {
+					d += uint64(p.Distance((k%g.S)*M+m, a[m], b[m]))
+				} else {
+					d += gate.UnitDistance
+				}
 			}
 		}
+		switch {
+		case c.q != nil:
+			sum += c.q.SlotDistortion(k%g.S, b, a)
+		case perr == nil && p.Dist != nil && p.SlotNorm > 0:
+			sum += float64(d) / float64(p.SlotNorm)
+		default:
+			sum += float64(d) / float64(uint64(M)*gate.UnitDistance)
+		}
 	}
-	if err != nil {
-		return float64(wrong) / float64(max(len(got), 1)), wrong
+	return sum / float64(max(slots, 1)), wrong
+}
+
+// qualitySection is the model-file section that records how the quantizer
+// did on observations held out of its training (SPEC.md 3.1, informative):
+// u16 version (1), six reserved zero bytes, u64 slot vectors, f64 mean
+// relative squared error, f64 mean cosine, little-endian.
+const qualitySection = "QDST"
+
+func marshalQuality(q opq.Quality) []byte {
+	b := make([]byte, 0, 32)
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	b = append(b, 0, 0, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint64(b, uint64(q.Vectors))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(q.Distortion()))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(q.Cosine()))
+}
+
+// QuantizerQuality returns how the codec's quantizer did on observations
+// held out of its training, as Train measured and the model records: the
+// slot vectors measured, and their mean relative squared error and mean
+// cosine against their reconstruction. ok is false when the model records
+// none (a model without a quantizer, or of too few states).
+func (c *Codec) QuantizerQuality() (q opq.Quality, ok bool) {
+	b := c.m.Section(qualitySection)
+	if len(b) != 32 || binary.LittleEndian.Uint16(b) != 1 {
+		return q, false
 	}
-	return p.RelDistortion(sum, int64(len(got)/n)), wrong
+	n := int64(binary.LittleEndian.Uint64(b[8:]))
+	d := math.Float64frombits(binary.LittleEndian.Uint64(b[16:]))
+	cos := math.Float64frombits(binary.LittleEndian.Uint64(b[24:]))
+	if n <= 0 || !(d >= 0) || math.IsInf(d, 0) || !(math.Abs(cos) <= 1) {
+		return q, false
+	}
+	return opq.Quality{Vectors: n, SumErr: d * float64(n), SumCos: cos * float64(n)}, true
 }

@@ -26,13 +26,22 @@ type Description struct {
 	Lossless            bool    `json:"lossless"`
 	Lambda              any     `json:"lambda"`
 	Levels              []any   `json:"levels,omitempty"`
-	Distortion          any     `json:"distortion"`
-	ModelID             string  `json:"model_id"`
-	ModelEmbedded       bool    `json:"model_embedded"`
-	ModelBytes          int64   `json:"model_bytes"`
-	HeaderBytes         int64   `json:"header_bytes"`
-	IndexBytes          int64   `json:"index_bytes"`
-	FramingBitsPerState float64 `json:"framing_bits_per_state"`
+	// Distortion is the distortion retention gave the file against its
+	// lossless reconstruction (0 when lossless), as the writer recorded
+	// it or as measured against a source (info --ref); nil if unknown.
+	Distortion any `json:"distortion"`
+	// DistortionVsSource and CosineVsSource are what the writer recorded
+	// of the decoded observations against the float observations it was
+	// given (quantizer and retention together); nil when it was given
+	// codes.
+	DistortionVsSource  *float64 `json:"distortion_vs_source,omitempty"`
+	CosineVsSource      *float64 `json:"cosine_vs_source,omitempty"`
+	ModelID             string   `json:"model_id"`
+	ModelEmbedded       bool     `json:"model_embedded"`
+	ModelBytes          int64    `json:"model_bytes"`
+	HeaderBytes         int64    `json:"header_bytes"`
+	IndexBytes          int64    `json:"index_bytes"`
+	FramingBitsPerState float64  `json:"framing_bits_per_state"`
 	// AboveRaw reports a rate above RawBitsPerState: the model predicts
 	// these states worse than no model, typically one trained on other
 	// data.
@@ -59,6 +68,13 @@ func Describe(name string, h format.Header, in format.Info) Description {
 	}
 	j.FramingBitsPerState = j.BitsPerState - j.IdealBitsPerState
 	j.AboveRaw = j.BitsPerState > j.RawBitsPerState
+	if r := in.Report; r.Slots > 0 {
+		j.Distortion = r.RetentionDistortion()
+	}
+	if r := in.Report; r.SourceSlots > 0 {
+		d, c := r.SourceDistortion(), r.SourceCosine()
+		j.DistortionVsSource, j.CosineVsSource = &d, &c
+	}
 	if h.Lossless() {
 		j.Lambda = "inf"
 		j.Distortion = 0.0

@@ -34,6 +34,16 @@ type QuantizerDescription struct {
 	Subspaces int   `json:"subspaces"` // codes per slot vector
 	Centroids int   `json:"centroids"` // per subspace
 	Bytes     int64 `json:"bytes"`     // of its section
+	// HeldOut is its quality on observations held out of training, as
+	// Train measured it (nil if the model records none).
+	HeldOut *HeldOutQuality `json:"held_out,omitempty"`
+}
+
+// HeldOutQuality is a quantizer's distortion on held-out observations.
+type HeldOutQuality struct {
+	Vectors    int64   `json:"slot_vectors"`
+	Distortion float64 `json:"distortion"` // mean relative squared error
+	Cosine     float64 `json:"cosine"`     // mean cosine
 }
 
 // GateDescription is the retention gate a model holds.
@@ -58,6 +68,9 @@ func DescribeModel(name string, c *Codec, fileBytes int64) ModelDescription {
 	}
 	if q := c.q; q != nil {
 		d.Quantizer = &QuantizerDescription{Dim: q.Dim(), Subspaces: q.M(), Centroids: q.K(), Bytes: int64(len(m.Section(quantizerSection)))}
+		if qu, ok := c.QuantizerQuality(); ok {
+			d.Quantizer.HeldOut = &HeldOutQuality{Vectors: qu.Vectors, Distortion: qu.Distortion(), Cosine: qu.Cosine()}
+		}
 	}
 	if p, err := gate.FromModel(m); err == nil {
 		axis := "modal"

@@ -16,7 +16,6 @@ var (
 	ErrNoModel       = format.ErrNoModel
 	ErrTooLarge      = format.ErrTooLarge
 	ErrClosed        = format.ErrClosed
-	ErrNoLambda      = format.ErrNoLambda
 	// ErrInput reports an invalid argument: an option out of range,
 	// observations or codes of the wrong size, an empty training set.
 	ErrInput = format.ErrInput

@@ -3,7 +3,6 @@ package wmzip
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
@@ -46,10 +45,12 @@ type writerConfig struct {
 	lambda     uint32
 	lossy      bool
 	distortion float64 // < 0: none
-	levels     []uint32
-	ctx        context.Context
-	progress   Progress
-	probe      func(format.Probe)
+	// sourceDistortion is a target against the source floats, < 0: none.
+	sourceDistortion float64
+	levels           []uint32
+	ctx              context.Context
+	progress         Progress
+	probe            func(format.Probe)
 }
 
 type trainOpt func(*trainConfig) error
@@ -221,15 +222,38 @@ func WithLambda(lambda float64) WriterOption {
 	})
 }
 
-// WithDistortion writes at the least-storage λ whose file has mean
-// relative distortion at most d. The Writer then keeps every state until
-// Close, which searches λ and writes the file. The codec needs a gate.
+// WithDistortion writes the least storage whose distortion against the
+// lossless reconstruction (the codes the observations quantize to, or the
+// codes given) is at most d: the mean over slot vectors of the squared
+// distance, in the quantizer's space, between a slot vector's two
+// reconstructions over the squared norm of the lossless one (the fraction
+// of wrong codes without a quantizer). It is what retention costs; the
+// quantizer's own error comes on top (WithSourceDistortion). The Writer
+// keeps every state until Close, which searches and writes the file. The
+// codec needs a gate.
 func WithDistortion(d float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
-		if !(d >= 0) || math.IsInf(d, 0) {
-			return fmt.Errorf("%w: distortion %v: want a finite D ≥ 0", ErrInput, d)
+		if !(d >= 0) || !(d < 1) {
+			return fmt.Errorf("%w: distortion %v: want a fraction, at least 0 and below 1", ErrInput, d)
 		}
 		c.distortion = d
+		return nil
+	})
+}
+
+// WithSourceDistortion writes the least storage whose distortion against
+// the float observations written (WriteObs, WriteEpisodeOf,
+// WriteTrajectory) is at most d: the mean over slot vectors of the squared
+// error over the squared norm of the observation, quantizer and retention
+// together. It is refused at Close when d is below what the quantizer
+// alone loses on the observations. The Writer keeps every state, and the
+// observations, until Close. The codec needs a gate and a quantizer.
+func WithSourceDistortion(d float64) WriterOption {
+	return writerOpt(func(c *writerConfig) error {
+		if !(d >= 0) || !(d < 1) {
+			return fmt.Errorf("%w: distortion %v: want a fraction, at least 0 and below 1", ErrInput, d)
+		}
+		c.sourceDistortion = d
 		return nil
 	})
 }

@@ -59,10 +59,12 @@ func (w *Writer) WriteTrajectory(src *npz.TrajectoryReader) error {
 	b := blockStates(per)
 	acts := make([]int64, b)
 	codes := make([]uint16, b*n)
-	var obs []float32
+	var obs, rot []float32
 	if useObs {
 		obs = make([]float32, b*h.ObsS*h.ObsD)
+		rot = make([]float32, len(obs))
 	}
+	po := h.ObsS * h.ObsD // floats a state
 	eps := h.Episodes()
 	for i, e := range eps {
 		if err := w.WriteEpisode(nil); err != nil {
@@ -76,7 +78,7 @@ func (w *Writer) WriteTrajectory(src *npz.TrajectoryReader) error {
 					err = checkFinite(obs[:k*h.ObsS*h.ObsD], h.ObsS, h.ObsD, t, src.Path(), func(s int) (int, int) { return i, s - e[0] })
 				}
 				if err == nil {
-					err = w.c.q.Encode(obs[:k*h.ObsS*h.ObsD], codes[:k*n])
+					err = w.c.q.EncodeRotated(obs[:k*po], codes[:k*n], rot[:k*po])
 				}
 			} else if _, err = src.Read(acts[:k], codes[:k*n], nil); err == nil {
 				err = checkCodes(src.Path(), codes[:k*n], t, &g)
@@ -85,7 +87,11 @@ func (w *Writer) WriteTrajectory(src *npz.TrajectoryReader) error {
 				return err
 			}
 			for s := range k {
-				if err := w.WriteCodes(acts[s], codes[s*n:(s+1)*n]); err != nil {
+				var r []float32
+				if useObs {
+					r = rot[s*po : (s+1)*po]
+				}
+				if err := w.writeState(acts[s], codes[s*n:(s+1)*n], r); err != nil {
 					return err
 				}
 			}

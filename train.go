@@ -66,8 +66,13 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 			return nil, fmt.Errorf("%w: episode %d has no codes", ErrInput, i)
 		}
 	}
+	var quality opq.Quality
 	if len(withObs) > 0 {
-		if q, err = trainQuantizer(eps, withObs, c); err != nil {
+		hold := c.hold
+		if hold < 0 {
+			hold = gate.HoldoutEpisodes(len(eps))
+		}
+		if q, quality, err = trainQuantizer(eps, withObs, hold, c); err != nil {
 			return nil, err
 		}
 		for _, i := range withObs {
@@ -130,6 +135,11 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		if m, err = m.WithSection(quantizerSection, qb); err != nil {
 			return nil, err
 		}
+		if quality.Vectors > 0 {
+			if m, err = m.WithSection(qualitySection, marshalQuality(quality)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if gp != nil {
 		if m, err = gate.Apply(m, gp); err != nil {
@@ -184,10 +194,14 @@ func recentStates(eps []Episode, limit int) (kept []Episode, copied bool, err er
 }
 
 // trainQuantizer fits a quantizer to the slot vectors of the episodes
-// listed in idx.
-func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, error) {
+// listed in idx, but for those it holds out to measure it on: the
+// episodes the gate holds out (hold), or, when there are none, the last
+// eighth of the states. It returns the quantizer and its quality on the
+// states held out (none measured when there are too few states).
+func trainQuantizer(eps []Episode, idx []int, hold int, c trainConfig) (*opq.Quantizer, opq.Quality, error) {
 	dim := 0
-	var parts [][]float32
+	var parts, held [][]float32
+	total := 0
 	for _, i := range idx {
 		e := &eps[i]
 		n := len(e.Actions) * e.slots()
@@ -195,18 +209,46 @@ func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, er
 			continue
 		}
 		if len(e.Obs)%n != 0 {
-			return nil, fmt.Errorf("%w: episode %d: %d observation values for %d states of %d slots", ErrInput, i, len(e.Obs), len(e.Actions), e.slots())
+			return nil, opq.Quality{}, fmt.Errorf("%w: episode %d: %d observation values for %d states of %d slots", ErrInput, i, len(e.Obs), len(e.Actions), e.slots())
 		}
 		d := len(e.Obs) / n
 		if err := checkFinite(e.Obs, e.slots(), d, 0, fmt.Sprintf("episode %d", i), nil); err != nil {
-			return nil, err
+			return nil, opq.Quality{}, err
 		}
 		if dim == 0 {
 			dim = d
 		} else if d != dim {
-			return nil, fmt.Errorf("%w: observation dimension %d differs from %d", ErrInput, d, dim)
+			return nil, opq.Quality{}, fmt.Errorf("%w: observation dimension %d differs from %d", ErrInput, d, dim)
 		}
-		parts = append(parts, e.Obs)
+		if i >= len(eps)-hold {
+			held = append(held, e.Obs)
+		} else {
+			parts = append(parts, e.Obs)
+		}
+		total += len(e.Actions)
+	}
+	if len(parts) == 0 || len(held) == 0 {
+		// No episode held out: the last eighth of the states, cut by state.
+		all := append(parts, held...)
+		parts, held = nil, nil
+		if total >= minHeldStates*8 {
+			keep := total - total/8 // states trained on
+			for _, p := range all {
+				states := len(p) / dim / max(eps[idx[0]].slots(), 1)
+				per := len(p) / max(states, 1)
+				switch {
+				case keep >= states:
+					parts = append(parts, p)
+				case keep > 0:
+					parts, held = append(parts, p[:keep*per]), append(held, p[keep*per:])
+				default:
+					held = append(held, p)
+				}
+				keep -= states
+			}
+		} else {
+			parts = all
+		}
 	}
 	vecs := joinFloats(parts)
 	cfg := c.quant
@@ -214,8 +256,29 @@ func trainQuantizer(eps []Episode, idx []int, c trainConfig) (*opq.Quantizer, er
 	if c.progress != nil {
 		cfg.Progress = func(stage string, done, total int) { c.progress("quantizer "+stage, done, total) }
 	}
-	return opq.Train(vecs, cfg)
+	q, err := opq.Train(vecs, cfg)
+	if err != nil {
+		return nil, opq.Quality{}, err
+	}
+	var qu opq.Quality
+	for _, h := range held {
+		codes := make([]uint16, len(h)/dim*q.M())
+		rot := make([]float32, len(h))
+		if err := q.EncodeRotated(h, codes, rot); err != nil {
+			return nil, opq.Quality{}, err
+		}
+		a, err := q.CompareRotated(rot, codes)
+		if err != nil {
+			return nil, opq.Quality{}, err
+		}
+		qu = qu.Add(a)
+	}
+	return q, qu, nil
 }
+
+// minHeldStates is the fewest states the quantizer is measured on when no
+// episode is held out (a file of fewer than eight times that is not cut).
+const minHeldStates = 4
 
 // trainGeometry checks that every episode has one state shape and returns
 // it (K from the codes unless alphabet is set) with the episodes as the

@@ -500,7 +500,7 @@ type Result struct {
 	File      []byte
 	Levels    []int // level of every state, in file order
 	Accounts  []format.StateAccount
-	Recon     []uint16 // the writer's reconstruction of every state
+	Recon     []uint16 // the reconstruction of every state, as the file holds it
 	Bits      float64  // file bits, model excluded
 	Predicted float64  // the plan's prediction of bits, for the last attempt
 	Attempts  int      // encodings made to find it
@@ -721,16 +721,17 @@ func levelKey(levels []int) string {
 func EncodeLevels(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32, levels []int, opts []format.Option) (*Result, error) {
 	T := states(m, eps)
 	r := &Result{Levels: levels, Accounts: make([]format.StateAccount, T), Counts: make([]int, len(lambdas))}
-	var st []uint16
 	var buf bytes.Buffer
+	// The reconstruction as the file holds it: a chunk coded losslessly,
+	// as no larger than by its levels, holds the states themselves.
+	keep := format.WithSource(func(recon []uint16) format.Report {
+		r.Recon = append(r.Recon, recon...)
+		return format.Report{}
+	})
 	_, h, err := EncodeWith(&buf, m, eps, func(int, int) {},
 		func(i int, fw *format.Writer) error { return fw.SetLevel(levels[i]) },
-		func(i int, fw *format.Writer) {
-			r.Accounts[i] = fw.LastAccount()
-			st = fw.LastState(st)
-			r.Recon = append(r.Recon, st...)
-		},
-		append([]format.Option{format.WithKeyframeInterval(keyframe), format.WithLevels(lambdas...)}, opts...)...)
+		func(i int, fw *format.Writer) { r.Accounts[i] = fw.LastAccount() },
+		append([]format.Option{format.WithKeyframeInterval(keyframe), format.WithLevels(lambdas...), keep}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

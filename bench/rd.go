@@ -75,19 +75,23 @@ type RDPoint struct {
 
 // RDReport is the outcome of a sweep.
 type RDReport struct {
-	Info          RDInfo               `json:"setup"`
-	LosslessBits  float64              `json:"lossless_bits_per_state"`
-	RawBits       float64              `json:"raw_bits_per_state"`
-	Points        []*RDPoint           `json:"points"`
-	Matched       []RDMatched          `json:"matched"`
-	MeanOverhead  map[string]float64   `json:"mean_overhead_vs_rule"`
-	UsefulMax     float64              `json:"useful_distortion_max"`
-	UsefulOver    map[string]float64   `json:"mean_overhead_vs_rule_useful"`
-	Cos99         *RDPoint             `json:"rule_at_cosine_0_99,omitempty"`
-	Cos99Ratio    float64              `json:"cosine_0_99_rate_vs_lossless,omitempty"`
-	FillVsCopy    map[string]RDMetrics `json:"fill_vs_copy,omitempty"`
-	AllDecodesOK  bool                 `json:"decoder_equals_writer_all_states"`
-	SecondsPerRun float64              `json:"seconds_per_run"`
+	Info         RDInfo             `json:"setup"`
+	LosslessBits float64            `json:"lossless_bits_per_state"`
+	RawBits      float64            `json:"raw_bits_per_state"`
+	Points       []*RDPoint         `json:"points"`
+	Matched      []RDMatched        `json:"matched"`
+	MeanOverhead map[string]float64 `json:"mean_overhead_vs_rule"`
+	UsefulMax    float64            `json:"useful_distortion_max"`
+	UsefulOver   map[string]float64 `json:"mean_overhead_vs_rule_useful"`
+	Cos99        *RDPoint           `json:"rule_at_cosine_0_99,omitempty"`
+	Cos99Ratio   float64            `json:"cosine_0_99_rate_vs_lossless,omitempty"`
+	// Cos99Interp is the rule's rate at mean slot cosine 0.99 interpolated
+	// between the points of neighbouring λ (rate99).
+	Cos99Interp      float64              `json:"cosine_0_99_interpolated_bits_per_state,omitempty"`
+	Cos99InterpRatio float64              `json:"cosine_0_99_interpolated_vs_lossless,omitempty"`
+	FillVsCopy       map[string]RDMetrics `json:"fill_vs_copy,omitempty"`
+	AllDecodesOK     bool                 `json:"decoder_equals_writer_all_states"`
+	SecondsPerRun    float64              `json:"seconds_per_run"`
 }
 
 // RDMatched compares the policies' rates at one distortion.
@@ -292,6 +296,16 @@ func (s *RDSetup) run(pol gate.Policy, knob uint32) (*RDPoint, error) {
 		for i := range pt.mask {
 			pt.mask[i] = true
 		}
+	} else if pol == gate.PolicyRule {
+		// The normative rule, its decisions recorded: one Decider, so the
+		// chunks are coded on one goroutine.
+		d := s.p.Rule(knob).NewDecider()
+		rec := func(j int, pr *wm.Predictor) (bool, uint16) {
+			k, fill := d.Decide(j, pr)
+			pt.mask[base+j] = k
+			return k, fill
+		}
+		opts = append(opts, format.WithRetainRule(knob, rec), format.WithThreads(1))
 	} else {
 		rule := s.p.Baseline(pol, knob)
 		if rule == nil {
@@ -302,12 +316,10 @@ func (s *RDSetup) run(pol gate.Policy, knob uint32) (*RDPoint, error) {
 			pt.mask[base+j] = r
 			return r
 		}
-		opts = append(opts, format.WithRetainRule(knob, rec))
-		if pol != gate.PolicyRule {
-			// The normative rule decodes from the header and the model
-			// alone; the baselines need their rule again.
-			ropts = append(ropts, format.WithRetainRule(knob, rule))
-		}
+		opts = append(opts, format.WithRetainRule(knob, gate.ModalFill(rec)), format.WithThreads(1))
+		// The normative rule decodes from the header and the model alone;
+		// the baselines need their rule again.
+		ropts = append(ropts, format.WithRetainRule(knob, gate.ModalFill(rule)))
 	}
 	var buf bytes.Buffer
 	w, err := format.NewWriter(&buf, s.m, append(opts, format.WithKeyframeInterval(s.key))...)
@@ -360,6 +372,14 @@ func (s *RDSetup) run(pol gate.Policy, knob uint32) (*RDPoint, error) {
 				return nil, err
 			}
 			st = c
+			if t < s.states && r.Level() == -1 {
+				// A chunk coded losslessly, as no longer than by the
+				// rule: the writer's reconstruction is the input.
+				copy(pt.recon[t*n:(t+1)*n], s.truth[t*n:(t+1)*n])
+				for j := t * n; j < (t+1)*n; j++ {
+					pt.mask[j] = true
+				}
+			}
 			if t < s.states && slices.Equal(c, pt.recon[t*n:(t+1)*n]) {
 				pt.DecodeEqual++
 			}
@@ -595,6 +615,22 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 				return nil, err
 			}
 		}
+		// The rule's rate at mean slot cosine 0.99, the figure the docs
+		// quote: bisect the knob interval that straddles it down to an
+		// eighth of an octave.
+		for range 8 {
+			if pol != gate.PolicyRule {
+				break
+			}
+			sort.Slice(pts, func(a, b int) bool { return pts[a].Knob < pts[b].Knob })
+			i := straddle99(pts)
+			if i < 0 || pts[i+1].Knob <= pts[i].Knob*math.Exp2(1.0/8) {
+				break
+			}
+			if err := runAt(midKnob(pol, pts[i].Knob, pts[i+1].Knob)); err != nil {
+				return nil, err
+			}
+		}
 		sort.Slice(pts, func(a, b int) bool { return pts[a].Retained > pts[b].Retained })
 		curves[string(pol)] = pts
 		rep.Points = append(rep.Points, pts...)
@@ -602,6 +638,24 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 	rep.SecondsPerRun = time.Since(t0).Seconds() / float64(runs)
 	if ll.DecodeEqual != ll.States {
 		rep.AllDecodesOK = false
+	}
+	rule := string(gate.PolicyRule)
+	// The rule's cheapest point with mean slot cosine ≥ 0.99, and its rate
+	// at 0.99 interpolated between the points of neighbouring λ.
+	for _, pt := range curves[rule] {
+		if pt.Cosine >= 0.99 && (rep.Cos99 == nil || pt.BitsPerState < rep.Cos99.BitsPerState) {
+			rep.Cos99 = pt
+		}
+	}
+	if rep.Cos99 != nil {
+		rep.Cos99Ratio = rep.Cos99.BitsPerState / rep.LosslessBits
+		pt := rep.Cos99
+		rep.FillVsCopy = map[string]RDMetrics{
+			"world_model_fill": s.metrics(pt.recon, pt.mask),
+			"copy_previous":    s.metrics(s.copyFill(pt), pt.mask),
+		}
+		rep.Cos99Interp = rate99(curves[rule])
+		rep.Cos99InterpRatio = rep.Cos99Interp / rep.LosslessBits
 	}
 	// Matched distortion: each policy's least rate at distortion ≤ D,
 	// interpolated along its lower frontier (lossless included).
@@ -616,7 +670,6 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 		lo = max(lo, f[0].Distortion)
 		hi = min(hi, f[len(f)-1].Distortion)
 	}
-	rule := string(gate.PolicyRule)
 	for _, pt := range fronts[rule] {
 		d := pt.Distortion
 		if d <= lo || d > hi {
@@ -651,21 +704,40 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 			rep.UsefulOver[string(pol)] = su / float64(nu)
 		}
 	}
-	// The rule's cheapest point with mean slot cosine ≥ 0.99.
-	for _, pt := range curves[rule] {
-		if pt.Cosine >= 0.99 && (rep.Cos99 == nil || pt.BitsPerState < rep.Cos99.BitsPerState) {
-			rep.Cos99 = pt
-		}
-	}
-	if rep.Cos99 != nil {
-		rep.Cos99Ratio = rep.Cos99.BitsPerState / rep.LosslessBits
-		pt := rep.Cos99
-		rep.FillVsCopy = map[string]RDMetrics{
-			"world_model_fill": s.metrics(pt.recon, pt.mask),
-			"copy_previous":    s.metrics(s.copyFill(pt), pt.mask),
-		}
-	}
 	return rep, nil
+}
+
+// straddle99 returns the i at which points i and i+1 (by knob) have mean
+// slot cosines below and at least 0.99, the first such, or −1.
+func straddle99(pts []*RDPoint) int {
+	for i := 0; i+1 < len(pts); i++ {
+		if pts[i].Cosine < 0.99 && pts[i+1].Cosine >= 0.99 {
+			return i
+		}
+	}
+	return -1
+}
+
+// rate99 returns the least rate at mean slot cosine 0.99: of the points
+// at or above it, and interpolated linearly between every two points of
+// neighbouring knobs on either side of it (+Inf when none reaches it).
+func rate99(pts []*RDPoint) float64 {
+	c := slices.Clone(pts)
+	sort.Slice(c, func(a, b int) bool { return c[a].Knob < c[b].Knob })
+	best := math.Inf(1)
+	for i, p := range c {
+		if p.Cosine >= 0.99 {
+			best = min(best, p.BitsPerState)
+		}
+		if i+1 < len(c) {
+			a, b := p, c[i+1]
+			if (a.Cosine < 0.99) != (b.Cosine < 0.99) && a.Cosine != b.Cosine {
+				x := a.BitsPerState + (b.BitsPerState-a.BitsPerState)*(0.99-a.Cosine)/(b.Cosine-a.Cosine)
+				best = min(best, x)
+			}
+		}
+	}
+	return best
 }
 
 // usefulMax bounds the distortions over which overheads are also averaged
@@ -735,6 +807,8 @@ func PrintRD(w io.Writer, rep *RDReport) {
 	if p := rep.Cos99; p != nil {
 		fmt.Fprintf(w, "\nrule at cosine >= 0.99: lambda %.4g, %.1f bits/state = %.1f%% of lossless (distortion %.5f, cosine %.4f, retained %.3f)\n",
 			p.Knob, p.BitsPerState, 100*rep.Cos99Ratio, p.Distortion, p.Cosine, p.Retained)
+		fmt.Fprintf(w, "rule at cosine 0.99, interpolated between neighbouring lambdas: %.1f bits/state = %.1f%% of lossless\n",
+			rep.Cos99Interp, 100*rep.Cos99InterpRatio)
 		for name, m := range rep.FillVsCopy {
 			fmt.Fprintf(w, "  %-16s distortion %.5f  cosine %.4f  cosine of filled slots %.4f  omitted codes exact %.3f\n", name, m.Distortion, m.Cosine, m.CosineFilled, m.ExactFill)
 		}

@@ -31,12 +31,12 @@ func (c *wmzipCoder) Info() Row { return c.row }
 // Threads is n: format codes chunks on n goroutines (format.WithThreads).
 func (c *wmzipCoder) Threads(n int) int { return n }
 
-// Encode takes a lossy file's reconstruction state by state
-// (Writer.LastState), which keeps the Writer on one goroutine; an encode
-// on more reuses the one-goroutine encode's, as the bytes are the same.
+// Encode takes a lossy file's reconstruction as the Writer places its
+// chunks (format.WithSource); an encode on more goroutines reuses the
+// first's, as the bytes are the same.
 func (c *wmzipCoder) Encode(threads int) (*Encoding, error) {
 	var buf bytes.Buffer
-	recon := !c.row.Lossless && (threads <= 1 || c.want == nil)
+	recon := !c.row.Lossless && c.want == nil
 	want, _, err := c.write(&buf, recon, format.WithThreads(threads))
 	if err != nil {
 		return nil, err
@@ -49,14 +49,20 @@ func (c *wmzipCoder) Encode(threads int) (*Encoding, error) {
 	return &Encoding{File: buf.Bytes(), Bytes: int64(buf.Len()), Want: want}, nil
 }
 
-// write encodes the test states to dst and returns the writer's
-// reconstruction (when recon is set) and its account.
+// write encodes the test states to dst and returns the reconstruction
+// (when recon is set) and the account.
 func (c *wmzipCoder) write(dst io.Writer, recon bool, opts ...format.Option) ([]uint16, format.Account, error) {
+	var want []uint16
+	if recon {
+		opts = append(opts, format.WithSource(func(r []uint16) format.Report {
+			want = append(want, r...)
+			return format.Report{}
+		}))
+	}
 	w, err := format.NewWriter(dst, c.m, append(c.opts[:len(c.opts):len(c.opts)], opts...)...)
 	if err != nil {
 		return nil, format.Account{}, err
 	}
-	var want, last []uint16
 	n := c.t.n
 	for e := range c.t.episodes() {
 		if err := w.WriteEpisode(nil); err != nil {
@@ -65,10 +71,6 @@ func (c *wmzipCoder) write(dst io.Writer, recon bool, opts ...format.Option) ([]
 		for i := c.t.starts[e]; i < c.t.starts[e+1]; i++ {
 			if err := w.WriteState(c.t.actions[i], c.t.codes[i*n:(i+1)*n]); err != nil {
 				return nil, format.Account{}, err
-			}
-			if recon {
-				last = w.LastState(last)
-				want = append(want, last...)
 			}
 		}
 	}

@@ -66,8 +66,8 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.level = len(rules) - 1
-	if err := w.startCoders(rules, gp, old.cfg.threads); err != nil {
+	w.level = rules.levels() - 1
+	if err := w.startCoders(rules, gp, old.cfg.measure, old.cfg.threads); err != nil {
 		return nil, err
 	}
 	// Only now, with everything checked, cut the index and trailer off.

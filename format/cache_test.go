@@ -364,7 +364,7 @@ func TestCoderBytesBound(t *testing.T) {
 	codes := make([]uint16, kf*g.N())
 	before := liveHeap()
 	cc := newChunkCoder(&f.h, f.model, f.rules)
-	if err := cc.decodeChunk(rec[chunkHdrSize:len(rec)-crcSize], int(ref.states), le.Uint32(rec[12:]), actions, codes, ref.offset); err != nil {
+	if err := cc.decodeChunk(rec[chunkHdrSize:len(rec)-crcSize], modeOf(rec), int(ref.states), le.Uint32(rec[12:]), actions, codes, ref.offset); err != nil {
 		t.Fatal(err)
 	}
 	got := int64(liveHeap()) - int64(before)

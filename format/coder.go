@@ -17,13 +17,55 @@ import (
 // every coordinate (lossless, lambda = infinity).
 type retainFunc func(j int, pr *wm.Predictor) bool
 
-// useGate returns the retention rule of every level of a file of header
-// h coded with model m (one level when the file has no level table): nil
-// for a lossless level, the rule of the model's GATE section at the
-// level's lambda otherwise, or the custom rule of cfg. It also returns the
-// gate's parameters when the model has them (the writer uses their
-// distances to account distortion).
-func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, []retainFunc, error) {
+// decideFunc decides coordinate j of the current state (after Predict):
+// whether its value is coded and, if not, the value it takes.
+type decideFunc func(j int, pr *wm.Predictor) (keep bool, fill uint16)
+
+// retention is the retention of every level of a file: the model's rule at
+// each level's lambda (nil for a lossless level), or one custom rule.
+type retention struct {
+	rules  []*gate.Rule
+	custom decideFunc
+	// omit is the container version 4 treatment of an omitted coordinate:
+	// it takes the rule's fill and is committed as omitted (SPEC.md 5.2,
+	// 6.9); version 3 takes the modal value as evidence.
+	omit bool
+}
+
+// levels returns the number of levels (1 without a level table).
+func (r *retention) levels() int { return len(r.rules) }
+
+// deciders returns the decision of every level for one coder (a gate
+// decider keeps a cache of its own); nil for a lossless level.
+func (r *retention) deciders() []decideFunc {
+	out := make([]decideFunc, len(r.rules))
+	for i, rule := range r.rules {
+		switch {
+		case r.custom != nil:
+			out[i] = r.custom
+		case rule == nil:
+		case r.omit:
+			out[i] = rule.NewDecider().Decide
+		default:
+			retain := rule.Retain
+			out[i] = func(j int, pr *wm.Predictor) (bool, uint16) {
+				if retain(j, pr) {
+					return true, 0
+				}
+				return false, pr.Modal()
+			}
+		}
+	}
+	return out
+}
+
+// useGate returns the retention of every level of a file of header h coded
+// with model m (one level when the file has no level table): lossless for
+// a lossless level, the rule of the model's GATE section at the level's
+// lambda otherwise, or the custom rule of cfg. It also returns the gate's
+// parameters when the model has them (the writer uses their distances to
+// account distortion).
+func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, *retention, error) {
 	var gp *gate.Params
 	if m.Section(gate.Tag) != nil {
 		p, err := gate.FromModel(m)
@@ -33,23 +75,58 @@ func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, []retainFunc, e
 		gp = p
 	}
 	lambdas := h.lambdas()
+	ret := &retention{rules: make([]*gate.Rule, len(lambdas)), omit: h.Version >= 4}
 	if cfg.custom {
 		if len(lambdas) > 1 {
 			return nil, nil, fmt.Errorf("%w: a custom retention rule cannot serve several levels", ErrInput)
 		}
-		return gp, []retainFunc{cfg.retain}, nil
+		ret.custom = cfg.decide
+		return gp, ret, nil
 	}
-	rules := make([]retainFunc, len(lambdas))
 	for i, l := range lambdas {
 		switch {
 		case l == LambdaLossless:
 		case gp == nil:
 			return nil, nil, &UnsupportedError{Offset: 28, Msg: "finite lambda needs a model with a retention gate (GATE section)", Err: ErrUnsupported}
 		default:
-			rules[i] = gp.Rule(l).Retain
+			ret.rules[i] = gp.Rule(l)
 		}
 	}
-	return gp, rules, nil
+	return gp, ret, nil
+}
+
+// Chunk modes (byte 1 of a version-4 chunk record, SPEC.md 6.5): how the
+// chunk's states are retained.
+const (
+	modeFile     = 0 // at the file's lambda, or each state at its level
+	modeLossless = 1 // every coordinate coded, no level symbols
+	modeLevel    = 2 // every state at the level in byte 2, no level symbols
+)
+
+// chunkMode is the retention of one chunk: its mode and, in modeLevel,
+// the level.
+type chunkMode struct {
+	mode, level uint8
+}
+
+// modeOf returns the mode of a chunk record b checked by parseChunkMode.
+func modeOf(b []byte) chunkMode { return chunkMode{b[1], b[2]} }
+
+// parseChunkMode checks bytes 1..3 of a chunk record of a file of header h
+// and returns its mode. off is the record's offset, for errors.
+func parseChunkMode(h *Header, b []byte, off int64) (chunkMode, error) {
+	m := chunkMode{b[1], b[2]}
+	switch {
+	case h.Version < 4 && (b[1] != 0 || b[2] != 0 || b[3] != 0):
+		return m, corrupt(off+1, "reserved bytes of chunk record not zero")
+	case b[3] != 0:
+		return m, corrupt(off+3, "reserved byte 3 of chunk record not zero")
+	case m.mode == modeFile && m.level == 0,
+		m.mode == modeLossless && m.level == 0 && !h.Lossless(),
+		m.mode == modeLevel && int(m.level) < len(h.Levels):
+		return m, nil
+	}
+	return m, corrupt(off+1, "chunk mode %d, level %d not allowed in this file", m.mode, m.level)
 }
 
 // chunkCoder codes the states of one chunk: the action model and the world
@@ -63,10 +140,19 @@ type chunkCoder struct {
 	pred    *wm.Predictor
 	act     *actionModel
 	lev     *levelModel  // nil without a level table
-	rules   []retainFunc // per level
-	retain  retainFunc   // the current state's
+	decide  []decideFunc // per level
+	cur     decideFunc   // the current state's; nil: lossless
+	omit    bool         // version 4: omitted values committed as omitted
+	mode    chunkMode    // the current chunk's
 	gp      *gate.Params // distances for the writer's distortion account, or nil
+	measure Measure      // the writer's distortion measure, or nil
+	ep      int          // writer: episode of the current state (for measure)
+	step    int          // writer: its step in the episode
+	keep    bool         // writer: keep the chunk's reconstruction in recons
+	recons  []uint16     // writer: the reconstruction of the chunk's states
 	scratch []byte       // one state's bytes for the reconstruction checksum
+	recon   []uint16     // writer: one slot's reconstruction
+	saved   []byte       // writer: scratch kept while a chunk is coded again
 	out     []byte       // writer: the chunk's rANS stream
 
 	enc *rans.Encoder
@@ -78,13 +164,14 @@ type chunkCoder struct {
 	sum          uint32 // running reconstruction checksum (CRC-32C)
 	idealCodes   uint64 // 2^-16 bits, current chunk
 	idealActions uint64
-	retained     uint64 // coded coordinates, current chunk
-	wrong        uint64 // writer only: omitted coordinates whose modal value is wrong
-	distSum      uint64 // writer only: Σ gate distance(reconstruction, truth)
+	retained     uint64  // coded coordinates, current chunk
+	wrong        uint64  // writer only: omitted coordinates whose value differs from the code
+	distSum      uint64  // writer only: Σ gate distance(reconstruction, truth)
+	dist         float64 // writer only: Σ over slots of the measure's distortion
 	last         StateAccount
 }
 
-func newChunkCoder(h *Header, m *wm.Model, rules []retainFunc) *chunkCoder {
+func newChunkCoder(h *Header, m *wm.Model, ret *retention) *chunkCoder {
 	initCosts()
 	c := &chunkCoder{
 		geom:    h.Geom,
@@ -92,32 +179,56 @@ func newChunkCoder(h *Header, m *wm.Model, rules []retainFunc) *chunkCoder {
 		lanes:   h.Lanes,
 		pred:    m.NewPredictor(),
 		act:     newActionModel(h.Precision),
-		rules:   rules,
-		retain:  rules[len(rules)-1],
+		decide:  ret.deciders(),
+		omit:    ret.omit,
 		scratch: make([]byte, 8+2*h.Geom.N()),
 	}
-	if len(rules) > 1 {
-		c.lev = newLevelModel(h.Precision, len(rules))
+	c.cur = c.decide[len(c.decide)-1]
+	if len(c.decide) > 1 {
+		c.lev = newLevelModel(h.Precision, len(c.decide))
 	}
 	return c
 }
 
-// begin starts a chunk: the predictor and the action model forget all
-// history, so the chunk decodes on its own.
-func (c *chunkCoder) begin() {
+// begin starts a chunk of mode md: the predictor and the action model
+// forget all history, so the chunk decodes on its own.
+func (c *chunkCoder) begin(md chunkMode) {
 	c.pred.Reset()
 	c.act.reset()
 	if c.lev != nil {
 		c.lev.reset()
 	}
+	c.mode = md
+	switch md.mode {
+	case modeLossless:
+		c.cur, c.level = nil, -1
+	case modeLevel:
+		c.cur, c.level = c.decide[md.level], int(md.level)
+	default:
+		c.cur, c.level = c.decide[len(c.decide)-1], 0
+	}
 	c.states, c.sum, c.idealCodes, c.idealActions = 0, 0, 0, 0
-	c.retained, c.wrong, c.distSum = 0, 0, 0
+	c.retained, c.wrong, c.distSum, c.dist = 0, 0, 0, 0
+	c.recons = c.recons[:0]
 }
+
+// setRetention makes the coder code under ret (a coder of the distortion
+// search moves from λ to λ).
+func (c *chunkCoder) setRetention(ret *retention) {
+	c.decide = ret.deciders()
+	c.omit = ret.omit
+	c.cur = c.decide[len(c.decide)-1]
+}
+
+// levelSymbols reports whether the states of the current chunk name their
+// level in the stream.
+func (c *chunkCoder) levelSymbols() bool { return c.lev != nil && c.mode.mode == modeFile }
 
 // cost returns what the chunk coded so far adds to the index totals and
 // the writer's account.
 func (c *chunkCoder) cost() chunkCost {
-	return chunkCost{idealCodes: c.idealCodes, idealActions: c.idealActions, retained: c.retained, wrong: c.wrong, distSum: c.distSum}
+	return chunkCost{idealCodes: c.idealCodes, idealActions: c.idealActions, retained: c.retained,
+		wrong: c.wrong, distSum: c.distSum, dist: c.dist, slots: uint64(c.states * c.geom.S)}
 }
 
 // appendRecord ends the chunk's rANS stream and appends the chunk record
@@ -131,7 +242,7 @@ func (c *chunkCoder) appendRecord(dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("%w: chunk stream of %d bytes exceeds %d", ErrInput, len(c.out), MaxStreamBytes)
 	}
 	start := len(dst)
-	dst = append(dst, tagChunk, 0, 0, 0)
+	dst = append(dst, tagChunk, c.mode.mode, c.mode.level, 0)
 	dst = le.AppendUint32(dst, uint32(c.states))
 	dst = le.AppendUint32(dst, uint32(len(c.out)))
 	dst = le.AppendUint32(dst, c.sum)
@@ -140,9 +251,9 @@ func (c *chunkCoder) appendRecord(dst []byte) ([]byte, error) {
 }
 
 // newEncodeCoder returns a coder that encodes chunks of a file of header h.
-func newEncodeCoder(h *Header, m *wm.Model, rules []retainFunc, gp *gate.Params) (*chunkCoder, error) {
-	c := newChunkCoder(h, m, rules)
-	c.gp = gp
+func newEncodeCoder(h *Header, m *wm.Model, ret *retention, gp *gate.Params, ms Measure) (*chunkCoder, error) {
+	c := newChunkCoder(h, m, ret)
+	c.gp, c.measure = gp, ms
 	var err error
 	if c.enc, err = rans.NewEncoder(h.Lanes, h.Precision); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
@@ -208,11 +319,11 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 // encodeState codes one state at the given level into the chunk's encoder:
 // inputs were validated by the caller.
 func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
-	before := StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum}
-	if c.lev != nil {
+	before := StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum, Distortion: c.dist}
+	if c.levelSymbols() {
 		c.idealActions += c.put(0, c.lev.table(), level)
 		c.lev.update(level)
-		c.retain = c.rules[level]
+		c.cur = c.decide[level]
 	}
 	sym, z, raw := c.act.symbolOf(a)
 	c.idealActions += c.put(0, c.act.table(), sym)
@@ -226,40 +337,113 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
 	lane := 0 // j mod lanes
+	wrongSlots := false
 	for j, v := range codes {
 		c.pred.Predict(j)
-		if c.retain == nil || c.retain(j, c.pred) {
+		keep, fill := true, uint16(0)
+		if c.cur != nil {
+			keep, fill = c.cur(j, c.pred)
+		}
+		if keep {
 			c.idealCodes += c.putCode(lane, v)
 			c.retained++
-		} else if m := c.pred.Modal(); m != v {
-			c.wrong++
-			if c.gp != nil {
-				c.distSum += uint64(c.gp.Distance(j, m, v))
-			} else {
-				c.distSum += gate.UnitDistance
+			c.pred.Commit(j, v)
+		} else {
+			if fill != v {
+				c.wrong++
+				wrongSlots = true
+				if c.gp != nil {
+					c.distSum += uint64(c.gp.Distance(j, fill, v))
+				} else {
+					c.distSum += gate.UnitDistance
+				}
+				v = fill
 			}
-			v = m
+			c.commitOmitted(j, v)
 		}
-		c.pred.Commit(j, v)
 		le.PutUint16(c.scratch[8+2*j:], v)
 		if lane++; lane == c.lanes {
 			lane = 0
 		}
 	}
+	if wrongSlots {
+		c.dist += c.slotDistortion(codes)
+	}
+	if c.keep {
+		for j := range codes {
+			c.recons = append(c.recons, le.Uint16(c.scratch[8+2*j:]))
+		}
+	}
+	c.step++
 	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
 	c.states++
 	c.last = StateAccount{Level: level, Cost: c.idealCodes + c.idealActions - before.Cost,
-		Retained: c.retained - before.Retained, Wrong: c.wrong - before.Wrong, DistSum: c.distSum - before.DistSum}
+		Retained: c.retained - before.Retained, Wrong: c.wrong - before.Wrong, DistSum: c.distSum - before.DistSum,
+		Distortion: c.dist - before.Distortion}
+	if c.mode.mode == modeLossless {
+		c.last.Level = -1
+	}
+}
+
+// commitOmitted commits the value v of an omitted coordinate j.
+func (c *chunkCoder) commitOmitted(j int, v uint16) {
+	if c.omit {
+		c.pred.CommitOmitted(j, v)
+	} else {
+		c.pred.Commit(j, v)
+	}
+}
+
+// slotDistortion returns the summed distortion of the slots of the state
+// just coded (its reconstruction in c.scratch) against its codes.
+func (c *chunkCoder) slotDistortion(codes []uint16) float64 {
+	M := c.geom.M
+	var d float64
+	if len(c.recon) != M {
+		c.recon = make([]uint16, M)
+	}
+	recon := c.recon
+	for s := range c.geom.S {
+		truth := codes[s*M : (s+1)*M]
+		same := true
+		for m, v := range truth {
+			recon[m] = le.Uint16(c.scratch[8+2*(s*M+m):])
+			same = same && recon[m] == v
+		}
+		if same {
+			continue
+		}
+		if c.measure != nil {
+			d += c.measure.Slot(c.ep, c.step, s, truth, recon)
+			continue
+		}
+		var sum uint64
+		for m, v := range truth {
+			switch {
+			case recon[m] == v:
+			case c.gp != nil:
+				sum += uint64(c.gp.Distance(s*M+m, recon[m], v))
+			default:
+				sum += gate.UnitDistance
+			}
+		}
+		if c.gp != nil && c.gp.SlotNorm > 0 {
+			d += float64(sum) / float64(c.gp.SlotNorm)
+		} else {
+			d += float64(sum) / float64(uint64(M)*gate.UnitDistance)
+		}
+	}
+	return d
 }
 
 // decodeState decodes the next state of the chunk into codes and returns
 // its action. Errors surface through c.dec.Err.
 func (c *chunkCoder) decodeState(codes []uint16) int64 {
-	if c.lev != nil {
+	if c.levelSymbols() {
 		l, cost := c.get(0, c.lev.table())
 		c.idealActions += cost
 		c.lev.update(l)
-		c.retain = c.rules[l]
+		c.cur = c.decide[l]
 		c.level = l
 	}
 	sym, cost := c.get(0, c.act.table())
@@ -287,16 +471,19 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	lane := 0 // j mod lanes
 	for j := range codes {
 		c.pred.Predict(j)
-		var v uint16
-		if c.retain == nil || c.retain(j, c.pred) {
+		keep, v := true, uint16(0)
+		if c.cur != nil {
+			keep, v = c.cur(j, c.pred)
+		}
+		if keep {
 			var cost uint64
 			v, cost = c.getCode(lane)
 			c.idealCodes += cost
 			c.retained++
+			c.pred.Commit(j, v)
 		} else {
-			v = c.pred.Modal()
+			c.commitOmitted(j, v)
 		}
-		c.pred.Commit(j, v)
 		codes[j] = v
 		le.PutUint16(c.scratch[8+2*j:], v)
 		if lane++; lane == c.lanes {
@@ -310,8 +497,8 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 
 // decodeChunk decodes a chunk's stream of n states into actions and codes
 // (n·N entries) and checks it whole. off is the record's offset, for errors.
-func (c *chunkCoder) decodeChunk(stream []byte, n int, sum uint32, actions []int64, codes []uint16, off int64) error {
-	if err := c.startChunk(stream, off); err != nil {
+func (c *chunkCoder) decodeChunk(stream []byte, md chunkMode, n int, sum uint32, actions []int64, codes []uint16, off int64) error {
+	if err := c.startChunk(stream, md, off); err != nil {
 		return err
 	}
 	if err := c.decodeStates(actions[:n], codes[:n*c.geom.N()], off); err != nil {
@@ -320,9 +507,9 @@ func (c *chunkCoder) decodeChunk(stream []byte, n int, sum uint32, actions []int
 	return c.endChunk(sum, off)
 }
 
-// startChunk positions the coder at the keyframe of a chunk's stream, which
-// it keeps until the next startChunk.
-func (c *chunkCoder) startChunk(stream []byte, off int64) error {
+// startChunk positions the coder at the keyframe of a chunk's stream of
+// mode md, which it keeps until the next startChunk.
+func (c *chunkCoder) startChunk(stream []byte, md chunkMode, off int64) error {
 	if c.dec == nil {
 		d, err := rans.NewDecoder(c.lanes, c.prec)
 		if err != nil {
@@ -333,7 +520,7 @@ func (c *chunkCoder) startChunk(stream []byte, off int64) error {
 	if err := c.dec.Reset(stream); err != nil {
 		return corrupt(off+chunkHdrSize, "rANS stream: %v", err)
 	}
-	c.begin()
+	c.begin(md)
 	return nil
 }
 

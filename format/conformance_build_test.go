@@ -502,6 +502,38 @@ func conformanceGates(m *wm.Model) map[string]*gate.Params {
 	return map[string]*gate.Params{"model-gate-axis0.wmm": a, "model-gate-distn.wmm": d}
 }
 
+// buildGate64 is the mix64 model with a gate of per-subspace distance
+// tables at K = 64 (the vector width of the fill's kernels), modal bins.
+func buildGate64() (conformanceInput, *wm.Model) {
+	in, m := buildMix64()
+	g := m.Geom
+	n, K := g.N(), g.K
+	rng := rand.New(rand.NewPCG(14, 64))
+	p := &gate.Params{Geom: g, Precision: m.Precision, Axis: gate.AxisModal, BinShift: 7,
+		BinErr: make([]uint32, 33), CoordErr: make([]uint32, n), Dist: make([][]uint16, g.M), SlotNorm: 400000}
+	for t := range p.Dist {
+		p.Dist[t] = make([]uint16, K*K)
+		for a := range K {
+			for c := range a {
+				x := uint16(1 + rng.IntN(0xFFFF))
+				p.Dist[t][a*K+c], p.Dist[t][c*K+a] = x, x
+			}
+		}
+	}
+	for i := range p.BinErr {
+		p.BinErr[i] = uint32(1000 + 1500*i)
+	}
+	for j := range p.CoordErr {
+		p.CoordErr[j] = 30000
+	}
+	p.Prepare()
+	gm, err := gate.Apply(m, p)
+	if err != nil {
+		panic(err)
+	}
+	return in, gm
+}
+
 // buildK257: an alphabet above 256 (two-byte reference codes), one slot
 // subspace (M = 1) over two slots, precision 16 (fallback rows used as
 // they are), one first-table context (C = 1), and a second table whose

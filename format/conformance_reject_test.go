@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -113,6 +114,7 @@ type fileParts struct {
 	x                  index    // the index's totals (its entries are rebuilt)
 	index, trailer     []byte   // nil: rebuilt from the records
 	after              []byte   // bytes after the trailer
+	version            int      // the container version of the index
 }
 
 // splitFile cuts a valid file into its parts.
@@ -121,7 +123,7 @@ func splitFile(b []byte) *fileParts {
 	if err != nil {
 		panic(err)
 	}
-	p := &fileParts{hdr: bytes.Clone(b[:HeaderSize])}
+	p := &fileParts{hdr: bytes.Clone(b[:HeaderSize]), version: h.Version}
 	p.model = bytes.Clone(b[HeaderSize : HeaderSize+h.ModelSize])
 	start := h.BodyStart()
 	if len(h.Levels) > 0 {
@@ -131,7 +133,7 @@ func splitFile(b []byte) *fileParts {
 	if err != nil {
 		panic(err)
 	}
-	x, err := parseIndex(b[tr.indexOffset:len(b)-TrailerSize], tr.indexOffset, start, int64(h.KeyframeInterval))
+	x, err := parseIndex(b[tr.indexOffset:len(b)-TrailerSize], tr.indexOffset, start, &h)
 	if err != nil {
 		panic(err)
 	}
@@ -187,7 +189,7 @@ func (p *fileParts) join(fix bool) []byte {
 	at := int64(len(out))
 	idx := p.index
 	if idx == nil {
-		idx = x.marshal()
+		idx = x.marshal(p.version)
 	}
 	out = append(out, idx...)
 	tr := p.trailer
@@ -678,9 +680,9 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	}
 
 	// Files.
-	tiny, lossy := read("tiny.wmz"), read("tiny-lossy.wmz")
+	tiny, lossy, v3file := read("tiny.wmz"), read("tiny-lossy.wmz"), read("v3-lossless.wmz")
 	fileRA := func(name, sec, base, model, errc, expect, expectRA string, edit func(p *fileParts) []byte) {
-		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy}[base]
+		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy, "v3-lossless.wmz": v3file}[base]
 		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "file", Section: sec, Base: base, Model: model, Error: errc,
 			Expect: expect, ExpectRandom: expectRA}, func() []byte { return edit(splitFile(b)) }})
 	}
@@ -758,9 +760,9 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	// Header (6.2).
 	file("magic", "6.2", "invalid", "bad magic", "", func(p *fileParts) []byte { b := p.join(true); b[1] = 'X'; return b })
 	file("version 2", "6.2", "unsupported", "unsupported container version at offset 8: version 2", "", hdr(func(h []byte) { le.PutUint16(h[8:], 2) }))
-	file("version 4, header checksum not updated", "6.2", "unsupported", "unsupported container version at offset 8: version 4", "", func(p *fileParts) []byte {
+	file("version 5, header checksum not updated", "6.2", "unsupported", "unsupported container version at offset 8: version 5", "", func(p *fileParts) []byte {
 		b := p.join(true)
-		le.PutUint16(b[8:], 4)
+		le.PutUint16(b[8:], 5)
 		return b
 	})
 	file("header checksum", "6.2", "checksum", "header checksum", "", func(p *fileParts) []byte { b := p.join(true); b[60] ^= 1; return b })
@@ -882,7 +884,14 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		b[HeaderSize+8] ^= 1
 		return b
 	})
-	file("chunk record reserved byte", "6.5", "invalid", "reserved bytes of chunk record not zero", "", rec(1, func(r []byte) []byte { r[3] = 1; return r }))
+	file("chunk record reserved byte 3", "6.5", "invalid", "reserved byte 3 of chunk record not zero", "", rec(1, func(r []byte) []byte { r[3] = 1; return r }))
+	fileRA("version 3: chunk record byte 1 not zero", "6.5", "v3-lossless.wmz", "", "invalid", "reserved bytes of chunk record not zero", "", rec(1, func(r []byte) []byte { r[1] = 1; return r }))
+	file("chunk mode 3", "6.5", "invalid", "chunk mode 3, level 0 not allowed in this file", "", rec(1, func(r []byte) []byte { r[1] = 3; return r }))
+	file("chunk mode 1 (lossless) in a lossless file", "6.5", "invalid", "chunk mode 1, level 0 not allowed in this file", "", rec(1, func(r []byte) []byte { r[1] = 1; return r }))
+	file("chunk mode 2 (a level) in a file without a level table", "6.5", "invalid", "chunk mode 2, level 0 not allowed in this file", "", rec(1, func(r []byte) []byte { r[1] = 2; return r }))
+	file("chunk mode 0 with byte 2 (level) not zero", "6.5", "invalid", "chunk mode 0, level 1 not allowed in this file", "", rec(1, func(r []byte) []byte { r[2] = 1; return r }))
+	fileRA("chunk mode 2 with level Q", "6.5", "tiny-lossy.wmz", tm, "invalid", "chunk mode 2, level 2 not allowed in this file", "", rec(1, func(r []byte) []byte { r[1], r[2] = 2, 2; return r }))
+	fileRA("chunk mode 1 with byte 2 (level) not zero", "6.5", "tiny-lossy.wmz", tm, "invalid", "chunk mode 1, level 1 not allowed in this file", "", rec(1, func(r []byte) []byte { r[1], r[2] = 1, 1; return r }))
 	file("chunk of 0 states", "6.5", "invalid", "chunk of 0 states", "chunk 0 of 0 states, not 1..G", rec(1, func(r []byte) []byte { le.PutUint32(r[4:], 0); return r }))
 	file("chunk of G + 1 states", "6.5", "invalid", "chunk of 3 states", "chunk 0 of 3 states, not 1..G", rec(1, func(r []byte) []byte { le.PutUint32(r[4:], 3); return r }))
 	file("chunk of one state more than its stream holds: a byte past its end needed", "2.5", "invalid", "needs a byte past the end of the stream", "",
@@ -925,13 +934,23 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 			return b
 		}
 	}
-	file("IndexOffset + IndexLength ≠ size − 28", "6.7", "invalid", "index offset 293 and length 223 do not end at the trailer", "",
+	file("IndexOffset + IndexLength ≠ size − 28", "6.7", "invalid", "index offset 293 and length 263 do not end at the trailer", "",
 		trailerEdit(func(t []byte) { le.PutUint64(t[8:], le.Uint64(t[8:])-1) }))
 	file("IndexLength 47", "6.7", "invalid", "index length 47 below 48", "", trailerEdit(func(t []byte) {
 		o := le.Uint64(t[0:]) + le.Uint64(t[8:]) - 47
 		le.PutUint64(t[0:], o)
 		le.PutUint64(t[8:], 47)
 	}))
+	file("IndexLength 87: no room for the report of version 4", "6.7", "invalid", "trailer points to index at 470, found at 293", "index too short", func(p *fileParts) []byte {
+		b := p.join(true)
+		t := b[len(b)-TrailerSize:]
+		o := le.Uint64(t[0:]) + le.Uint64(t[8:]) - 87
+		le.PutUint64(t[0:], o)
+		le.PutUint64(t[8:], 87)
+		le.PutUint32(t[16:], crc(b[o:o+87]))
+		le.PutUint32(t[20:], crc(t[:20]))
+		return b
+	})
 	file("IndexOffset below BodyStart", "6.7", "invalid", "trailer points to index at 10, found at 293", "index offset 10 inside the header", trailerEdit(func(t []byte) {
 		end := le.Uint64(t[0:]) + le.Uint64(t[8:])
 		le.PutUint64(t[0:], 10)
@@ -967,6 +986,14 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 			le.PutUint64(x[16:], le.Uint64(x[16:])+1)
 			return append(x, x[48+24:48+24+16]...)
 		}))
+	// The writer's report closing the index (version 4).
+	rep := func(at int, v uint64) func(p *fileParts) []byte {
+		return idx(func(x []byte) []byte { le.PutUint64(x[len(x)-reportLen+at:], v); return x })
+	}
+	file("report: more slot vectors measured than the file has", "6.7", "invalid", "report of 17 and 0 slot vectors, the file has 16", "", rep(0, 17))
+	file("report: a retention distortion that is not a number", "6.7", "invalid", "report holds a negative or non-finite distortion", "", rep(8, math.Float64bits(math.NaN())))
+	file("report: a negative source distortion", "6.7", "invalid", "report holds a negative or non-finite distortion", "", rep(24, math.Float64bits(-1)))
+	file("report: a cosine sum beyond its slot vectors", "6.7", "invalid", "report's cosine sum exceeds its 0 slot vectors", "", rep(32, math.Float64bits(0.5)))
 	file("index IdealCodeBits", "6.8", "invalid", differs, "ideal code lengths in the index differ from the streams'", idx(func(x []byte) []byte { x[24] ^= 1; return x }))
 	file("index IdealActionBits", "6.8", "invalid", differs, "ideal code lengths in the index differ from the streams'", idx(func(x []byte) []byte { x[32] ^= 1; return x }))
 	file("index Retained", "6.8", "invalid", differs, "retained coordinates in the index differ from the streams'", idx(func(x []byte) []byte { x[40] ^= 1; return x }))
@@ -1205,20 +1232,38 @@ func TestConformanceReader(t *testing.T) {
 			if r.Header().ModelID != s.models[v.Model].ID() || r.Model().ID() != s.models[v.Model].ID() || r.Level() != 0 {
 				t.Fatal("Reader's header, model or first level")
 			}
+			chunk := -1 // chunks of G states, no flushes but where v.Flush says
 			for e := 0; ; e++ {
 				if _, err := r.NextEpisode(); err == io.EOF {
 					break
 				} else if err != nil {
 					t.Fatal(err)
 				}
+				inChunk := 0
 				for st := 0; ; st++ {
 					if _, _, err := r.ReadState(nil); err == io.EOF {
 						break
 					} else if err != nil {
 						t.Fatal(err)
 					}
-					if len(v.Levels) > 0 && r.Level() != in.Episodes[e].Levels[st] {
-						t.Fatalf("episode %d state %d: level %d, want %d", e, st, r.Level(), in.Episodes[e].Levels[st])
+					if st == 0 || inChunk == v.Keyframe || v.Flush && slices.Contains(in.Episodes[e].FlushBefore, st) {
+						chunk, inChunk = chunk+1, 0
+					}
+					inChunk++
+					want := 0
+					if len(v.Levels) > 0 {
+						want = in.Episodes[e].Levels[st]
+					}
+					switch {
+					case v.Modes != nil && v.Modes[chunk][0] == modeLossless:
+						want = -1
+					case v.Modes != nil && v.Modes[chunk][0] == modeLevel:
+						want = int(v.Modes[chunk][1])
+					case v.version() >= 4 && r.Level() == -1:
+						want = -1 // the writer coded the chunk losslessly
+					}
+					if r.Level() != want {
+						t.Fatalf("episode %d state %d: level %d, want %d", e, st, r.Level(), want)
 					}
 				}
 			}

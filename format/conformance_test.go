@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -64,7 +65,11 @@ type vector struct {
 	Lambda   uint32   `json:"lambda"`           // the header's λ (LambdaLossless: lossless)
 	Levels   []uint32 `json:"levels,omitempty"` // level λs; state levels from the input
 	Flush    bool     `json:"flush,omitempty"`  // flush before the input's flush_before states
-	Covers   string   `json:"covers"`           // what the vector exercises (informative)
+	Version  int      `json:"version"`          // the container version
+	// Modes, if present, is the mode and level of every chunk of the file
+	// in order (6.5), chosen by the writer instead of its own choice.
+	Modes  [][2]uint8 `json:"chunk_modes,omitempty"`
+	Covers string     `json:"covers"` // what the vector exercises (informative)
 
 	SHA256     string `json:"sha256"`        // of the file
 	DecodeSHA  string `json:"decode_sha256"` // of the decode, see decodeDigest
@@ -98,6 +103,8 @@ var conformanceVectors = []vector{
 		Covers: "a second fallback table (C2 = K+1) and the combined row, W(d) = 0 in its powers, no offset law (succany by ST), no class context statistics, A = 200, three continuations per slot"},
 	{File: "mix64.wmz", Input: "input-mix64.json", Model: "model-mix64.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a second fallback table at K = 64 and P = 16: combined rows coded as they are, with and without a remainder to move"},
+	{File: "lossy64.wmz", Input: "input-mix64.json", Model: "model-gate64.wmm", Keyframe: 8, Lanes: 2, Lambda: 4 << 16,
+		Covers: "the fill at K = 64 (version 4): weak predictions filled with the row fill or the modal value, by their expected distances"},
 	{File: "mix3.wmz", Input: "input-mix.json", Model: "model-mix3.wmm", Keyframe: 8, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a version-3 model with a second table: both fallback tables derived from the reference store"},
 	{File: "k257.wmz", Input: "input-k257.json", Model: "model-k257.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
@@ -120,6 +127,19 @@ var conformanceVectors = []vector{
 	{File: "tiny-lossy.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Levels: []uint32{3 << 16, LambdaLossless},
 		Covers: "a small file with two levels and a gate with distance tables and weights, the base of the rejection vectors of levels and gates"},
+	{File: "modes.wmz", Input: "input.json", Model: "model-gate-axis0.wmm", Keyframe: 4, Lanes: 2, Lambda: LambdaLossless,
+		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
+		Modes:  [][2]uint8{{0, 0}, {1, 0}, {2, 1}, {2, 0}, {0, 0}, {2, 2}, {1, 0}, {2, 3}, {0, 0}, {2, 1}, {1, 0}, {2, 0}},
+		Covers: "chunk modes chosen by the writer (version 4): a lossless chunk in a lossy file, chunks at one level of the table without level symbols, chunks whose states name their levels"},
+	{File: "v3-lossless.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 4, Lanes: 3, Embed: true, Lambda: LambdaLossless, Version: 3,
+		Covers: "container version 3: its index and chunk records"},
+	{File: "v3-lossy.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: 8 << 16, Version: 3,
+		Covers: "container version 3 at a finite λ: omitted coordinates take the modal value and are committed"},
+	{File: "v3-lossy-axis0.wmz", Input: "input.json", Model: "model-gate-axis0.wmm", Keyframe: 4, Lanes: 2, Lambda: 100 << 16, Version: 3,
+		Covers: "container version 3 with distance tables: no fill but the modal value"},
+	{File: "v3-levels.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: LambdaLossless, Version: 3,
+		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
+		Covers: "container version 3 with four levels"},
 	{File: "meta.wmz", Input: "input-meta.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "metadata that is a JSON text by the grammar alone: duplicate names, escaped lone surrogates, 1e999 and -0, arrays nested 10,000 deep, whitespace around the value, UTF-8 and DEL in strings"},
 }
@@ -130,6 +150,7 @@ var builtVectors = []builtVector{
 	{input: "input-mix.json", model: "model-mix.wmm", build: buildMix},
 	{input: "input-mix.json", model: "model-mix3.wmm", build: buildMix3},
 	{input: "input-mix64.json", model: "model-mix64.wmm", build: buildMix64},
+	{input: "input-mix64.json", model: "model-gate64.wmm", build: buildGate64},
 	{input: "input-k257.json", model: "model-k257.wmm", build: buildK257},
 	{input: "input-k2.json", model: "model-k2.wmm", build: buildK2},
 	{input: "input-v1.json", model: "model-v1.wmm", build: buildV1},
@@ -160,7 +181,7 @@ func (v *vector) encode(t testing.TB, m *wm.Model, in *conformanceInput) []byte 
 			return w.SetLevel(in.Episodes[i].Levels[k])
 		}
 		return nil
-	}, v.options()...)
+	}, v.writeOptions()...)
 }
 
 func (v *vector) options() []Option {
@@ -174,27 +195,82 @@ func (v *vector) options() []Option {
 	return opts
 }
 
-// retain returns the vector's retention rule (nil: lossless) for state t
-// of episode i under model m.
-func (v *vector) retain(t *testing.T, m *wm.Model, in *conformanceInput) func(i, t int) retainFunc {
+// writeOptions are the options that write the vector: options and the
+// writer's choices of version and chunk modes.
+func (v *vector) writeOptions() []Option {
+	opts := append(v.options(), withVersion(v.version()))
+	if v.Modes != nil {
+		opts = append(opts, withChunkModes(func(k int) chunkMode {
+			return chunkMode{v.Modes[k][0], v.Modes[k][1]}
+		}))
+	}
+	return opts
+}
+
+// version is the vector's container version.
+func (v *vector) version() int { return cmp.Or(v.Version, Version) }
+
+// rules returns the retention rule of state t of episode i under model m
+// (nil: every coordinate coded), given the level of every state as a
+// Reader reports it (−1: a chunk coded losslessly).
+func (v *vector) rules(t *testing.T, m *wm.Model, levels [][]int) func(i, t int) func(int, *wm.Predictor) (bool, uint16) {
 	if !v.lossy() {
-		return func(int, int) retainFunc { return nil }
+		return func(int, int) func(int, *wm.Predictor) (bool, uint16) { return nil }
 	}
 	p, err := gate.FromModel(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Levels) == 0 {
-		r := p.Rule(v.Lambda).Retain
-		return func(int, int) retainFunc { return r }
-	}
-	return func(i, k int) retainFunc {
-		l := v.Levels[in.Episodes[i].Levels[k]]
+	deciders := map[uint32]func(int, *wm.Predictor) (bool, uint16){}
+	return func(i, k int) func(int, *wm.Predictor) (bool, uint16) {
+		l := v.Lambda
+		switch lv := levels[i][k]; {
+		case lv < 0:
+			return nil
+		case len(v.Levels) > 0:
+			l = v.Levels[lv]
+		}
 		if l == LambdaLossless {
 			return nil
 		}
-		return p.Rule(l).Retain
+		if deciders[l] == nil {
+			if v.version() >= 4 {
+				deciders[l] = p.Rule(l).NewDecider().Decide
+			} else {
+				deciders[l] = gate.ModalFill(p.Rule(l).Retain)
+			}
+		}
+		return deciders[l]
 	}
+}
+
+// stateLevels decodes file b and returns the level of every state as the
+// Reader reports it.
+func stateLevels(t *testing.T, b []byte, m *wm.Model, opts ...Option) [][]int {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(b), m, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]int
+	for {
+		if _, err := r.NextEpisode(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var ls []int
+		for {
+			if _, _, err := r.ReadState(nil); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			ls = append(ls, r.Level())
+		}
+		out = append(out, ls)
+	}
+	return out
 }
 
 // episodes returns the input's episodes.
@@ -285,11 +361,11 @@ func decodeDigest(eps []episode, n int) string {
 // reconstruct computes the writer's reconstruction of vector v
 // independently of the chunk coder, with the world model's predictor and
 // the retention rule of each state.
-func reconstruct(m *wm.Model, in *conformanceInput, v *vector, rules func(i, t int) retainFunc) []episode {
+func reconstruct(m *wm.Model, in *conformanceInput, v *vector, rules func(i, t int) func(int, *wm.Predictor) (bool, uint16)) []episode {
 	restart := func(i, t, inChunk int) bool {
 		return t == 0 || inChunk == v.Keyframe || (v.Flush && slices.Contains(in.Episodes[i].FlushBefore, t))
 	}
-	return testkit.Reconstruct(m, in.episodes(), restart, func(i, t int) func(int, *wm.Predictor) bool { return rules(i, t) })
+	return testkit.Reconstruct(m, in.episodes(), restart, rules, v.version() >= 4)
 }
 
 // decodeAllWays is decodeEverything with options: sequential, by episode,
@@ -478,6 +554,7 @@ func updateConformance(t *testing.T) {
 		sum := sha256.Sum256(b)
 		v.SHA256, v.DecodeSHA = hex.EncodeToString(sum[:]), decodeDigest(dec, m.Geom.N())
 		v.Bytes, v.States, v.Retained = len(b), int(info.States), int(info.Retained)
+		v.Version = v.version()
 		v.Coordinate = v.States * m.Geom.N()
 		files[v.File] = b
 		vs = append(vs, v)
@@ -574,7 +651,8 @@ func TestConformance(t *testing.T) {
 			if d := decodeDigest(dec, n); d != v.DecodeSHA {
 				t.Fatalf("decode digest %s, want %s", d, v.DecodeSHA)
 			}
-			if err := sameEpisodes(dec, reconstruct(m, in, v, v.retain(t, m, in))); err != nil {
+			levels := stateLevels(t, want, s.modelFor(v), opts...)
+			if err := sameEpisodes(dec, reconstruct(m, in, v, v.rules(t, m, levels))); err != nil {
 				t.Fatalf("decode differs from the writer's reconstruction: %v", err)
 			}
 			if !v.lossy() {

@@ -12,6 +12,7 @@ package format
 type queued struct {
 	episode bool
 	ep      int // episode the record belongs to, in the index
+	first   int // a chunk's first step in its episode
 	done    chan struct{}
 
 	// A chunk's states, gathered by the caller.
@@ -21,11 +22,14 @@ type queued struct {
 	codes   []uint16
 
 	// Written by the crew before done closes.
-	rec     []byte // the record's bytes
-	cost    chunkCost
-	last    StateAccount // of the chunk's last state
-	scratch []byte       // the last state's reconstruction (chunkCoder.scratch)
-	err     error
+	rec      []byte   // the record's bytes
+	alt      []byte   // the lossless alternative's, when tried
+	lossless bool     // rec is the lossless alternative
+	recons   []uint16 // the reconstruction of the states (WithSource)
+	cost     chunkCost
+	last     StateAccount // of the chunk's last state
+	scratch  []byte       // the last state's reconstruction (chunkCoder.scratch)
+	err      error
 }
 
 // encodePipe is a Writer's crew and queue. All but the crew's goroutines
@@ -89,22 +93,54 @@ func (q *queued) add(level int, action int64, codes []uint16) {
 	q.n++
 }
 
-// replay codes the gathered states into c, as WriteState would have.
-func (q *queued) replay(c *chunkCoder, nc int) {
-	c.begin()
+// replay codes the gathered states into c, as WriteState would have, in
+// a chunk of mode md.
+func (q *queued) replay(c *chunkCoder, nc int, md chunkMode) {
+	c.begin(md)
 	c.enc.Reset()
+	c.ep, c.step = q.ep, q.first
 	for i := range q.n {
 		c.encodeState(int(q.levels[i]), q.actions[i], q.codes[i*nc:(i+1)*nc])
 	}
 }
 
 // encode codes the gathered chunk into its record; it runs on the crew.
-func (q *queued) encode(c *chunkCoder, nc int) {
-	q.replay(c, nc)
+// With fallback (a file that is not lossless) it also codes the chunk
+// losslessly and keeps that record when it is no longer.
+func (q *queued) encode(c *chunkCoder, nc int, fallback bool) {
+	q.replay(c, nc, chunkMode{})
 	q.rec, q.err = c.appendRecord(q.rec[:0])
 	q.cost, q.last = c.cost(), c.last
 	q.scratch = append(q.scratch[:0], c.scratch...)
+	q.recons = append(q.recons[:0], c.recons...)
+	q.lossless = false
+	if fallback && q.err == nil {
+		var cost chunkCost
+		var err error
+		if q.alt, cost, err = c.codeLossless(q, nc, q.alt[:0]); err == nil && len(q.alt) <= len(q.rec) {
+			q.rec, q.alt = q.alt, q.rec
+			q.cost, q.lossless = cost, true
+			q.cost.fallbacks = 1
+		}
+	}
 	c.states = 0
+}
+
+// codeLossless codes the states of q into a chunk record of mode lossless,
+// appended to dst, and returns it with its cost. The coder's account of
+// the last state coded before (LastAccount, LastState) is kept.
+func (c *chunkCoder) codeLossless(q *queued, nc int, dst []byte) ([]byte, chunkCost, error) {
+	last := c.last
+	c.saved = append(c.saved[:0], c.scratch...)
+	keep := c.keep
+	c.keep = false // the reconstruction of a lossless chunk is its codes
+	q.replay(c, nc, chunkMode{mode: modeLossless})
+	c.keep = keep
+	dst, err := c.appendRecord(dst)
+	cost := c.cost()
+	c.last = last
+	copy(c.scratch, c.saved)
+	return dst, cost, err
 }
 
 // startChunk hands the gathered chunk of episode ep to the crew and queues
@@ -112,14 +148,14 @@ func (q *queued) encode(c *chunkCoder, nc int) {
 func (w *Writer) startChunk(ep int) error {
 	p := w.pipe
 	q := p.job
-	p.job, q.ep = nil, ep
+	p.job, q.ep, q.first = nil, ep, int(w.cur.states)-q.n
 	q.done = make(chan struct{})
 	p.crew.do(q.done, func(c *chunkCoder, err error) {
 		if err != nil {
 			q.err = err
 			return
 		}
-		q.encode(c, p.nc)
+		q.encode(c, p.nc, w.fallback())
 	})
 	return w.enqueue(q)
 }
@@ -174,6 +210,11 @@ func (w *Writer) put(q *queued) error {
 		w.idx.episodes[q.ep].offset = off
 	} else {
 		w.addChunk(q.ep, off, int64(len(q.rec)), q.n, q.cost)
+		if q.lossless {
+			w.addSource(q.codes)
+		} else {
+			w.addSource(q.recons)
+		}
 		p := w.pipe
 		p.last = q.last
 		p.scratch, q.scratch = q.scratch, p.scratch
@@ -203,8 +244,16 @@ func (w *Writer) toEager() {
 	}
 	if q := p.job; q != nil {
 		p.job = nil
-		q.replay(w.coder, p.nc)
-		p.recycle(q)
+		q.ep, q.first = len(w.idx.episodes)-1, int(w.cur.states)-q.n
+		q.replay(w.coder, p.nc, chunkMode{})
+		if w.fallback() || w.source != nil {
+			// The chunk's states, for its lossless alternative and its
+			// reconstruction.
+			w.held, q = q, w.held
+		}
+		if q != nil {
+			p.recycle(q)
+		}
 	}
 }
 
@@ -227,6 +276,9 @@ func (w *Writer) pending() (states int64, queued chunkCost) {
 			queued.retained += q.cost.retained
 			queued.wrong += q.cost.wrong
 			queued.distSum += q.cost.distSum
+			queued.dist += q.cost.dist
+			queued.slots += q.cost.slots
+			queued.fallbacks += q.cost.fallbacks
 		}
 	}
 	return states, queued

@@ -314,22 +314,17 @@ func ExampleSearchLambda() {
 	const target = 0.05
 	res, err := format.SearchLambda(context.Background(), model, test, target, nil)
 	if err != nil {
-		log.Fatal(err) // format.ErrNoLambda: the target needs lossless coding
+		log.Fatal(err)
 	}
 	var lossless bytes.Buffer
 	if err := encode(&lossless, model, test); err != nil {
 		log.Fatal(err)
 	}
-	// A fixed λ (res.Lambda here) gives the same bytes through a Writer.
-	var fixed bytes.Buffer
-	if err := encode(&fixed, model, test, format.WithLambda(res.Lambda)); err != nil {
-		log.Fatal(err)
-	}
 	fmt.Println("distortion within the target:", res.Distortion <= target)
+	fmt.Println("within a fifth of it:", res.Distortion >= 0.8*target)
 	fmt.Println("smaller than lossless:", len(res.File) < lossless.Len())
-	fmt.Println("same bytes with WithLambda:", bytes.Equal(fixed.Bytes(), res.File))
 	// Output:
 	// distortion within the target: true
+	// within a fifth of it: true
 	// smaller than lossless: true
-	// same bytes with WithLambda: true
 }

@@ -22,7 +22,7 @@ type File struct {
 	cfg       *config
 	idx       *index
 	bodyStart int64
-	rules     []retainFunc  // per level
+	rules     *retention
 	pool      sync.Pool     // *chunkCoder
 	rec       *Recovery     // set when opened WithRecovery
 	fixed     *HeaderRepair // set when recovery rebuilt the header
@@ -52,6 +52,9 @@ type Info struct {
 
 	// Retained is the number of coded coordinates (States·N when lossless).
 	Retained uint64
+	// Report is the writer's report of the file's distortion (version 4;
+	// zero otherwise).
+	Report Report
 }
 
 // IdealBits returns the ideal code length of states and actions in bits,
@@ -187,7 +190,7 @@ func (f *File) readIndex(mem int64) error {
 	if crc(ib) != t.indexCRC {
 		return badSum(toff+16, "index checksum")
 	}
-	f.idx, err = parseIndex(ib, t.indexOffset, f.bodyStart, int64(f.h.KeyframeInterval))
+	f.idx, err = parseIndex(ib, t.indexOffset, f.bodyStart, &f.h)
 	return err
 }
 
@@ -245,6 +248,7 @@ func (f *File) Info() Info {
 		IdealCode:    x.idealCodes,
 		IdealAct:     x.idealAction,
 		Retained:     x.retained,
+		Report:       x.report,
 	}
 }
 
@@ -295,7 +299,10 @@ func (f *File) Metadata(e int) ([]byte, error) {
 // written, to the writer's account.
 type chunkCost struct {
 	idealCodes, idealActions, retained uint64
-	wrong, distSum                     uint64 // writer only
+	wrong, distSum                     uint64  // writer only
+	dist                               float64 // writer only: Σ of the slots' distortion
+	slots                              uint64  // slot vectors coded
+	fallbacks                          int64   // writer only: chunks coded losslessly, as no longer than by the rule
 }
 
 // decodeRef reads, checks and decodes the chunk of ref with coder cc into
@@ -306,7 +313,7 @@ func (f *File) decodeRef(cc *chunkCoder, ref *chunkRef, actions []int64, codes [
 	if err != nil {
 		return chunkCost{}, err
 	}
-	if err := cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], int(ref.states), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
+	if err := cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], modeOf(b), int(ref.states), le.Uint32(b[12:]), actions, codes, ref.offset); err != nil {
 		return chunkCost{}, err
 	}
 	return cc.cost(), nil
@@ -331,12 +338,13 @@ func (f *File) chunkRecord(ref *chunkRef) ([]byte, error) {
 		return nil, err
 	}
 	sl := ref.length - chunkHdrSize - crcSize
-	switch {
-	case b[0] != tagChunk:
+	if b[0] != tagChunk {
 		return nil, corrupt(ref.offset, "chunk record disagrees with the index: tag %#x", b[0])
-	case b[1] != 0 || b[2] != 0 || b[3] != 0:
-		return nil, corrupt(ref.offset+1, "reserved bytes of chunk record not zero")
-	case int64(le.Uint32(b[4:])) != ref.states || int64(le.Uint32(b[8:])) != sl:
+	}
+	if _, err := parseChunkMode(&f.h, b, ref.offset); err != nil {
+		return nil, err
+	}
+	if int64(le.Uint32(b[4:])) != ref.states || int64(le.Uint32(b[8:])) != sl {
 		return nil, corrupt(ref.offset+4, "chunk record disagrees with the index: %d states and %d stream bytes, index %d and %d",
 			le.Uint32(b[4:]), le.Uint32(b[8:]), ref.states, sl)
 	}
@@ -532,7 +540,7 @@ func (f *File) decodeTo(ref *chunkRef, t int, dst []uint16) (int64, []uint16, er
 	}
 	cc := f.coder()
 	defer f.pool.Put(cc)
-	if err := cc.startChunk(b[chunkHdrSize:len(b)-crcSize], ref.offset); err != nil {
+	if err := cc.startChunk(b[chunkHdrSize:len(b)-crcSize], modeOf(b), ref.offset); err != nil {
 		return 0, nil, err
 	}
 	nc := f.h.Geom.N()
@@ -591,7 +599,7 @@ func (f *File) advance(e *cachedChunk, ref *chunkRef, n int) error {
 			return err
 		}
 		cc := f.coder()
-		if err := cc.startChunk(b[chunkHdrSize:len(b)-crcSize], ref.offset); err != nil {
+		if err := cc.startChunk(b[chunkHdrSize:len(b)-crcSize], modeOf(b), ref.offset); err != nil {
 			f.pool.Put(cc)
 			return err
 		}

@@ -3,44 +3,50 @@ package format
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sort"
+	"sync"
 
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/wm"
 )
 
-// The distortion-target search. Method, tuning and measurements:
-// docs/results-gate.md, "Distortion target in a few encodes".
+// The distortion-target search. Chunks code independently, so a file is
+// its chunks: the search codes each chunk at a few λ (and once
+// losslessly), then gives each chunk the coding that serves the target
+// best, several λ in one file through its level table (SPEC.md 6.4,
+// chunk mode 2). Method and measurements: docs/results-gate.md.
 
 // A Probe reports one encoding made by SearchLambda.
 type Probe struct {
-	Lambda     uint32  // 16.16 fixed point
-	Distortion float64 // relative distortion of the states encoded
+	Lambda     uint32  // 16.16 fixed point; LambdaLossless for the lossless pass
+	Distortion float64 // mean distortion of the slots encoded, chunks the rule would not shrink counted lossless
 	States     int64   // states encoded
-	Sample     bool    // a sample of the file, not the whole file
-	Stopped    bool    // a whole-file encode stopped early: it could no longer meet the target, or was far below it
+	Sample     bool    // a sample of the file's chunks, not the whole file
 }
 
 // LambdaResult is the outcome of SearchLambda.
 type LambdaResult struct {
-	Lambda     uint32  // 16.16 fixed point
-	Distortion float64 // relative distortion of File, at most the target
-	File       []byte  // the episodes encoded at Lambda
+	// Lambda is the file's header λ: the largest of Lambdas, or
+	// LambdaLossless when nothing cheaper than lossless coding meets the
+	// target.
+	Lambda uint32
+	// Lambdas are the λ the file's chunks are coded at, increasing; more
+	// than one makes them the file's level table.
+	Lambdas    []uint32
+	Distortion float64 // of File: at most the target
+	File       []byte  // the episodes encoded
 	Account    Account // the writer's account of File
-	// Encodes is the work of the search: states encoded, over all probes,
-	// divided by the states of the file (one encode of the file is 1).
+	Report     Report  // the report File's index records
+	// Encodes is the work of the search: states encoded, over all probes
+	// and the lossless pass, divided by the states of the file (one encode
+	// of the file is 1).
 	Encodes float64
 }
 
-// ErrNoLambda reports a distortion target that not even the largest λ
-// SearchLambda tries meets: the file needs lossless coding.
-var ErrNoLambda = errors.New("wmz: no λ meets the distortion target")
-
-// The search runs on a grid of λ = 2^(i/searchStep), over the range
-// 2^-4..2^15.75 that a bisection over λ = 2^(k/4) used to search.
+// The search runs on a grid of λ = 2^(i/searchStep) over 2^-4..2^15.75.
 const (
 	searchStep = 32
 	searchMin  = -4 * searchStep
@@ -49,41 +55,33 @@ const (
 
 // Tuning (docs/results-gate.md).
 const (
-	sampleShare  = 1.0 / 25 // states in the sample, as a share of the file
-	samplePieces = 16       // chunks the sample takes a prefix of, at most, unless whole chunks fit
-	samplePiece  = 2        // fewest states of a chunk in the sample
-	locateTol    = 4        // grid points: the sample only locates; whole-file encodes land
-	worthRate    = 0.05     // a rate saving below this is not worth another encode
-	aim          = 0.02     // later encodes aim this far below the target,
-	aimMiss      = 0.06     // or this far after one that missed: the curve is rough at fine scale
-	slopeMin     = -4.0     // d ln D / d log2 λ assumed at most this steep,
-	slopeMax     = -0.3     // and at least this
-	maxKept      = 3        // whole-file encodes once one met the target, that one included
-	lowShare     = 0.25     // an encode is judged far below the target after this share of the states,
-	lowFactor    = 0.25     // if its distortion is below this share of the target
-	maxProbes    = 8        // whole-file encodes in all; the last is at the largest λ
-	checkpoints  = 64       // points along the file where encodes record their cost
-	farOff       = 1.5      // a distortion this factor off the target is far: steps on one side double
+	sampleEvery = 8    // the sample takes one chunk in this many,
+	sampleMin   = 4    // at least this many chunks, and only when they are at most half the file
+	sampleTrust = 0.2  // a sample whose distortion is off the file's by more than this share is dropped
+	locateStep  = 4    // grid points: the resolution of the sample's bracket (1/8 octave)
+	landLow     = 0.8  // the file lands in [landLow·target, target] when it can
+	maxFile     = 10   // whole-file probes at most
+	maxLevels   = 8    // λ in one file at most
+	maxStepOcts = 2.0  // a secant step spans at most this many octaves
+	minDist     = 1e-6 // distortions below this share of the target count as this
 )
 
 // SearchLambda encodes eps, one episode each without metadata, at the
-// smallest λ it finds whose encoding has relative distortion at most
-// target (of the writer's Account, as gate.Params.RelDistortion gives it)
-// and returns that encoding.
+// least storage it finds whose distortion is at most target, and returns
+// that encoding.
 //
-// Distortion is closed-loop (an omitted value feeds the predictions that
-// follow), so it is measured by encoding. The search locates the target
-// on a sample of the file (chunk prefixes spread over it, each coded
-// exactly as in the file), starting from a λ derived from the gate's
-// calibration; then it encodes the whole file and steps by secant in log
-// distortion. It stops once landing on the target would save less than
-// worthRate of the rate (by the sample's rate–distortion elasticity, or
-// by the rate gap to an encode that missed), or once λ is resolved to
-// 1/searchStep octave. A whole-file encode stops early once it exceeds the
-// target, or when it lies far below it. Typically the search costs two to
-// three encodes of the file (LambdaResult.Encodes); at most maxProbes
-// whole-file encodes, re-encodes of those stopped far below the target,
-// and the sample's. It holds up to maxKept encoded files in memory.
+// Distortion is the mean over the file's slot vectors of their distortion
+// against the lossless reconstruction (the writer's Measure, WithMeasure);
+// it is closed-loop (an omitted value feeds the predictions that follow),
+// so it is measured by encoding. The search codes every chunk once
+// losslessly, locates the target on a sample of the chunks (dropped if it
+// misjudges the whole file by more than a fifth), brackets it with
+// whole-file encodes, and then picks for each chunk the λ, or lossless
+// coding, that saves most bytes per unit of distortion, so that the file
+// lands within [0.8, 1] of the target wherever its chunks allow. A file
+// whose best coding is lossless, as when no λ meets the target or the
+// target is 0, is the lossless file. It holds every chunk's encodings in memory (about the
+// file's size per λ probed).
 //
 // The model must have a GATE section. opts are Writer options; WithLambda,
 // WithLevels and WithRetainRule are refused. progress, if not nil, is
@@ -113,19 +111,23 @@ func SearchLambda(ctx context.Context, m *wm.Model, eps []wm.Episode, target flo
 			return nil, fmt.Errorf("%w: episode %d has %d codes and %d actions for %d coordinates a state", ErrInput, i, len(e.Codes), len(e.Actions), n)
 		}
 	}
-	s := newSearcher(ctx, m, gp, eps, cfg.keyframe, target, progress, opts)
-	if s.states == 0 {
-		return nil, fmt.Errorf("%w: no states to encode", ErrInput)
-	}
-	st := newStrategy(target)
-	st.start = warmStart(gp)
-	best, err := st.run(s)
+	s, err := newSearcher(ctx, m, gp, eps, cfg, target, progress, opts)
 	if err != nil {
 		return nil, err
 	}
-	r := s.kept[best]
-	return &LambdaResult{Lambda: lambdaAt(best), Distortion: r.d, File: r.file, Account: r.acct,
-		Encodes: float64(s.encoded) / float64(s.states)}, nil
+	if s.states == 0 {
+		return nil, fmt.Errorf("%w: no states to encode", ErrInput)
+	}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s.result()
+}
+
+// lambdaAt returns the λ of grid point i, 16.16.
+func lambdaAt(i int) uint32 {
+	l, _ := gate.LambdaFixed(math.Exp2(float64(i) / searchStep))
+	return l
 }
 
 // warmStart returns the grid point where the search starts: the λ at which
@@ -141,248 +143,657 @@ func warmStart(gp *gate.Params) int {
 	return min(max(int(math.Round(-math.Log2(damage)*searchStep)), searchMin), searchMax)
 }
 
-// lambdaAt returns the λ of grid point i, 16.16.
-func lambdaAt(i int) uint32 {
-	l, _ := gate.LambdaFixed(math.Exp2(float64(i) / searchStep))
-	return l
-}
-
-// span is n states of episode ep from step first: a chunk, or its prefix.
+// span is n states of episode ep from step first: a chunk.
 type span struct {
 	ep, first, n int
 }
 
-// sampleSpans returns the sample of a file of the given chunks: about
-// sampleShare of its states, as prefixes of up to samplePieces chunks
-// spread over the file, or as whole chunks if that many fit. A prefix
-// codes exactly as in the file (every chunk restarts the model), but its
-// states sit early in their chunk, where closed-loop errors have had
-// less time to accumulate.
-func sampleSpans(chunks []span, states int64) []span {
-	if len(chunks) == 0 {
-		return nil
-	}
-	budget := max(1, int(math.Ceil(sampleShare*float64(states))))
-	avg := int(states) / len(chunks)
-	pieces := min(len(chunks), max(samplePieces, budget/max(avg, 1)))
-	p := max(samplePiece, (budget+pieces-1)/pieces)
-	var out []span
-	for k := range pieces {
-		c := chunks[k*len(chunks)/pieces]
-		c.n = min(c.n, p)
-		out = append(out, c)
-	}
-	return out
+// coded is one chunk coded one way: its record (mode 0) and cost.
+type coded struct {
+	rec  []byte
+	cost chunkCost
 }
 
-// samplePoint is the sample's distortion and rate at one λ.
-type samplePoint struct {
-	d    float64 // relative distortion
-	rate float64 // ideal bits per state
-}
-
-// fileProbe is one whole-file encode, complete or stopped early.
-type fileProbe struct {
-	d        float64  // relative distortion of the states encoded
-	rate     float64  // ideal bits per state of the states encoded
-	costs    []uint64 // ideal cost of the states coded by each of the file's first checkpoints reached
-	complete bool
-	under    bool        // stopped far below the target
-	sample   samplePoint // the sample's states within it, if complete
-	file     []byte
-	acct     Account
-}
-
-// searcher encodes the file and its sample.
+// searcher codes the file's chunks.
 type searcher struct {
 	ctx      context.Context
 	m        *wm.Model
 	gp       *gate.Params
 	eps      []wm.Episode
+	cfg      *config
 	opts     []Option
 	target   float64
 	progress func(Probe)
 
-	states   int64
-	sample   []span
-	inSample [][]bool // per episode (nil if none), per step
-	sampled  int64
-	encoded  int64
+	h       Header // a header of the file, for the coders
+	chunks  []span
+	states  int64
+	slots   float64 // slot vectors of the file
+	sample  []int   // chunks of the sample, nil without one
+	trusted bool    // the sample has not misjudged the file
+	encoded int64
 
-	kept   map[int]*fileProbe // whole-file encodes that met the target, by grid point
-	paused map[int]*fileRun   // whole-file encodes stopped far below the target
+	plain []coded         // each chunk coded losslessly
+	at    map[int][]coded // per grid point: each chunk coded at its λ (rec nil: not yet)
+	files map[int]float64 // grid points coded whole: the file's distortion
+	pool  []*chunkCoder
+
+	choice []int // per chunk: grid point chosen, or lossless (noLambda)
 }
 
-func newSearcher(ctx context.Context, m *wm.Model, gp *gate.Params, eps []wm.Episode, keyframe int, target float64, progress func(Probe), opts []Option) *searcher {
-	s := &searcher{ctx: ctx, m: m, gp: gp, eps: eps, target: target, progress: progress,
-		kept: map[int]*fileProbe{}, paused: map[int]*fileRun{}}
-	// Whole-file probes write the file as asked (one of them is the
-	// result); sample probes never embed the model.
-	s.opts = slices.Clip(opts)
+// noLambda marks a chunk coded losslessly.
+const noLambda = math.MinInt
+
+func newSearcher(ctx context.Context, m *wm.Model, gp *gate.Params, eps []wm.Episode, cfg *config, target float64, progress func(Probe), opts []Option) (*searcher, error) {
+	s := &searcher{ctx: ctx, m: m, gp: gp, eps: eps, cfg: cfg, opts: slices.Clip(opts), target: target, progress: progress,
+		at: map[int][]coded{}, files: map[int]float64{}, trusted: true}
+	s.h = Header{Version: Version, Geom: m.Geom, Precision: m.Precision, Lanes: cfg.lanes,
+		KeyframeInterval: cfg.keyframe, Lambda: LambdaLossless, ModelID: m.ID()}
+	if int64(cfg.keyframe)*int64(m.Geom.N()) > MaxChunkCoords {
+		return nil, fmt.Errorf("%w: keyframe interval %d × %d coordinates exceeds %d", ErrInput, cfg.keyframe, m.Geom.N(), MaxChunkCoords)
+	}
 	n := m.Geom.N()
-	var chunks []span
 	for e, ep := range eps {
 		T := len(ep.Codes) / max(n, 1)
 		s.states += int64(T)
-		for t := 0; t < T; t += keyframe {
-			chunks = append(chunks, span{e, t, min(keyframe, T-t)})
+		for t := 0; t < T; t += cfg.keyframe {
+			s.chunks = append(s.chunks, span{e, t, min(cfg.keyframe, T-t)})
 		}
 	}
-	s.sample = sampleSpans(chunks, s.states)
-	s.inSample = make([][]bool, len(eps))
-	for _, c := range s.sample {
-		s.sampled += int64(c.n)
-		if s.inSample[c.ep] == nil {
-			s.inSample[c.ep] = make([]bool, len(eps[c.ep].Codes)/n)
-		}
-		for t := c.first; t < c.first+c.n; t++ {
-			s.inSample[c.ep][t] = true
+	s.slots = float64(s.states) * float64(m.Geom.S)
+	if k := max(sampleMin, (len(s.chunks)+sampleEvery-1)/sampleEvery); 2*k <= len(s.chunks) {
+		for i := range k {
+			s.sample = append(s.sample, i*len(s.chunks)/k)
 		}
 	}
-	return s
-}
-
-// report calls the progress function.
-func (s *searcher) report(i int, d float64, states int64, sample, stopped bool) {
-	if s.progress != nil {
-		s.progress(Probe{Lambda: lambdaAt(i), Distortion: d, States: states, Sample: sample, Stopped: stopped})
+	threads := max(1, min(cfg.threads, maxThreads, len(s.chunks)))
+	for range threads {
+		c, err := newEncodeCoder(&s.h, m, &retention{rules: []*gate.Rule{nil}, omit: true}, gp, cfg.measure)
+		if err != nil {
+			return nil, err
+		}
+		s.pool = append(s.pool, c)
 	}
+	return s, nil
 }
 
-// bitsPerState turns a sum of ideal costs over n states into bits/state.
-func bitsPerState(cost uint64, n int64) float64 {
-	return float64(cost) / (1 << costFrac) / float64(max(n, 1))
-}
-
-// sampleAt encodes the sample at grid point i.
-func (s *searcher) sampleAt(i int) (samplePoint, error) {
+// code codes the listed chunks at grid point i (noLambda: losslessly) on
+// the coders of the pool, in parallel, into out.
+func (s *searcher) code(i int, which []int, out []coded) error {
 	if err := s.ctx.Err(); err != nil {
-		return samplePoint{}, err
+		return err
 	}
-	w, err := NewWriter(discard{}, s.m, append(s.opts, WithEmbeddedModel(false), WithLambda(lambdaAt(i)))...)
+	ret := &retention{rules: []*gate.Rule{nil}, omit: true}
+	if i != noLambda {
+		ret.rules[0] = s.gp.Rule(lambdaAt(i))
+	}
+	n := s.m.Geom.N()
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.pool))
+	for w, c := range s.pool {
+		c.setRetention(ret)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				k := next
+				next++
+				mu.Unlock()
+				if k >= len(which) || errs[w] != nil {
+					return
+				}
+				ci := which[k]
+				sp := s.chunks[ci]
+				ep := s.eps[sp.ep]
+				c.begin(chunkMode{})
+				c.enc.Reset()
+				c.ep, c.step = sp.ep, sp.first
+				for t := sp.first; t < sp.first+sp.n; t++ {
+					c.encodeState(0, ep.Actions[t], ep.Codes[t*n:(t+1)*n])
+				}
+				rec, err := c.appendRecord(out[ci].rec[:0])
+				out[ci] = coded{rec: rec, cost: c.cost()}
+				c.states = 0
+				errs[w] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range which {
+		s.encoded += int64(s.chunks[c].n)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// codedAt returns the chunks coded at grid point i, coding those of which
+// not yet coded.
+func (s *searcher) codedAt(i int, which []int) ([]coded, error) {
+	out := s.at[i]
+	if out == nil {
+		out = make([]coded, len(s.chunks))
+		s.at[i] = out
+	}
+	var todo []int
+	for _, c := range which {
+		if out[c].rec == nil {
+			todo = append(todo, c)
+		}
+	}
+	if len(todo) > 0 {
+		if err := s.code(i, todo, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// distortion returns the mean slot distortion of the listed chunks coded
+// at i, each chunk the rule would not shrink counted as lossless, and the
+// states it coded for it.
+func (s *searcher) distortion(i int, which []int) (float64, int64, error) {
+	before := s.encoded
+	out, err := s.codedAt(i, which)
 	if err != nil {
-		return samplePoint{}, err
+		return 0, 0, err
 	}
-	n := s.m.Geom.N()
-	var dist, cost uint64
-	for _, c := range s.sample {
-		if err := w.WriteEpisode(nil); err != nil {
-			return samplePoint{}, err
+	var d, slots float64
+	for _, c := range which {
+		if len(out[c].rec) < len(s.plain[c].rec) {
+			d += out[c].cost.dist
 		}
-		ep := s.eps[c.ep]
-		for t := c.first; t < c.first+c.n; t++ {
-			if err := w.WriteState(ep.Actions[t], ep.Codes[t*n:(t+1)*n]); err != nil {
-				return samplePoint{}, err
-			}
-			a := w.LastAccount()
-			dist += a.DistSum
-			cost += a.Cost
-		}
+		slots += float64(out[c].cost.slots)
 	}
-	s.encoded += s.sampled
-	p := samplePoint{d: s.gp.RelDistortion(dist, s.sampled), rate: bitsPerState(cost, s.sampled)}
-	s.report(i, p.d, s.sampled, true, false)
-	return p, nil
+	return d / max(slots, 1), s.encoded - before, nil
 }
 
-// fileRun is a whole-file encode in progress. One stopped far below the
-// target is kept, so that finishing it later continues where it stopped.
-type fileRun struct {
-	w                        *Writer
-	buf                      bytes.Buffer
-	e, t                     int // the next state: episode e, step t; t < 0 before the episode's record
-	dist, cost, sdist, scost uint64
-	done                     int64
-	costs                    []uint64
+func (s *searcher) report(i int, d float64, states int64, sample bool) {
+	if s.progress != nil {
+		l := uint32(LambdaLossless)
+		if i != noLambda {
+			l = lambdaAt(i)
+		}
+		s.progress(Probe{Lambda: l, Distortion: d, States: states, Sample: sample})
+	}
 }
 
-// fileAt encodes the whole file at grid point i. It stops once the
-// distortion exceeds the target, and if low is set once a share lowShare
-// of the states is coded with distortion below target·lowFactor; such an
-// encode continues at the next call for i.
-func (s *searcher) fileAt(i int, low bool) (fileProbe, error) {
-	r := s.paused[i]
-	delete(s.paused, i)
-	if r == nil {
-		r = &fileRun{t: -1}
-		var err error
-		if r.w, err = NewWriter(&r.buf, s.m, append(s.opts, WithLambda(lambdaAt(i)))...); err != nil {
-			return fileProbe{}, err
+// sampleD is the sample's distortion at i.
+func (s *searcher) sampleD(i int) (float64, error) {
+	d, states, err := s.distortion(i, s.sample)
+	if err == nil {
+		s.report(i, d, states, true)
+	}
+	return d, err
+}
+
+// fileD is the whole file's distortion at i.
+func (s *searcher) fileD(i int) (float64, error) {
+	if d, ok := s.files[i]; ok {
+		return d, nil
+	}
+	all := make([]int, len(s.chunks))
+	for c := range all {
+		all[c] = c
+	}
+	d, states, err := s.distortion(i, all)
+	if err != nil {
+		return 0, err
+	}
+	s.files[i] = d
+	s.report(i, d, states, false)
+	if len(s.sample) > 0 && s.trusted {
+		sd, _, _ := s.distortion(i, s.sample)
+		if math.Abs(sd-d) > sampleTrust*max(d, s.target*minDist) {
+			s.trusted = false
 		}
 	}
-	start := r.done
-	n := s.m.Geom.N()
-	// The target in the account's units, per state; without a slot norm
-	// every distortion is 0.
-	unit := s.target * float64(s.m.Geom.S) * float64(s.gp.SlotNorm)
-	limit := unit * float64(s.states)
-	if s.gp.SlotNorm == 0 {
-		limit = math.Inf(1)
+	return d, nil
+}
+
+// run codes the chunks and chooses each chunk's coding (s.choice).
+func (s *searcher) run() error {
+	s.plain = make([]coded, len(s.chunks))
+	all := make([]int, len(s.chunks))
+	for c := range all {
+		all[c] = c
 	}
-	early := int64(math.Ceil(lowShare * float64(s.states)))
-	stop := func(under bool) (fileProbe, error) {
-		s.encoded += r.done - start
-		f := fileProbe{d: s.gp.RelDistortion(r.dist, r.done), rate: bitsPerState(r.cost, r.done), costs: r.costs, under: under}
-		if under {
-			s.paused[i] = r
+	if err := s.code(noLambda, all, s.plain); err != nil {
+		return err
+	}
+	s.report(noLambda, 0, s.states, false)
+	s.choice = make([]int, len(s.chunks))
+	for c := range s.choice {
+		s.choice[c] = noLambda
+	}
+	if s.target <= 0 {
+		// Only a lossless chunk has no distortion for certain.
+		return nil
+	}
+	start := warmStart(s.gp)
+	if len(s.sample) > 0 {
+		i, err := s.locate(start)
+		if err != nil {
+			return err
 		}
-		s.report(i, f.d, r.done-start, false, true)
-		return f, nil
+		start = i
 	}
-	for ; r.e < len(s.eps); r.e, r.t = r.e+1, -1 {
-		ep := s.eps[r.e]
-		if r.t < 0 {
-			if err := r.w.WriteEpisode(nil); err != nil {
-				return fileProbe{}, err
+	if err := s.bracket(start); err != nil {
+		return err
+	}
+	s.choose()
+	for len(s.files) < maxFile && s.landed() < landLow*s.target {
+		i, ok := s.refine()
+		if !ok {
+			break
+		}
+		if _, err := s.fileD(i); err != nil {
+			return err
+		}
+		s.choose()
+	}
+	return nil
+}
+
+// locate returns the smallest grid point, to within locateStep, at which
+// the sample meets the target (searchMax if none): galloping by octaves
+// from start, then bisection.
+func (s *searcher) locate(start int) (int, error) {
+	meets := func(i int) (bool, error) {
+		d, err := s.sampleD(i)
+		return d <= s.target, err
+	}
+	lo, hi := searchMin, searchMax // lo fails or is searchMin; hi meets or is searchMax
+	ok, err := meets(start)
+	if err != nil {
+		return 0, err
+	}
+	step := searchStep
+	if ok {
+		hi = start
+		for i := start - step; ; i -= step {
+			if i <= searchMin {
+				lo = searchMin
+				break
 			}
-			r.t = 0
+			if ok, err = meets(i); err != nil {
+				return 0, err
+			}
+			if !ok {
+				lo = i
+				break
+			}
+			hi = i
+			step *= 2
 		}
-		for r.t < len(ep.Actions) {
-			t := r.t
-			if r.done%64 == 0 {
-				if err := s.ctx.Err(); err != nil {
-					return fileProbe{}, err
+	} else {
+		lo = start
+		for i := start + step; ; i += step {
+			if i >= searchMax {
+				hi = searchMax
+				break
+			}
+			if ok, err = meets(i); err != nil {
+				return 0, err
+			}
+			if ok {
+				hi = i
+				break
+			}
+			lo = i
+			step *= 2
+		}
+	}
+	for hi-lo > locateStep {
+		mid := (lo + hi) / 2
+		if ok, err = meets(mid); err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// bracket codes the whole file at grid points around start until two
+// points one grid step apart, or the grid's ends, bracket the target: the
+// larger meets it, the smaller does not. Steps follow the secant of log
+// distortion against the grid, at most maxStepOcts octaves.
+func (s *searcher) bracket(start int) error {
+	i := start
+	for len(s.files) < maxFile {
+		if _, err := s.fileD(i); err != nil {
+			return err
+		}
+		safe, cheap := s.bounds()
+		if safe == searchMin || cheap == searchMax || (safe != noLambda && cheap != noLambda && safe-cheap <= 1) {
+			return nil
+		}
+		if safe != noLambda && cheap != noLambda && s.mix(safe, cheap) >= landLow*s.target {
+			return nil // the chunks already land between the two
+		}
+		next, ok := s.secant(safe, cheap)
+		if !ok {
+			return nil
+		}
+		i = next
+	}
+	return nil
+}
+
+// bounds returns the smallest grid point coded whole that meets the
+// target and the largest below it that does not (noLambda where none).
+func (s *searcher) bounds() (safe, cheap int) {
+	safe, cheap = noLambda, noLambda
+	for i, d := range s.files {
+		if d <= s.target && (safe == noLambda || i < safe) {
+			safe = i
+		}
+	}
+	for i, d := range s.files {
+		if d > s.target && (safe == noLambda || i < safe) && (cheap == noLambda || i > cheap) {
+			cheap = i
+		}
+	}
+	return safe, cheap
+}
+
+// secant returns the next grid point to code whole between, or beyond,
+// the bracket (safe, cheap), and false when there is none.
+func (s *searcher) secant(safe, cheap int) (int, bool) {
+	logD := func(d float64) float64 { return math.Log(max(d, s.target*minDist) / s.target) }
+	maxStep := int(maxStepOcts * searchStep)
+	switch {
+	case safe != noLambda && cheap != noLambda:
+		// Inside the bracket: the secant, kept a step from either end.
+		a, b := logD(s.files[cheap]), logD(s.files[safe])
+		x := cheap + (safe-cheap)/2
+		if a > b {
+			x = cheap + int(math.Round(float64(safe-cheap)*a/(a-b)))
+		}
+		return min(max(x, cheap+1), safe-1), true
+	case safe != noLambda:
+		// Everything coded meets the target: go cheaper.
+		if safe <= searchMin {
+			return 0, false
+		}
+		step := searchStep
+		if d := s.files[safe]; d > 0 {
+			step = int(math.Ceil(-logD(d) / math.Log(2) * searchStep / 2)) // assume D ∝ λ^-2
+		}
+		return max(searchMin, safe-min(max(step, 1), maxStep)), true
+	case cheap != noLambda:
+		if cheap >= searchMax {
+			return 0, false
+		}
+		step := int(math.Ceil(logD(s.files[cheap]) / math.Log(2) * searchStep / 2))
+		return min(searchMax, cheap+min(max(step, 1), maxStep)), true
+	}
+	return 0, false
+}
+
+// refine returns a grid point not yet coded whole between the bracket's
+// ends, to give the chunks a finer choice, and false when there is none.
+func (s *searcher) refine() (int, bool) {
+	safe, cheap := s.bounds()
+	if safe == noLambda || cheap == noLambda || safe-cheap <= 1 {
+		return 0, false
+	}
+	return (safe + cheap) / 2, true
+}
+
+// option is one way to code a chunk: its bytes and distortion.
+type option struct {
+	i     int // grid point, or noLambda
+	bytes float64
+	dist  float64
+}
+
+// options returns the ways chunk c can be coded: losslessly, or at a grid
+// point coded whole where the rule shrinks it; at most one per λ.
+func (s *searcher) options(c int, points []int) []option {
+	out := []option{{i: noLambda, bytes: float64(len(s.plain[c].rec))}}
+	for _, i := range points {
+		x := s.at[i][c]
+		if x.rec != nil && len(x.rec) < len(s.plain[c].rec) {
+			out = append(out, option{i: i, bytes: float64(len(x.rec)), dist: x.cost.dist})
+		}
+	}
+	return out
+}
+
+// mix returns the distortion of the file whose chunks take, each, the
+// cheaper of grid points safe and cheap or lossless coding, within the
+// target (as choose, on two points).
+func (s *searcher) mix(safe, cheap int) float64 {
+	choice, _ := s.allocate([]int{safe, cheap})
+	return s.fileDistortion(choice)
+}
+
+// choose sets s.choice: for each chunk, the coding among the grid points
+// coded whole and lossless coding that gives the least storage whose
+// distortion meets the target, using at most maxLevels λ.
+func (s *searcher) choose() {
+	var points []int
+	for i := range s.files {
+		points = append(points, i)
+	}
+	slices.Sort(points)
+	choice, _ := s.allocate(points)
+	// Too many λ for one file: keep the most used.
+	if used := usedPoints(choice); len(used) > maxLevels {
+		count := map[int]int{}
+		for _, i := range choice {
+			count[i]++
+		}
+		sort.Slice(used, func(a, b int) bool { return count[used[a]] > count[used[b]] })
+		choice, _ = s.allocate(used[:maxLevels])
+	}
+	s.choice = choice
+}
+
+// allocate picks each chunk's option among points, least bytes first,
+// within the target: a Lagrangian multiplier found by bisection, then the
+// distortion left over spent greedily on the chunks that save most per
+// unit of distortion. It returns the choice and its bytes.
+func (s *searcher) allocate(points []int) ([]int, float64) {
+	opts := make([][]option, len(s.chunks))
+	for c := range opts {
+		opts[c] = s.options(c, points)
+	}
+	budget := s.target * s.slots
+	pick := func(mu float64) ([]int, float64, float64) {
+		choice := make([]int, len(opts))
+		var bytes, dist float64
+		for c, os := range opts {
+			best := os[0]
+			for _, o := range os[1:] {
+				if o.bytes+mu*o.dist < best.bytes+mu*best.dist {
+					best = o
 				}
 			}
-			if err := r.w.WriteState(ep.Actions[t], ep.Codes[t*n:(t+1)*n]); err != nil {
-				return fileProbe{}, err
+			choice[c] = best.i
+			bytes += best.bytes
+			dist += best.dist
+		}
+		return choice, bytes, dist
+	}
+	// μ = ∞ gives lossless everywhere (dist 0); find the least μ within
+	// the budget.
+	choice, bytes, dist := pick(0)
+	if dist > budget {
+		lo, hi := 0.0, 1.0
+		for {
+			if _, _, d := pick(hi); d <= budget {
+				break
 			}
-			r.t++
-			r.done++
-			acc := r.w.LastAccount()
-			r.dist += acc.DistSum
-			r.cost += acc.Cost
-			if s.inSample[r.e] != nil && s.inSample[r.e][t] {
-				r.sdist += acc.DistSum
-				r.scost += acc.Cost
+			lo, hi = hi, hi*4
+			if hi > 1e30 {
+				break
 			}
-			if k := int64(len(r.costs)) + 1; r.done == (k*s.states+checkpoints-1)/checkpoints {
-				r.costs = append(r.costs, r.cost)
+		}
+		for range 60 {
+			mid := (lo + hi) / 2
+			if _, _, d := pick(mid); d <= budget {
+				hi = mid
+			} else {
+				lo = mid
 			}
-			if float64(r.dist) > limit {
-				return stop(false)
+		}
+		choice, bytes, dist = pick(hi)
+	}
+	// Spend what is left of the budget: move single chunks to options
+	// with fewer bytes, best saving per unit of distortion first.
+	for {
+		bestC, bestO, bestRatio := -1, option{}, 0.0
+		for c, os := range opts {
+			cur := findOption(os, choice[c])
+			for _, o := range os {
+				save, add := cur.bytes-o.bytes, o.dist-cur.dist
+				if save <= 0 || dist+add > budget {
+					continue
+				}
+				r := math.Inf(1)
+				if add > 0 {
+					r = save / add
+				}
+				if r > bestRatio {
+					bestC, bestO, bestRatio = c, o, r
+				}
 			}
-			if low && r.done == early && float64(r.dist) < lowFactor*unit*float64(r.done) {
-				return stop(true)
+		}
+		if bestC < 0 {
+			break
+		}
+		cur := findOption(opts[bestC], choice[bestC])
+		bytes += bestO.bytes - cur.bytes
+		dist += bestO.dist - cur.dist
+		choice[bestC] = bestO.i
+	}
+	return choice, bytes
+}
+
+func findOption(os []option, i int) option {
+	for _, o := range os {
+		if o.i == i {
+			return o
+		}
+	}
+	return os[0]
+}
+
+// usedPoints returns the grid points a choice uses, increasing.
+func usedPoints(choice []int) []int {
+	var out []int
+	for _, i := range choice {
+		if i != noLambda && !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fileDistortion is the mean slot distortion of the file a choice makes.
+func (s *searcher) fileDistortion(choice []int) float64 {
+	var d float64
+	for c, i := range choice {
+		if i != noLambda {
+			d += s.at[i][c].cost.dist
+		}
+	}
+	return d / max(s.slots, 1)
+}
+
+// landed is the distortion of the file s.choice makes.
+func (s *searcher) landed() float64 { return s.fileDistortion(s.choice) }
+
+// reconstruct decodes a chunk record the searcher coded at grid point i
+// (noLambda: losslessly) of n states, and returns its reconstruction.
+func (s *searcher) reconstruct(i int, rec []byte, n int) ([]uint16, error) {
+	c := s.pool[0]
+	ret := &retention{rules: []*gate.Rule{nil}, omit: true}
+	if i != noLambda {
+		ret.rules[0] = s.gp.Rule(lambdaAt(i))
+	}
+	c.setRetention(ret)
+	actions, codes := make([]int64, n), make([]uint16, n*s.m.Geom.N())
+	err := c.decodeChunk(rec[chunkHdrSize:len(rec)-crcSize], chunkMode{}, n, le.Uint32(rec[12:]), actions, codes, 0)
+	return codes, err
+}
+
+// result writes the file of s.choice.
+func (s *searcher) result() (*LambdaResult, error) {
+	used := usedPoints(s.choice)
+	lambdas := make([]uint32, len(used))
+	level := map[int]int{}
+	for k, i := range used {
+		lambdas[k] = lambdaAt(i)
+		level[i] = k
+	}
+	opts := append(slices.Clip(s.opts), WithThreads(1))
+	res := &LambdaResult{Lambda: LambdaLossless, Lambdas: lambdas}
+	switch len(used) {
+	case 0:
+	case 1:
+		res.Lambda = lambdas[0]
+		opts = append(opts, WithLambda(lambdas[0]))
+	default:
+		res.Lambda = lambdas[len(lambdas)-1]
+		opts = append(opts, WithLevels(lambdas...))
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, s.m, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c := 0
+	for e := range s.eps {
+		if err := w.WriteEpisode(nil); err != nil {
+			return nil, err
+		}
+		for ; c < len(s.chunks) && s.chunks[c].ep == e; c++ {
+			i := s.choice[c]
+			x := s.plain[c]
+			md := chunkMode{}
+			switch {
+			case i == noLambda && len(used) > 0:
+				md.mode = modeLossless
+				x.cost.fallbacks = 1
+			case i != noLambda:
+				x = s.at[i][c]
+				if len(used) > 1 {
+					md = chunkMode{mode: modeLevel, level: uint8(level[i])}
+				}
+			}
+			if err := w.putChunk(x.rec, md, s.chunks[c].n, x.cost); err != nil {
+				return nil, err
+			}
+			if s.cfg.source != nil {
+				recons, err := s.reconstruct(i, x.rec, s.chunks[c].n)
+				if err != nil {
+					return nil, err
+				}
+				w.addSource(recons)
 			}
 		}
 	}
-	if err := r.w.Close(); err != nil {
-		return fileProbe{}, err
+	if err := w.Close(); err != nil {
+		return nil, err
 	}
-	s.encoded += r.done - start
-	acct := r.w.Account()
-	f := fileProbe{d: s.gp.RelDistortion(acct.DistSum, acct.States), rate: bitsPerState(r.cost, r.done), costs: r.costs,
-		complete: true, file: r.buf.Bytes(), acct: acct,
-		sample: samplePoint{d: s.gp.RelDistortion(r.sdist, s.sampled), rate: bitsPerState(r.scost, s.sampled)}}
-	s.report(i, f.d, r.done-start, false, false)
-	if f.d <= s.target {
-		s.kept[i] = &f
-	}
-	return f, nil
+	res.File = buf.Bytes()
+	res.Account = w.Account()
+	res.Report = w.Report()
+	res.Distortion = res.Account.Distortion
+	res.Encodes = float64(s.encoded) / float64(s.states)
+	return res, nil
 }
-
-// discard keeps nothing.
-type discard struct{}
-
-func (discard) Write(b []byte) (int, error) { return len(b), nil }

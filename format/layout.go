@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"slices"
 	"strconv"
 
@@ -11,10 +12,15 @@ import (
 	"github.com/wmzip/wmzip/wm"
 )
 
-// Version is the container version this package writes and reads.
-const Version = 3
+// Version is the container version this package writes. It reads
+// MinVersion to Version.
+const Version = 4
 
-// Limits of container version 3. A decoder rejects files beyond them.
+// MinVersion is the oldest container version this package reads.
+const MinVersion = 3
+
+// Limits of container versions 3 and 4. A decoder rejects files beyond
+// them.
 const (
 	MaxKeyframeInterval = 1 << 16 // states per chunk (G)
 	MaxChunkCoords      = 1 << 24 // G × N, coordinates in one chunk
@@ -57,6 +63,7 @@ const (
 	indexHdrSize    = 48
 	indexEpisodeLen = 24
 	indexChunkLen   = 16
+	reportLen       = 40 // the writer's report closing a version-4 index
 )
 
 // Record tags.
@@ -204,7 +211,7 @@ func parseHeader(b []byte) (Header, error) {
 		return h, corrupt(0, "not a .wmz file (bad magic)")
 	}
 	h.Version = int(le.Uint16(b[8:]))
-	if h.Version != Version {
+	if h.Version < MinVersion || h.Version > Version {
 		return h, &UnsupportedError{Offset: 8, Msg: "version " + strconv.Itoa(h.Version), Err: ErrVersion}
 	}
 	if crc(b[:60]) != le.Uint32(b[60:]) {
@@ -323,10 +330,105 @@ type index struct {
 	idealCodes  uint64 // 2^-16 bits
 	idealAction uint64 // 2^-16 bits
 	retained    uint64 // coded (retained) coordinates
+	report      Report // version 4
 }
 
-func (x *index) marshal() []byte {
+// Report is what the writer of a file measured of its distortion, kept at
+// the end of its index (container version 4) for readers: informative,
+// as no decoder can check it. Distortions are relative squared errors,
+// per slot vector (squared error over the squared norm of the vector it
+// stands for), summed; a count of 0 means not measured.
+type Report struct {
+	// Slots is the number of slot vectors measured against the lossless
+	// reconstruction (the codes written), Retention the sum of the
+	// distortion retention gave them (Measure).
+	Slots     uint64
+	Retention float64
+	// SourceSlots is the number of slot vectors measured against the
+	// floats they were quantized from, Source the sum of their relative
+	// squared error and Cosine the sum of their cosine similarity.
+	SourceSlots uint64
+	Source      float64
+	Cosine      float64
+}
+
+// RetentionDistortion is the mean distortion retention gave the measured
+// slot vectors, 0 when none was measured.
+func (r Report) RetentionDistortion() float64 { return mean(r.Retention, r.Slots) }
+
+// SourceDistortion is the mean relative squared error against the source
+// floats, 0 when none was measured.
+func (r Report) SourceDistortion() float64 { return mean(r.Source, r.SourceSlots) }
+
+// SourceCosine is the mean cosine similarity to the source floats, 1 when
+// none was measured.
+func (r Report) SourceCosine() float64 {
+	if r.SourceSlots == 0 {
+		return 1
+	}
+	return r.Cosine / float64(r.SourceSlots)
+}
+
+func mean(sum float64, n uint64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// add returns the report of both.
+func (r Report) add(o Report) Report {
+	return Report{Slots: r.Slots + o.Slots, Retention: r.Retention + o.Retention,
+		SourceSlots: r.SourceSlots + o.SourceSlots, Source: r.Source + o.Source, Cosine: r.Cosine + o.Cosine}
+}
+
+// scaled returns r over at most slots slot vectors, its means kept: the
+// report of a file recovered with fewer states than were measured.
+func (r Report) scaled(slots uint64) Report {
+	if r.Slots > slots {
+		k := float64(slots) / float64(r.Slots)
+		r.Slots, r.Retention = slots, r.Retention*k
+	}
+	if r.SourceSlots > slots {
+		k := float64(slots) / float64(r.SourceSlots)
+		r.SourceSlots, r.Source, r.Cosine = slots, r.Source*k, r.Cosine*k
+	}
+	return r
+}
+
+func (r Report) marshal(b []byte) []byte {
+	b = le.AppendUint64(b, r.Slots)
+	b = le.AppendUint64(b, math.Float64bits(r.Retention))
+	b = le.AppendUint64(b, r.SourceSlots)
+	b = le.AppendUint64(b, math.Float64bits(r.Source))
+	return le.AppendUint64(b, math.Float64bits(r.Cosine))
+}
+
+// parseReport reads the writer's report b (reportLen bytes at offset off)
+// of an index of the given states and slots per state.
+func parseReport(b []byte, off int64, states int64, slots int) (Report, error) {
+	r := Report{Slots: le.Uint64(b), Retention: math.Float64frombits(le.Uint64(b[8:])),
+		SourceSlots: le.Uint64(b[16:]), Source: math.Float64frombits(le.Uint64(b[24:])),
+		Cosine: math.Float64frombits(le.Uint64(b[32:]))}
+	most := uint64(states) * uint64(slots)
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case r.Slots > most || r.SourceSlots > most:
+		return r, corrupt(off, "report of %d and %d slot vectors, the file has %d", r.Slots, r.SourceSlots, most)
+	case !finite(r.Retention) || !finite(r.Source) || !finite(r.Cosine) || r.Retention < 0 || r.Source < 0:
+		return r, corrupt(off+8, "report holds a negative or non-finite distortion")
+	case math.Abs(r.Cosine) > float64(r.SourceSlots):
+		return r, corrupt(off+32, "report's cosine sum exceeds its %d slot vectors", r.SourceSlots)
+	}
+	return r, nil
+}
+
+// marshal returns the index bytes of container version v.
+func (x *index) marshal(v int) []byte {
 	n := indexHdrSize + indexEpisodeLen*len(x.episodes) + indexChunkLen*int(x.chunks)
+	if v >= 4 {
+		n += reportLen
+	}
 	b := make([]byte, indexHdrSize, n)
 	b[0] = tagIndex
 	le.PutUint32(b[4:], uint32(len(x.episodes)))
@@ -346,16 +448,24 @@ func (x *index) marshal() []byte {
 			b = le.AppendUint32(b, uint32(c.states))
 		}
 	}
+	if v >= 4 {
+		b = x.report.marshal(b)
+	}
 	return b
 }
 
-// parseIndex decodes an index whose checksum was verified, and checks that
-// its records tile the body [bodyStart, indexOffset) exactly and that its
-// counts agree: every chunk holds 1..g states and an episode's chunks hold
-// its states.
-func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
-	if len(b) < indexHdrSize {
+// parseIndex decodes the index of a file of header h whose checksum was
+// verified, and checks that its records tile the body [bodyStart,
+// indexOffset) exactly and that its counts agree: every chunk holds 1..G
+// states and an episode's chunks hold its states.
+func parseIndex(b []byte, off, bodyStart int64, h *Header) (*index, error) {
+	g := int64(h.KeyframeInterval)
+	if len(b) < indexHdrSize+indexReport(h) {
 		return nil, corrupt(off, "index too short")
+	}
+	var rb []byte // the report of version 4
+	if n := indexReport(h); n > 0 {
+		b, rb = b[:len(b)-n], b[len(b)-n:]
 	}
 	if b[0] != tagIndex {
 		return nil, corrupt(off, "bad index tag")
@@ -447,7 +557,22 @@ func parseIndex(b []byte, off, bodyStart int64, g int64) (*index, error) {
 	if pos != off {
 		return nil, corrupt(off, "index records end at %d, before the index at %d", pos, off)
 	}
+	if rb != nil {
+		var err error
+		if x.report, err = parseReport(rb, off+int64(len(b)), x.states, h.Geom.S); err != nil {
+			return nil, err
+		}
+	}
 	return x, nil
+}
+
+// indexReport is the length of the writer's report that closes the index
+// of a file of header h: reportLen from version 4 on, else 0.
+func indexReport(h *Header) int {
+	if h.Version >= 4 {
+		return reportLen
+	}
+	return 0
 }
 
 func ceilDiv(a, b uint64) uint64 { return a/b + min(a%b, 1) }

@@ -26,12 +26,19 @@ type config struct {
 	lambda     uint32
 	lambdaSet  bool
 	levels     []uint32
-	retain     retainFunc
-	custom     bool // retain set by WithRetainRule/withGate, not by the model's gate
+	decide     decideFunc
+	custom     bool // decide set by WithRetainRule/withGate, not by the model's gate
 	recover    bool // scan records instead of trusting the index (recover.go)
 	access     func(episode, step int64)
 	cacheBytes int64
 	threads    int // chunks coded at once; 1 codes on the caller's goroutine
+	measure    Measure
+	source     func(recon []uint16) Report
+
+	// Tests: the container version written (0: Version), and a mode
+	// forced on each chunk (by its index in the file).
+	version int
+	modes   func(chunk int) chunkMode
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -148,25 +155,35 @@ func WithLevels(lambdas ...uint32) Option {
 // WithRetainRule replaces the model's retention gate by fn, for experiments
 // (the baseline policies of `wmzip bench rd`) and tests. The header records
 // lambda, but a file written this way decodes only with the same option:
-// the rule is not in the file or the model. fn must be safe for concurrent
-// use: with several threads (WithThreads) chunks are coded concurrently,
-// and a File decodes them so when used concurrently. It reads the prediction of
-// coordinate j from pr (Prediction, Table, Modal) and must not call
-// Predict or Commit.
-func WithRetainRule(lambda uint32, fn func(j int, pr *wm.Predictor) bool) Option {
-	return withGate(lambda, fn)
+// the rule is not in the file or the model. fn reports whether coordinate
+// j is coded and, if not, the value it takes (pr.Modal() is the fill of
+// container version 3). It reads the prediction of coordinate j from pr
+// (Prediction, Table, ModalFreq, RowKey) and must not call Predict or
+// Commit. With several threads (WithThreads) chunks are coded
+// concurrently, and a File decodes them so when used concurrently: fn
+// must then be safe for concurrent use (a gate.Decider is not).
+func WithRetainRule(lambda uint32, fn func(j int, pr *wm.Predictor) (keep bool, fill uint16)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("wmz: nil retention rule")
+		}
+		c.lambda, c.decide, c.custom = lambda, fn, true
+		return nil
+	}
 }
 
 // withGate installs a retention rule for a finite lambda in place of the
-// model's gate.
+// model's gate; omitted coordinates take the modal value.
 func withGate(lambda uint32, retain retainFunc) Option {
-	return func(c *config) error {
-		if retain == nil {
-			return fmt.Errorf("wmz: nil retention rule")
-		}
-		c.lambda, c.retain, c.custom = lambda, retain, true
-		return nil
+	if retain == nil {
+		return WithRetainRule(lambda, nil)
 	}
+	return WithRetainRule(lambda, func(j int, pr *wm.Predictor) (bool, uint16) {
+		if retain(j, pr) {
+			return true, 0
+		}
+		return false, pr.Modal()
+	})
 }
 
 // WithAccessLog makes a File report every state it returns to fn, as
@@ -217,4 +234,23 @@ func WithThreads(n int) Option {
 		c.threads = n
 		return nil
 	}
+}
+
+// withVersion makes a Writer write container version v (3 or 4), for the
+// conformance vectors of older versions.
+func withVersion(v int) Option {
+	return func(c *config) error {
+		if v < MinVersion || v > Version {
+			return fmt.Errorf("%w: version %d", ErrInput, v)
+		}
+		c.version = v
+		return nil
+	}
+}
+
+// withChunkModes makes a Writer code chunk k (counted over the file) in
+// mode modes(k) instead of choosing between the file's mode and lossless
+// coding (version 4).
+func withChunkModes(modes func(chunk int) chunkMode) Option {
+	return func(c *config) error { c.modes, c.threads = modes, 1; return nil }
 }

@@ -105,7 +105,8 @@ func feed(t *testing.T, dir string, m *wm.Model, eps []episode, ops []feedOp, op
 }
 
 func addAccount(a, b Account) Account {
-	return Account{a.States + b.States, a.Retained + b.Retained, a.Wrong + b.Wrong, a.DistSum + b.DistSum}
+	return Account{States: a.States + b.States, Retained: a.Retained + b.Retained, Wrong: a.Wrong + b.Wrong, DistSum: a.DistSum + b.DistSum,
+		LosslessChunks: a.LosslessChunks + b.LosslessChunks}
 }
 
 // TestParallelWriteIdentical writes the same feeding patterns serially
@@ -364,7 +365,7 @@ func TestReadAheadFrames(t *testing.T) {
 	if q := len(r.ahead.queue); q != r.ahead.window {
 		t.Fatalf("%d chunks decoding ahead, want %d", q, r.ahead.window)
 	}
-	if last := r.ahead.queue[len(r.ahead.queue)-1].off; last < r.idx.episodes[0].offset+int64(len(b))/4 {
+	if last := r.ahead.queue[len(r.ahead.queue)-1].off; last < r.idx.episodes[0].offset+int64(len(b)-TrailerSize-indexReport(&r.h))/4 {
 		t.Fatalf("read-ahead stopped at %d", last)
 	}
 }
@@ -431,7 +432,7 @@ func TestParallelOverlap(t *testing.T) {
 	eps := genEpisodes(rand.New(rand.NewPCG(143, 144)), g, []int{24})
 	m := trainModel(g, 12, eps)
 	opts := func(o *overlapRule) []Option {
-		return []Option{WithKeyframeInterval(4), WithRetainRule(1<<16, o.retain), WithThreads(2)}
+		return []Option{WithKeyframeInterval(4), withGate(1<<16, o.retain), WithThreads(2)}
 	}
 	o := newOverlapRule()
 	b := encode(t, m, eps, opts(o)...)

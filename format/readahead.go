@@ -15,6 +15,7 @@ const readAheadBytes = 1 << 20
 // aheadChunk is a chunk record framed ahead and decoded on the crew.
 type aheadChunk struct {
 	off     int64 // record offset
+	md      chunkMode
 	n       int
 	sum     uint32
 	stream  []byte
@@ -27,6 +28,7 @@ type aheadChunk struct {
 }
 
 type readAhead struct {
+	h      *Header
 	crew   *crew
 	g, nc  int
 	levels bool
@@ -53,7 +55,7 @@ func newReadAhead(h *Header, cfg *config, own *chunkCoder, mk func() (*chunkCode
 	}
 	l := newCoderList(threads, mk)
 	l.put(own)
-	return &readAhead{crew: newCrew(threads, l.get, l.put), g: g, nc: nc, levels: len(h.Levels) > 0, window: window}
+	return &readAhead{h: h, crew: newCrew(threads, l.get, l.put), g: g, nc: nc, levels: len(h.Levels) > 0 || h.Version >= 4, window: window}
 }
 
 // prefetch frames the chunk records the buffer holds past those already
@@ -81,7 +83,10 @@ func (r *Reader) prefetch() {
 			if n < 1 || n > int64(a.g) || chunkHdrSize+sl+crcSize > int64(len(b)) {
 				return
 			}
-			a.start(a.scan, int(n), b[chunkHdrSize:chunkHdrSize+sl], le.Uint32(b[12:]))
+			if _, err := parseChunkMode(a.h, b, a.scan); err != nil {
+				return
+			}
+			a.start(a.scan, modeOf(b), int(n), b[chunkHdrSize:chunkHdrSize+sl], le.Uint32(b[12:]))
 			a.scan += chunkHdrSize + sl + crcSize
 		default:
 			return
@@ -90,7 +95,7 @@ func (r *Reader) prefetch() {
 }
 
 // start decodes a copy of stream, the chunk record at off, on the crew.
-func (a *readAhead) start(off int64, n int, stream []byte, sum uint32) {
+func (a *readAhead) start(off int64, md chunkMode, n int, stream []byte, sum uint32) {
 	var q *aheadChunk
 	if k := len(a.free); k > 0 {
 		q, a.free = a.free[k-1], a.free[:k-1]
@@ -100,12 +105,12 @@ func (a *readAhead) start(off int64, n int, stream []byte, sum uint32) {
 			q.levels = make([]int8, a.g)
 		}
 	}
-	q.off, q.n, q.sum = off, n, sum
+	q.off, q.md, q.n, q.sum = off, md, n, sum
 	q.stream = append(q.stream[:0], stream...)
 	q.done = make(chan struct{})
 	a.crew.do(q.done, func(c *chunkCoder, err error) {
 		c.levels = q.levels
-		q.err = c.decodeChunk(q.stream, q.n, q.sum, q.actions, q.codes, q.off)
+		q.err = c.decodeChunk(q.stream, q.md, q.n, q.sum, q.actions, q.codes, q.off)
 		q.cost = c.cost()
 		c.levels = nil
 	})
@@ -117,7 +122,7 @@ func (a *readAhead) start(off int64, n int, stream []byte, sum uint32) {
 // not framed ahead (the first, or after framing went astray on damage the
 // Reader has yet to find) drops what was framed: it is decoded now and
 // framing starts again after it.
-func (a *readAhead) take(off int64, n int, stream []byte, sum uint32) *aheadChunk {
+func (a *readAhead) take(off int64, md chunkMode, n int, stream []byte, sum uint32) *aheadChunk {
 	if a == nil {
 		return nil
 	}
@@ -126,14 +131,14 @@ func (a *readAhead) take(off int64, n int, stream []byte, sum uint32) *aheadChun
 	}
 	if len(a.queue) > 0 {
 		q := a.queue[0]
-		if q.off == off && q.n == n && q.sum == sum && string(q.stream) == string(stream) {
+		if q.off == off && q.md == md && q.n == n && q.sum == sum && string(q.stream) == string(stream) {
 			a.queue = a.queue[1:]
 			return q
 		}
 	}
 	a.drop()
 	a.scan = off + chunkHdrSize + int64(len(stream)) + crcSize
-	a.start(off, n, stream, sum)
+	a.start(off, md, n, stream, sum)
 	q := a.queue[0]
 	a.queue = a.queue[1:]
 	return q

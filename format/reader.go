@@ -31,7 +31,7 @@ type Reader struct {
 	cur     *episodeRef // episode being read
 	actions []int64     // decoded chunk
 	codes   []uint16
-	levels  []int8     // of the decoded chunk's states, nil without a level table
+	levels  []int8     // of the decoded chunk's states; nil for a version-3 file without a level table
 	ahead   *readAhead // chunks decoded ahead; nil with one thread
 	n, pos  int        // states in the decoded chunk, next to return
 	more    bool
@@ -98,7 +98,7 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 	g, n := rd.h.KeyframeInterval, rd.h.Geom.N()
 	rd.actions = make([]int64, g)
 	rd.codes = make([]uint16, g*n)
-	if len(rd.h.Levels) > 0 {
+	if len(rd.h.Levels) > 0 || rd.h.Version >= 4 {
 		rd.levels = make([]int8, g)
 	}
 	rd.ahead = newReadAhead(&rd.h, cfg, rd.coder, func() (*chunkCoder, error) { return newChunkCoder(&rd.h, rd.model, rules), nil })
@@ -106,7 +106,9 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 }
 
 // Level returns the retention level of the state ReadState returned last:
-// an index into Header().Levels, 0 for a file without levels.
+// an index into Header().Levels, 0 for a file without levels, and −1 for a
+// state whose chunk codes every coordinate though the file is not lossless
+// (version 4: a chunk the retention rule would not have made smaller).
 func (r *Reader) Level() int {
 	if r.levels == nil || r.pos == 0 {
 		return 0
@@ -250,7 +252,7 @@ func (r *Reader) skipChunk() error {
 		return err
 	}
 	n, sl := int64(le.Uint32(b[4:])), int64(le.Uint32(b[8:]))
-	if b[1] != 0 || b[2] != 0 || b[3] != 0 || n < 1 || n > int64(r.h.KeyframeInterval) || sl > MaxStreamBytes {
+	if _, err := parseChunkMode(&r.h, b, start); err != nil || n < 1 || n > int64(r.h.KeyframeInterval) || sl > MaxStreamBytes {
 		return corrupt(start, "implausible chunk record header")
 	}
 	k, err := r.br.Discard(int(sl) + crcSize)
@@ -382,8 +384,9 @@ func (r *Reader) readChunk() error {
 		return err
 	}
 	head := [chunkHdrSize]byte(b)
-	if head[1] != 0 || head[2] != 0 || head[3] != 0 {
-		return corrupt(start+1, "reserved bytes of chunk record not zero")
+	md, err := parseChunkMode(&r.h, head[:], start)
+	if err != nil {
+		return err
 	}
 	n := int64(le.Uint32(head[4:]))
 	sl := int64(le.Uint32(head[8:]))
@@ -410,7 +413,7 @@ func (r *Reader) readChunk() error {
 	if crc32Update(crc(head[:]), rest[:sl]) != le.Uint32(rest[sl:]) {
 		return badSum(start+chunkHdrSize+sl, "chunk record checksum")
 	}
-	if err := r.decode(start, int(n), rest[:sl], le.Uint32(head[12:])); err != nil {
+	if err := r.decode(start, md, int(n), rest[:sl], le.Uint32(head[12:])); err != nil {
 		return err
 	}
 	r.framed = false
@@ -425,9 +428,9 @@ func (r *Reader) readChunk() error {
 // decode decodes the chunk record at start, of n states, into the Reader's
 // buffers and adds it to the rebuilt index totals: with one thread here,
 // else on the crew, while the records after it decode ahead.
-func (r *Reader) decode(start int64, n int, stream []byte, sum uint32) error {
+func (r *Reader) decode(start int64, md chunkMode, n int, stream []byte, sum uint32) error {
 	var cost chunkCost
-	if q := r.ahead.take(start, n, stream, sum); q != nil {
+	if q := r.ahead.take(start, md, n, stream, sum); q != nil {
 		r.prefetch()
 		<-q.done
 		if err := q.err; err != nil {
@@ -441,7 +444,7 @@ func (r *Reader) decode(start int64, n int, stream []byte, sum uint32) error {
 		r.ahead.recycle(q)
 	} else {
 		r.coder.levels = r.levels
-		if err := r.coder.decodeChunk(stream, n, sum, r.actions, r.codes, start); err != nil {
+		if err := r.coder.decodeChunk(stream, md, n, sum, r.actions, r.codes, start); err != nil {
 			return err
 		}
 		cost = r.coder.cost()
@@ -456,7 +459,7 @@ func (r *Reader) decode(start int64, n int, stream []byte, sum uint32) error {
 // imply, and that nothing follows.
 func (r *Reader) readEnd() error {
 	r.framed = false
-	want := r.idx.marshal()
+	want := r.idx.marshal(r.h.Version)
 	at := r.off
 	got, err := r.read(len(want), "index")
 	if err != nil {
@@ -477,8 +480,16 @@ func (r *Reader) readEnd() error {
 	if crc(got) != t.indexCRC {
 		return badSum(r.off-TrailerSize+16, "index checksum")
 	}
-	if !bytes.Equal(got, want) {
+	// The records give every byte of the index but the writer's report
+	// (version 4), which is checked on its own.
+	n := len(want) - indexReport(&r.h)
+	if !bytes.Equal(got[:n], want[:n]) {
 		return corrupt(at, "index disagrees with the records")
+	}
+	if n < len(got) {
+		if r.idx.report, err = parseReport(got[n:], at+int64(n), r.idx.states, r.h.Geom.S); err != nil {
+			return err
+		}
 	}
 	if _, err := r.br.Peek(1); err == nil {
 		return corrupt(r.off, "bytes after the trailer")
@@ -501,6 +512,7 @@ func (r *Reader) readEnd() error {
 		IdealCode:    r.idx.idealCodes,
 		IdealAct:     r.idx.idealAction,
 		Retained:     r.idx.retained,
+		Report:       r.idx.report,
 	}
 	return nil
 }

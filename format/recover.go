@@ -142,6 +142,7 @@ type scan struct {
 	next    int         // the damaged file's number of the next episode record
 	states  int64
 	nchunks int64
+	report  *Report // the writer's report in the file's intact index (version 4)
 }
 
 // scanRecords rebuilds the index of the complete, valid records that
@@ -152,7 +153,8 @@ func (f *File) scanRecords() error {
 	cc := newChunkCoder(h, f.model, f.rules)
 	actions := make([]int64, g)
 	codes := make([]uint16, g*int64(h.Geom.N()))
-	s := &scan{f: f, recs: f.indexRecords()}
+	s := &scan{f: f}
+	s.recs, s.report = f.indexRecords()
 	s.rec.Header = f.fixed
 	x := &index{}
 	pos := f.bodyStart
@@ -341,6 +343,10 @@ func (s *scan) finish(sums *index, complete bool, stop error) error {
 		s.kept = s.kept[:n-1]
 	}
 	x := s.index(sums)
+	if r := s.report; r != nil {
+		// The writer's means, over the slot vectors kept.
+		x.report = r.scaled(uint64(x.states) * uint64(f.h.Geom.S))
+	}
 	for i := range s.rec.Moved {
 		if m := &s.rec.Moved[i]; m.To < 0 {
 			m.To = len(s.kept) - 1 - m.To
@@ -364,11 +370,11 @@ func (s *scan) finish(sums *index, complete bool, stop error) error {
 }
 
 // indexRecords returns every record the file's index lists, and the index
-// itself last (episode -1), in file order, if its trailer and index are
-// intact; else nil.
-func (f *File) indexRecords() []indexed {
+// itself last (episode -1), in file order, with the writer's report, if its
+// trailer and index are intact; else nil.
+func (f *File) indexRecords() ([]indexed, *Report) {
 	if err := f.readIndex(f.h.memory()); err != nil {
-		return nil
+		return nil, nil
 	}
 	x := f.idx
 	f.idx = nil
@@ -379,7 +385,7 @@ func (f *File) indexRecords() []indexed {
 			recs = append(recs, indexed{off: c.offset, episode: e, chunk: true, first: c.first, n: c.states})
 		}
 	}
-	return append(recs, indexed{off: payloadEnd(x, f.bodyStart), episode: -1}) // the records tile the body
+	return append(recs, indexed{off: payloadEnd(x, f.bodyStart), episode: -1}), &x.report // the records tile the body
 }
 
 // nextBoundary returns where a scan goes on after a damaged record at
@@ -406,12 +412,15 @@ type framed struct {
 // record lies within the file.
 func (f *File) frame(pos int64) (framed, bool) {
 	b, err := f.readAt(pos, min(chunkHdrSize, f.size-pos), "record header")
-	if err != nil || len(b) < episodeHdrSize || b[1] != 0 || b[2] != 0 || b[3] != 0 {
+	if err != nil || len(b) < episodeHdrSize {
 		return framed{}, false
 	}
 	var length, n int64
 	switch b[0] {
 	case tagEpisode:
+		if b[1] != 0 || b[2] != 0 || b[3] != 0 {
+			return framed{}, false
+		}
 		ml := int64(le.Uint32(b[4:]))
 		if ml > MaxMetaBytes {
 			return framed{}, false
@@ -419,6 +428,9 @@ func (f *File) frame(pos int64) (framed, bool) {
 		length = episodeHdrSize + ml + crcSize
 	case tagChunk:
 		if len(b) < chunkHdrSize {
+			return framed{}, false
+		}
+		if _, err := parseChunkMode(&f.h, b, pos); err != nil {
 			return framed{}, false
 		}
 		var sl int64
@@ -484,8 +496,9 @@ func (f *File) checkChunkRecord(cc *chunkCoder, off, states int64, actions []int
 	if err != nil {
 		return 0, 0, err
 	}
-	if b[1] != 0 || b[2] != 0 || b[3] != 0 {
-		return 0, 0, corrupt(off+1, "reserved bytes of chunk record not zero")
+	md, err := parseChunkMode(&f.h, b, off)
+	if err != nil {
+		return 0, 0, err
 	}
 	n = int64(le.Uint32(b[4:]))
 	sl := int64(le.Uint32(b[8:]))
@@ -508,7 +521,7 @@ func (f *File) checkChunkRecord(cc *chunkCoder, off, states int64, actions []int
 	if crc(b[:end]) != le.Uint32(b[end:]) {
 		return 0, 0, badSum(off+end, "chunk record checksum")
 	}
-	if err := cc.decodeChunk(b[chunkHdrSize:end], int(n), le.Uint32(b[12:]), actions, codes, off); err != nil {
+	if err := cc.decodeChunk(b[chunkHdrSize:end], md, int(n), le.Uint32(b[12:]), actions, codes, off); err != nil {
 		return 0, 0, err
 	}
 	return n, length, nil
@@ -517,13 +530,21 @@ func (f *File) checkChunkRecord(cc *chunkCoder, off, states int64, actions []int
 // indexMatches reports whether the file ends, at off, with exactly the
 // index x and its trailer.
 func (f *File) indexMatches(x *index, off int64) bool {
-	want := x.marshal()
+	want := x.marshal(f.h.Version)
 	if f.size-off != int64(len(want))+TrailerSize {
 		return false
 	}
 	b, err := f.readAt(off, f.size-off, "index")
 	if err != nil {
 		return false
+	}
+	// The records give every byte but the writer's report (version 4).
+	n := len(want) - indexReport(&f.h)
+	if n < len(want) {
+		if x.report, err = parseReport(b[n:len(want)], off+int64(n), x.states, f.h.Geom.S); err != nil {
+			return false
+		}
+		want = x.marshal(f.h.Version)
 	}
 	t, err := parseTrailer(b[len(want):], f.size-TrailerSize)
 	return err == nil && t.indexOffset == off && t.indexCRC == crc(want) && string(b[:len(want)]) == string(want)
@@ -609,7 +630,7 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, model *wm.Model, opts ...Op
 		return rec, Info{}, err
 	}
 	end := payloadEnd(x, bodyStart)
-	ix := x.marshal()
+	ix := x.marshal(f.h.Version)
 	t := trailer{indexOffset: end, indexLength: int64(len(ix)), indexCRC: crc(ix)}
 	if _, err := w.Write(append(ix, t.marshal()...)); err != nil {
 		return rec, Info{}, err

@@ -64,16 +64,18 @@ func repairHeader(r io.ReaderAt, size int64, model *wm.Model, opts []Option, her
 		return nil, herr
 	}
 	// The trailer and index, read with no header: the body starts at the
-	// first record the index lists (or at the index, without episodes).
-	x, ioff, ok := f.rawIndex()
+	// first record the index lists (or at the index, without episodes);
+	// the index's layout gives the version.
+	x, ioff, version, ok := f.rawIndex()
 	if !ok {
 		return nil, herr // a file cut short: nothing to rebuild from
 	}
+	f.h.Version = version
 	body := ioff
 	if len(x.episodes) > 0 {
 		body = x.episodes[0].offset
 	}
-	h, m, err := f.headerAround(body, model)
+	h, m, err := f.headerAround(body, model, version)
 	if err != nil {
 		return nil, err
 	}
@@ -153,42 +155,45 @@ func repairHeader(r io.ReaderAt, size int64, model *wm.Model, opts []Option, her
 
 // rawIndex reads the trailer and the index it points to, checked against
 // each other, before the header is known: it returns the index, parsed with
-// the body starting at its first record, and its offset.
-func (f *File) rawIndex() (*index, int64, bool) {
+// the body starting at its first record, its offset, and the container
+// version whose layout it has (the newest that parses).
+func (f *File) rawIndex() (*index, int64, int, bool) {
 	toff := f.size - TrailerSize
 	tb, err := f.readAt(toff, TrailerSize, "trailer")
 	if err != nil {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	t, err := parseTrailer(tb, toff)
 	if err != nil || t.indexOffset < HeaderSize || 3*t.indexLength > f.cfg.maxMemory {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	ib, err := f.readAt(t.indexOffset, t.indexLength, "index")
 	if err != nil || crc(ib) != t.indexCRC || len(ib) < indexHdrSize {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	body := t.indexOffset
 	if le.Uint32(ib[4:]) > 0 && len(ib) >= indexHdrSize+8 {
 		body = int64(le.Uint64(ib[indexHdrSize:]))
 	}
 	if body < HeaderSize || body > t.indexOffset {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
-	x, err := parseIndex(ib, t.indexOffset, body, MaxKeyframeInterval)
-	if err != nil {
-		return nil, 0, false
+	for v := Version; v >= MinVersion; v-- {
+		h := Header{Version: v, KeyframeInterval: MaxKeyframeInterval, Geom: wm.Geometry{S: wm.MaxSlots}}
+		if x, err := parseIndex(ib, t.indexOffset, body, &h); err == nil {
+			return x, t.indexOffset, v, true
+		}
 	}
-	return x, t.indexOffset, true
+	return nil, 0, 0, false
 }
 
 // headerAround returns the header fields that the bytes between the header
 // and body, the body's start, fix, and the model: the level table (found
 // by its checksum), the embedded model (the rest, which must parse) or
 // the given one.
-func (f *File) headerAround(body int64, given *wm.Model) (Header, *wm.Model, error) {
+func (f *File) headerAround(body int64, given *wm.Model, version int) (Header, *wm.Model, error) {
 	for _, q := range []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16} {
-		h := Header{Version: Version}
+		h := Header{Version: version}
 		if q > 0 {
 			h.Levels = make([]uint32, q)
 		}
@@ -259,9 +264,13 @@ func (f *File) decodes(h *Header, m *wm.Model, chunks []*chunkRef) bool {
 		if err != nil || len(b) < chunkHdrSize+crcSize {
 			continue
 		}
+		md, err := parseChunkMode(h, b, c.offset)
+		if err != nil {
+			continue
+		}
 		n := int(c.states)
 		actions, codes := make([]int64, n), make([]uint16, n*h.Geom.N())
-		if cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], n, le.Uint32(b[12:]), actions, codes, c.offset) == nil {
+		if cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], md, n, le.Uint32(b[12:]), actions, codes, c.offset) == nil {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,9 +48,16 @@ type Writer struct {
 	idx    index
 	cur    *episodeRef // episode being written, nil outside one
 	acct   Account
+	dist   float64 // Σ of the slots' distortion, placed chunks
+	slots  uint64  // slot vectors of the placed chunks
 	chunkG int
 	level  int         // level of the next state
 	pipe   *encodePipe // chunks encoded by a crew; nil with one thread
+	// held keeps the states of the chunk being coded on the caller's
+	// goroutine when the file is not lossless, for its lossless alternative.
+	held   *queued
+	modes  func(chunk int) chunkMode // tests: the mode of each chunk
+	source func(recon []uint16) Report
 }
 
 // NewWriter returns a Writer that writes a .wmz stream with the given model
@@ -70,9 +78,9 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	if int64(cfg.keyframe)*int64(g.N()) > MaxChunkCoords {
 		return nil, fmt.Errorf("%w: keyframe interval %d × %d coordinates exceeds %d", ErrInput, cfg.keyframe, g.N(), MaxChunkCoords)
 	}
-	wr := &Writer{w: w, model: model, chunkG: cfg.keyframe}
+	wr := &Writer{w: w, model: model, chunkG: cfg.keyframe, modes: cfg.modes, source: cfg.source}
 	wr.h = Header{
-		Version:          Version,
+		Version:          cmp.Or(cfg.version, Version),
 		Geom:             g,
 		Precision:        model.Precision,
 		Lanes:            cfg.lanes,
@@ -102,7 +110,7 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, argError(err)
 	}
-	if err := wr.startCoders(rules, gp, cfg.threads); err != nil {
+	if err := wr.startCoders(rules, gp, cfg.measure, cfg.threads); err != nil {
 		return nil, err
 	}
 	wr.buf = append(wr.h.marshal(), raw...)
@@ -112,8 +120,14 @@ func NewWriter(w io.Writer, model *wm.Model, opts ...Option) (*Writer, error) {
 
 // startCoders makes the Writer's coder and, with several threads, the
 // pipe whose crew shares it.
-func (w *Writer) startCoders(rules []retainFunc, gp *gate.Params, threads int) error {
-	mk := func() (*chunkCoder, error) { return newEncodeCoder(&w.h, w.model, rules, gp) }
+func (w *Writer) startCoders(rules *retention, gp *gate.Params, ms Measure, threads int) error {
+	mk := func() (*chunkCoder, error) {
+		c, err := newEncodeCoder(&w.h, w.model, rules, gp, ms)
+		if c != nil {
+			c.keep = w.source != nil
+		}
+		return c, err
+	}
 	var err error
 	if w.coder, err = mk(); err != nil {
 		return err
@@ -153,6 +167,11 @@ func (w *Writer) SetLevel(level int) error {
 	w.level = level
 	return nil
 }
+
+// fallback reports whether the Writer codes a chunk losslessly when that
+// is no longer than the retention rule's coding (version 4, a file that is
+// not lossless).
+func (w *Writer) fallback() bool { return w.h.Version >= 4 && !w.h.Lossless() && w.modes == nil }
 
 // Header returns the header the Writer writes.
 func (w *Writer) Header() Header { return w.h }
@@ -237,10 +256,25 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 	} else {
 		c := w.coder
 		if c.states == 0 {
-			c.begin()
+			var md chunkMode
+			if w.modes != nil {
+				md = w.modes(int(w.idx.chunks))
+			}
+			c.begin(md)
 			c.enc.Reset()
+			c.ep, c.step = len(w.idx.episodes)-1, int(w.cur.states)
+			if w.fallback() || w.source != nil {
+				if w.held == nil {
+					w.held = &queued{}
+				}
+				w.held.n, w.held.levels, w.held.actions, w.held.codes = 0, w.held.levels[:0], w.held.actions[:0], w.held.codes[:0]
+				w.held.ep, w.held.first = c.ep, c.step
+			}
 		}
 		c.encodeState(w.level, action, codes)
+		if w.held != nil {
+			w.held.add(w.level, action, codes)
+		}
 		n = c.states
 	}
 	w.cur.states++
@@ -274,8 +308,53 @@ func (w *Writer) endChunk() error {
 		w.err = err
 		return err
 	}
-	w.addChunk(ep, w.off+int64(start), int64(len(w.buf)-start), c.states, c.cost())
+	n, cost := c.states, c.cost()
+	recons := c.recons
+	if q := w.held; q != nil && q.n == n && w.fallback() {
+		// The lossless alternative (SPEC.md 6.5): kept when no longer.
+		var alt []byte
+		var altCost chunkCost
+		if alt, altCost, err = c.codeLossless(q, w.h.Geom.N(), q.alt[:0]); err == nil && len(alt) <= len(w.buf)-start {
+			w.buf = append(w.buf[:start], alt...)
+			cost = altCost
+			cost.fallbacks = 1
+			recons = q.codes
+		}
+		q.alt = alt
+	}
+	w.addChunk(ep, w.off+int64(start), int64(len(w.buf)-start), n, cost)
+	w.addSource(recons)
 	c.states = 0
+	return w.spill()
+}
+
+// addSource adds to the report what the WithSource function says of the
+// reconstruction of the chunk just placed.
+func (w *Writer) addSource(recons []uint16) {
+	if w.source != nil {
+		w.idx.report = w.idx.report.add(w.source(recons))
+	}
+}
+
+// putChunk places a chunk record coded elsewhere (the distortion search,
+// in mode 0) as the next chunk of the current episode, of mode md, with n
+// states and cost k. The Writer codes on the caller's goroutine and has
+// no chunk pending.
+func (w *Writer) putChunk(rec []byte, md chunkMode, n int, k chunkCost) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if w.cur == nil || w.pipe != nil || w.coder.states != 0 || len(rec) < chunkHdrSize+crcSize {
+		return fmt.Errorf("%w: chunk record out of place", ErrInput)
+	}
+	start := len(w.buf)
+	w.buf = append(w.buf, rec...)
+	b := w.buf[start:]
+	b[1], b[2] = md.mode, md.level
+	le.PutUint32(b[len(b)-crcSize:], crc(b[:len(b)-crcSize]))
+	w.cur.states += int64(n)
+	w.idx.states += int64(n)
+	w.addChunk(len(w.idx.episodes)-1, w.off+int64(start), int64(len(b)), n, k)
 	return w.spill()
 }
 
@@ -294,6 +373,11 @@ func (w *Writer) addChunk(ep int, off, length int64, n int, k chunkCost) {
 	w.idx.retained += k.retained
 	w.acct.Wrong += k.wrong
 	w.acct.DistSum += k.distSum
+	w.dist += k.dist
+	w.slots += k.slots
+	w.idx.report.Slots += k.slots
+	w.idx.report.Retention += k.dist
+	w.acct.LosslessChunks += k.fallbacks
 }
 
 // spill writes the gathered bytes once there are enough of them.
@@ -370,7 +454,7 @@ func (w *Writer) Close() error {
 	if err := w.place(0); err != nil {
 		return err
 	}
-	ix := w.idx.marshal()
+	ix := w.idx.marshal(w.h.Version)
 	t := trailer{indexOffset: w.off + int64(len(w.buf)), indexLength: int64(len(ix)), indexCRC: crc(ix)}
 	w.buf = append(w.buf, ix...)
 	w.buf = append(w.buf, t.marshal()...)
@@ -380,14 +464,34 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// AddSource records in the file's report (File.Report) that slots more
+// slot vectors of the states written were compared with the floats they
+// were quantized from: err is the sum of their relative squared errors
+// and cos of their cosine similarities. The Writer does not see floats; a
+// caller that quantized them measures (package wmzip does).
+func (w *Writer) AddSource(slots uint64, err, cos float64) {
+	w.idx.report = w.idx.report.add(Report{SourceSlots: slots, Source: err, Cosine: cos})
+}
+
+// Report returns the report the file's index records (version 4): the
+// chunks placed so far, the whole file after Close.
+func (w *Writer) Report() Report { return w.idx.report }
+
 // Account is the writer's record of its reconstruction against the codes it
 // was given: what a lossy file loses. Only the writer knows it; the file
 // does not store it.
 type Account struct {
 	States   int64  // states written (in completed chunks)
 	Retained uint64 // coded coordinates
-	Wrong    uint64 // omitted coordinates whose modal value differs from the code
+	Wrong    uint64 // omitted coordinates whose value differs from the code
 	DistSum  uint64 // Σ over them of the gate's distance (gate.UnitDistance each without a GATE section)
+	// Distortion is the mean over the slot vectors written of their
+	// distortion against the lossless reconstruction (WithMeasure), 0 for
+	// a lossless file.
+	Distortion float64
+	// LosslessChunks counts the chunks of a lossy file coded losslessly
+	// because the retention rule's coding of them was no smaller.
+	LosslessChunks int64
 }
 
 // Account returns the account of the chunks completed so far (all of them
@@ -399,16 +503,21 @@ func (w *Writer) Account() Account {
 	a.States, a.Retained = w.idx.states-open, w.idx.retained+q.retained
 	a.Wrong += q.wrong
 	a.DistSum += q.distSum
+	a.LosslessChunks += q.fallbacks
+	if slots := w.slots + q.slots; slots > 0 {
+		a.Distortion = (w.dist + q.dist) / float64(slots)
+	}
 	return a
 }
 
 // StateAccount is the writer's account of one state.
 type StateAccount struct {
-	Level    int    // retention level it was coded at
-	Cost     uint64 // ideal code length of its level, action and codes, 2^-16 bit (the file's bytes follow it to within the rANS flush)
-	Retained uint64 // coded coordinates
-	Wrong    uint64 // omitted coordinates whose modal value differs from the code
-	DistSum  uint64 // Σ over them of the gate's distance (as Account.DistSum)
+	Level      int     // retention level it was coded at (−1: its chunk is lossless)
+	Cost       uint64  // ideal code length of its level, action and codes, 2^-16 bit (the file's bytes follow it to within the rANS flush)
+	Retained   uint64  // coded coordinates
+	Wrong      uint64  // omitted coordinates whose value differs from the code
+	DistSum    uint64  // Σ over them of the gate's distance (as Account.DistSum)
+	Distortion float64 // Σ over its slots of their distortion (as Account.Distortion)
 }
 
 // LastAccount returns the account of the state most recently written: what

@@ -153,30 +153,32 @@ func (tr *trip) model(t *testing.T) *wm.Model {
 
 // rule returns the retention rule of state t of episode i of the trip
 // (nil: lossless) and the options that select it.
-func (tr *trip) rule(t *testing.T, m *wm.Model) (func(i, t int) func(int, *wm.Predictor) bool, []format.Option) {
+func (tr *trip) rule(t *testing.T, m *wm.Model) (func(i, t int) func(int, *wm.Predictor) (bool, uint16), []format.Option) {
 	fn, opts := tr.rule1(t, m)
 	if !tr.levels {
-		return func(int, int) func(int, *wm.Predictor) bool { return fn }, opts
+		return func(int, int) func(int, *wm.Predictor) (bool, uint16) { return fn }, opts
 	}
 	p, err := gate.FromModel(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ls := tr.lambdas()
-	return func(i, k int) func(int, *wm.Predictor) bool {
-		if l := ls[levelOf(i, k)]; l != format.LambdaLossless {
-			return p.Rule(l).Retain
+	rules := make([]func(int, *wm.Predictor) (bool, uint16), len(ls))
+	for k, l := range ls {
+		if l != format.LambdaLossless {
+			rules[k] = p.Rule(l).NewDecider().Decide
 		}
-		return nil
-	}, []format.Option{format.WithLevels(ls...)}
+	}
+	return func(i, k int) func(int, *wm.Predictor) (bool, uint16) { return rules[levelOf(i, k)] },
+		[]format.Option{format.WithLevels(ls...)}
 }
 
 // rule1 is rule without levels.
-func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, *wm.Predictor) bool, []format.Option) {
+func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, *wm.Predictor) (bool, uint16), []format.Option) {
 	switch tr.mode {
 	case modeRule:
 		thresh, prec := tr.thresh, m.Precision
-		fn := func(j int, pr *wm.Predictor) bool {
+		fn := gate.ModalFill(func(j int, pr *wm.Predictor) bool {
 			_, best := pr.Prediction()
 			if best == 0 {
 				cum := pr.Table()
@@ -189,24 +191,31 @@ func (tr *trip) rule1(t *testing.T, m *wm.Model) (func(int, *wm.Predictor) bool,
 				}
 			}
 			return best < thresh || j == 0
-		}
+		})
 		return fn, []format.Option{format.WithRetainRule(tr.lambda, fn)}
 	case modeGate:
 		p, err := gate.FromModel(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Rule(tr.lambda).Retain, []format.Option{format.WithLambda(tr.lambda)}
+		return p.Rule(tr.lambda).NewDecider().Decide, []format.Option{format.WithLambda(tr.lambda)}
 	}
 	return nil, nil
 }
 
 // reconstruct is the writer's reconstruction, computed with the model's
 // predictor alone: coded coordinates keep their value, omitted ones take
-// the table's modal value (the lowest on ties), and the predictor restarts
-// at every chunk.
-func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, *wm.Predictor) bool) []episode {
-	return testkit.Reconstruct(m, tr.eps, func(_, t, inChunk int) bool { return tr.boundary(t, inChunk) }, rules)
+// the rule's fill and are committed as omitted, and the predictor
+// restarts at every chunk. levels are the states' levels as a Reader
+// reports them: −1 for a chunk the writer coded losslessly.
+func (tr *trip) reconstruct(m *wm.Model, rules func(i, t int) func(int, *wm.Predictor) (bool, uint16), levels [][]int) []episode {
+	return testkit.Reconstruct(m, tr.eps, func(_, t, inChunk int) bool { return tr.boundary(t, inChunk) },
+		func(i, t int) func(int, *wm.Predictor) (bool, uint16) {
+			if levels[i][t] < 0 {
+				return nil
+			}
+			return rules(i, t)
+		}, true)
 }
 
 func modal(cum []uint16, prec uint) uint16 {
@@ -279,15 +288,15 @@ func FuzzRoundTrip(f *testing.F) {
 		tr.write(t, w, 0, tr.eps)
 		b := buf.Bytes()
 
-		want := tr.eps
-		if tr.mode != modeLossless {
-			want = tr.reconstruct(m, retain)
-		}
 		dm := m
 		if tr.embed {
 			dm = nil
 		}
 		ropts := opts[: len(opts)-3 : len(opts)-3] // the retention choice only
+		want := tr.eps
+		if tr.mode != modeLossless {
+			want = tr.reconstruct(m, retain, stateLevels(t, b, dm, ropts))
+		}
 		seq, err := readAll(b, dm, ropts...)
 		if err != nil {
 			t.Fatalf("Reader: %v", err)
@@ -388,4 +397,33 @@ func (tr *trip) chunkEnd(k int) bool {
 		inChunk++
 	}
 	return false
+}
+
+// stateLevels returns the level of every state of file b as a Reader
+// reports it.
+func stateLevels(t *testing.T, b []byte, m *wm.Model, opts []format.Option) [][]int {
+	t.Helper()
+	r, err := format.NewReader(bytes.NewReader(b), m, opts...)
+	if err != nil {
+		t.Fatalf("Reader: %v", err)
+	}
+	var out [][]int
+	for {
+		if _, err := r.NextEpisode(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("Reader: %v", err)
+		}
+		var ls []int
+		for {
+			if _, _, err := r.ReadState(nil); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("Reader: %v", err)
+			}
+			ls = append(ls, r.Level())
+		}
+		out = append(out, ls)
+	}
+	return out
 }

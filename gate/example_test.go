@@ -45,7 +45,7 @@ func ExampleCalibrate() {
 		log.Fatal(err)
 	}
 
-	lambda, err := gate.LambdaFixed(200) // λ = 200; +Inf is lossless
+	lambda, err := gate.LambdaFixed(100) // λ = 100; +Inf is lossless
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -68,3 +68,15 @@ func predHash(j int, pr *wm.Predictor) uint32 {
 	h ^= h >> 32
 	return uint32(h)
 }
+
+// ModalFill turns a rule that only decides whether coordinate j is coded
+// into one that also gives the value of an omitted coordinate: the
+// prediction's modal value (as container version 3 fills).
+func ModalFill(retain func(j int, pr *wm.Predictor) bool) func(j int, pr *wm.Predictor) (bool, uint16) {
+	return func(j int, pr *wm.Predictor) (bool, uint16) {
+		if retain(j, pr) {
+			return true, 0
+		}
+		return false, pr.Modal()
+	}
+}

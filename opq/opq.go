@@ -189,6 +189,12 @@ func (q *Quantizer) layout(nfloats int, what string) (rows, stride int, err erro
 // the codes do not depend on the thread count, the batching, or whether the
 // SIMD kernel is used. Vectors holding NaN get valid but unspecified codes.
 func (q *Quantizer) Encode(vectors []float32, codes []uint16) error {
+	return q.EncodeRotated(vectors, codes, nil)
+}
+
+// EncodeRotated is Encode that also writes the rotated vectors (as Rotate
+// gives them, laid out as vectors) to rotated, unless it is nil.
+func (q *Quantizer) EncodeRotated(vectors []float32, codes []uint16, rotated []float32) error {
 	n, stride, err := q.layout(len(vectors), "encode")
 	if err != nil {
 		return err
@@ -196,6 +202,9 @@ func (q *Quantizer) Encode(vectors []float32, codes []uint16) error {
 	nb := len(q.books)
 	if len(codes) != n*nb*q.m {
 		return fmt.Errorf("opq: encode: %d codes for %d vectors of %d subspaces", len(codes), n*nb, q.m)
+	}
+	if rotated != nil && len(rotated) != len(vectors) {
+		return fmt.Errorf("opq: encode: %d rotated values for %d", len(rotated), len(vectors))
 	}
 	tasksPerBook := (n + batch - 1) / batch
 	threads := q.threadCount()
@@ -207,7 +216,14 @@ func (q *Quantizer) Encode(vectors []float32, codes []uint16) error {
 		}
 		bi, r0 := t/tasksPerBook, t%tasksPerBook*batch
 		rows := min(batch, n-r0)
-		q.books[bi].encode(q, vectors[r0*stride+bi*q.dim:], stride, rows, codes[(r0*nb+bi)*q.m:], nb*q.m, scr[w])
+		s := scr[w]
+		q.books[bi].encode(q, vectors[r0*stride+bi*q.dim:], stride, rows, codes[(r0*nb+bi)*q.m:], nb*q.m, s)
+		if rotated != nil {
+			dimPad := padTo16(q.dim)
+			for i := range rows {
+				copy(rotated[(r0+i)*stride+bi*q.dim:(r0+i)*stride+(bi+1)*q.dim], s.y[i*dimPad:i*dimPad+q.dim])
+			}
+		}
 		prog.add(rows)
 	})
 	return nil

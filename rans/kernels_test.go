@@ -60,6 +60,21 @@ func checkKernels(t *testing.T, g1, g2 []uint16, prec uint, f uint64) {
 			t.Fatalf("Narrow(%d) = %d %d %v, Go %d %d %v (w %v)", sh, t1, m1, q1, t2, m2, q2, r1)
 		}
 	}
+	// The table's weighted sums of the two rows, against the plain sums
+	// (exact: frequencies sum to 2^P and values are below 2^16).
+	d1, d2 := Dots(want, prec, g1, g2)
+	var e1, e2 uint64
+	for s := range want {
+		end := uint64(1) << prec
+		if s+1 < len(want) {
+			end = uint64(want[s+1])
+		}
+		e1 += (end - uint64(want[s])) * uint64(g1[s])
+		e2 += (end - uint64(want[s])) * uint64(g2[s])
+	}
+	if uint64(d1) != e1 || uint64(d2) != e2 {
+		t.Fatalf("Dots(P=%d) = %d %d, want %d %d (table %v)", prec, d1, d2, e1, e2, want)
+	}
 	// The mode of the quantized table, against the plain scan.
 	v1, f1 := Mode(want, prec)
 	v2, f2 := 0, uint32(0)

@@ -117,3 +117,10 @@ func mode(cum []uint16, top uint32) (int, uint32) {
 	}
 	return modeGo(cum, top)
 }
+
+func dots(cum []uint16, top uint32, a, b []uint16) (uint32, uint32) {
+	if useAsm && len(cum) == 64 {
+		return dots64AVX2(&cum[0], top, &a[0], &b[0])
+	}
+	return dotsGo(cum, top, a, b)
+}

@@ -1171,3 +1171,107 @@ TEXT ·mode64AVX2(SB), NOSPLIT, $0-28
 	MOVL         CX, f+24(FP)
 	VZEROUPPER
 	RET
+
+// func dots64AVX2(cum *uint16, top uint32, a *uint16, b *uint16) (ea uint32, eb uint32)
+// Requires: AVX, AVX2
+TEXT ·dots64AVX2(SB), NOSPLIT, $0-40
+	MOVQ         cum+0(FP), AX
+	MOVL         top+8(FP), CX
+	MOVQ         a+16(FP), DX
+	MOVQ         b+24(FP), BX
+	VMOVD        CX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      permNext<>+0(SB), Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPMOVZXWD    (AX), Y4
+	VPMOVZXWD    2(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    (DX), Y5
+	VPMOVZXWD    (BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    16(AX), Y4
+	VPMOVZXWD    18(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    16(DX), Y5
+	VPMOVZXWD    16(BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    32(AX), Y4
+	VPMOVZXWD    34(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    32(DX), Y5
+	VPMOVZXWD    32(BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    48(AX), Y4
+	VPMOVZXWD    50(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    48(DX), Y5
+	VPMOVZXWD    48(BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    64(AX), Y4
+	VPMOVZXWD    66(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    64(DX), Y5
+	VPMOVZXWD    64(BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    80(AX), Y4
+	VPMOVZXWD    82(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    80(DX), Y5
+	VPMOVZXWD    80(BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    96(AX), Y4
+	VPMOVZXWD    98(AX), Y5
+	VPSUBD       Y4, Y5, Y4
+	VPMOVZXWD    96(DX), Y5
+	VPMOVZXWD    96(BX), Y6
+	VPMULLD      Y4, Y5, Y5
+	VPMULLD      Y4, Y6, Y6
+	VPADDD       Y5, Y2, Y2
+	VPADDD       Y6, Y3, Y3
+	VPMOVZXWD    112(AX), Y4
+	VPERMD       Y4, Y1, Y1
+	VPBLENDD     $0x80, Y0, Y1, Y1
+	VPSUBD       Y4, Y1, Y0
+	VPMOVZXWD    112(DX), Y1
+	VPMOVZXWD    112(BX), Y4
+	VPMULLD      Y0, Y1, Y1
+	VPMULLD      Y0, Y4, Y4
+	VPADDD       Y1, Y2, Y2
+	VPADDD       Y4, Y3, Y3
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0x4e, X2, X0
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0xb1, X2, X0
+	VPADDD       X0, X2, X2
+	VMOVD        X2, AX
+	VEXTRACTI128 $0x01, Y3, X0
+	VPADDD       X0, X3, X3
+	VPSHUFD      $0x4e, X3, X0
+	VPADDD       X0, X3, X3
+	VPSHUFD      $0xb1, X3, X0
+	VPADDD       X0, X3, X3
+	VMOVD        X3, CX
+	MOVL         AX, ea+32(FP)
+	MOVL         CX, eb+36(FP)
+	VZEROUPPER
+	RET

@@ -34,3 +34,5 @@ func rowWeights(cum []uint16, alpha, beta uint64, w []uint64) { rowWeightsGo(cum
 func narrow(w []uint64, sh uint, wq []uint32) (uint64, uint32) { return narrowGo(w, sh, wq) }
 
 func mode(cum []uint16, top uint32) (int, uint32) { return modeGo(cum, top) }
+
+func dots(cum []uint16, top uint32, a, b []uint16) (uint32, uint32) { return dotsGo(cum, top, a, b) }

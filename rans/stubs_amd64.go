@@ -75,3 +75,8 @@ func narrow64AVX2(w *uint64, sh uint64, wq *uint32) (total uint64, top uint32)
 //
 //go:noescape
 func mode64AVX2(cum *uint16, top uint32) (v int, f uint32)
+
+// dots64AVX2 is dotsGo for a 64-entry table.
+//
+//go:noescape
+func dots64AVX2(cum *uint16, top uint32, a *uint16, b *uint16) (ea uint32, eb uint32)

@@ -276,6 +276,28 @@ func Mode(cum []uint16, precision uint) (v int, f uint32) {
 	return mode(cum, uint32(1)<<precision)
 }
 
+// Dots returns Σ_v f_v·a[v] and Σ_v f_v·b[v] modulo 2^32, f_v the
+// frequencies of table cum at the given precision and a, b rows of
+// len(cum) values: with frequencies summing to 2^precision ≤ 2^16 and
+// values below 2^16 the sums are exact. They are the expected values of a
+// and b under the table, times 2^precision.
+func Dots(cum []uint16, precision uint, a, b []uint16) (uint32, uint32) {
+	return dots(cum, uint32(1)<<precision, a[:len(cum)], b[:len(cum)])
+}
+
+// dotsGo is Dots in Go, the frequencies ending at top = 2^P.
+func dotsGo(cum []uint16, top uint32, a, b []uint16) (ea, eb uint32) {
+	k := len(cum)
+	a, b = a[:k], b[:k]
+	for v := 0; v+1 < k; v++ {
+		f := uint32(cum[v+1]) - uint32(cum[v])
+		ea += f * uint32(a[v])
+		eb += f * uint32(b[v])
+	}
+	f := top - uint32(cum[k-1])
+	return ea + f*uint32(a[k-1]), eb + f*uint32(b[k-1])
+}
+
 // modeGo is Mode in Go, the frequencies ending at top = 2^P.
 func modeGo(cum []uint16, top uint32) (v int, f uint32) {
 	prev := uint32(cum[0])

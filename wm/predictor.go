@@ -161,6 +161,7 @@ type Predictor struct {
 	modalF  uint32
 	modalOK bool      // modal and modalF hold for the current coordinate
 	pureRow *rowModal // the modal value of the fallback row f, when known
+	rowKey  uint64    // identifies the row f (RowKey)
 
 	best    []uint16 // tile of the best group at the end of the last slot, or nil
 	w       []uint64
@@ -577,6 +578,7 @@ func (p *Predictor) fallRows() {
 	p.f1 = m.fallCum[p.r1*K : (p.r1+1)*K]
 	p.f = p.f1
 	p.pureRow = &m.fallModal[p.r1]
+	p.rowKey = uint64(p.r1)
 	p.mixed = m.fall2Ctx == 0
 }
 
@@ -591,8 +593,10 @@ func (p *Predictor) mix() {
 	if p.mm > 0 {
 		ctx2 = int(p.hist[p.base+p.j-1])
 	}
-	row, mod, ok := p.rows.get(uint64(p.r1)*uint64(m.fall2Ctx) + uint64(ctx2))
+	key := uint64(p.r1)*uint64(m.fall2Ctx) + uint64(ctx2)
+	row, mod, ok := p.rows.get(key)
 	p.pureRow = mod
+	p.rowKey = 1<<63 | key
 	if !ok {
 		m.mixRow(p.r1, p.mm*m.fall2Ctx+ctx2, row, p.scratch)
 	}
@@ -840,6 +844,12 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 	return p.modal, p.modalF
 }
 
+// Row returns the first fallback row f1 of the current coordinate (after
+// Predict, SPEC.md 4.11) as a cumulative table at precision 16, and its
+// key: equal keys of one model give equal rows, so what is derived from a
+// row can be kept by key. The slice belongs to the model.
+func (p *Predictor) Row() (key uint64, f1 []uint16) { return uint64(p.r1), p.f1 }
+
 // Precision returns P, the precision of the predictor's frequencies.
 func (p *Predictor) Precision() uint { return p.prec }
 
@@ -959,6 +969,35 @@ func (p *Predictor) Commit(j int, v uint16) {
 	}
 	p.maxC = maxL
 	p.groups = p.groups[:k]
+	p.j++
+	if p.mm++; p.mm == p.M {
+		p.endSlot(maxL)
+		p.mm = 0
+		p.s++
+	}
+}
+
+// CommitOmitted records the value v of coordinate j (after Predict) that
+// the retention rule left out and the decoder fills in (container version
+// 4). The reconstruction holds v, so later states see it as history, but
+// the value is no evidence: no hypothesis is weighed by it, and the virtual
+// hypotheses, which would expand on it, close for the slot. A guess that
+// matched a wrong tile would otherwise carry the whole slot with it.
+func (p *Predictor) CommitOmitted(j int, v uint16) {
+	if j != p.j {
+		panic("wm: Commit out of order")
+	}
+	p.commitOmitted(v)
+}
+
+func (p *Predictor) commitOmitted(v uint16) {
+	p.hist[p.base+p.j] = v
+	p.epLive, p.dicLive, p.saLive = false, false, false
+	maxL := p.lNew
+	for i := range p.groups {
+		maxL = max(maxL, p.groups[i].l)
+	}
+	p.maxC = maxL
 	p.j++
 	if p.mm++; p.mm == p.M {
 		p.endSlot(maxL)

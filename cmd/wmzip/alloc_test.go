@@ -99,8 +99,13 @@ func TestEncodeAccess(t *testing.T) {
 	}
 	mustRun(t, "verify", "-q", "-m", p("m.wmm"), p("a.wmz"))
 
-	// Decode: levels and wrong codes, hot against never-read states.
-	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("a.npz"), p("a.wmz"))
+	// Decode: levels and wrong codes, hot against never-read states, in
+	// the file without the tail guard: at half the lossless rate this
+	// world's rate falls off a cliff between two levels (docs/results-ctmc.md),
+	// and the guard, which keeps the cold half near the access-blind
+	// distortion, then leaves the hot states no room.
+	mustRun(t, "verify", "-q", "-m", p("m.wmm"), p("g.wmz"))
+	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("a.npz"), p("g.wmz"))
 	src, err := npz.ReadTrajectory(p("test.npz"))
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +148,8 @@ func TestEncodeAccess(t *testing.T) {
 	}
 
 	// Random access, logged.
-	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "--episode", "0", "--step", "3", "--access-log", p("log.tsv"), "-o", p("s.npz"), p("a.wmz"))
-	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "--episode", "1", "--access-log", p("log.tsv"), "-o", p("e.npz"), p("a.wmz"))
+	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "--episode", "0", "--step", "3", "--access-log", p("log.tsv"), "-o", p("s.npz"), p("g.wmz"))
+	mustRun(t, "decode", "-q", "-m", p("m.wmm"), "--episode", "1", "--access-log", p("log.tsv"), "-o", p("e.npz"), p("g.wmz"))
 	one, err := npz.ReadTrajectory(p("s.npz"))
 	if err != nil {
 		t.Fatal(err)

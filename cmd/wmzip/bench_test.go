@@ -53,12 +53,13 @@ func TestLossyCLI(t *testing.T) {
 	}
 	// The writer's reconstruction, in process, against the CLI decode.
 	var buf bytes.Buffer
-	w, err := format.NewWriter(&buf, m, format.WithLambda(12<<16), format.WithKeyframeInterval(16))
+	var rec []uint16
+	keep := format.WithSource(func(r []uint16) format.Report { rec = append(rec, r...); return format.Report{} })
+	w, err := format.NewWriter(&buf, m, format.WithLambda(12<<16), format.WithKeyframeInterval(16), keep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := m.Geom.N()
-	var rec, last []uint16
 	for _, e := range tr.Episodes() {
 		if err := w.WriteEpisode(nil); err != nil {
 			t.Fatal(err)
@@ -67,8 +68,6 @@ func TestLossyCLI(t *testing.T) {
 			if err := w.WriteState(tr.Actions[s], tr.Codes[s*n:(s+1)*n]); err != nil {
 				t.Fatal(err)
 			}
-			last = w.LastState(last)
-			rec = append(rec, last...)
 		}
 	}
 	if err := w.Close(); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,13 +36,14 @@ func addUsageNote(fs *flag.FlagSet, note string) {
 }
 
 func runEncode(args []string) error {
-	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --access trace.tsv --budget B [--tau T] [--alloc-space lambda|bits] [--tail ranked|flat] [--tail-guard G]] [flags] -o out.wmz in.npz")
+	fs := newFlags("encode", "-m model.wmm [--lambda X | --distortion D | --source-distortion D | --access trace.tsv --budget B [--tau T] [--alloc-space lambda|bits] [--tail ranked|flat] [--tail-guard G]] [flags] -o out.wmz in.npz")
 	addUsageNote(fs, trajectoryNote)
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
 	lambdaF := fs.Float64("lambda", -1, "retention trade-off λ ≥ 0: keep a coordinate iff λ·ê·V ≥ H (needs a model trained with a gate)")
-	distortion := fs.Float64("distortion", -1, "find the least-storage λ whose encoding of this file has mean relative distortion ≤ D")
+	distortion := fs.Float64("distortion", -1, "the least storage whose distortion against the lossless reconstruction is at most D: what retention may lose, as a mean over slot vectors of squared error over squared norm (0.01: 1%); the quantizer's own error comes on top")
+	srcDistortion := fs.Float64("source-distortion", -1, "the least storage whose distortion against the input's float observations is at most D (quantizer and retention together, the same mean); D must exceed what the quantizer alone loses on them")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval G: most states per independently decodable chunk")
 	access := fs.String("access", "", "access trace (header \"episode<TAB>step\", one line per access; package ctmc): store each state at one of 16 retention levels (15 λ fitted to the file, and lossless) by its access rank r, weight r^-τ scaling its λ (or its bits, --alloc-space), the file within --budget; needs a model with a gate")
 	budget := fs.Float64("budget", 0, "with --access: average bits/state of the file, model excluded")
@@ -70,14 +70,23 @@ func runEncode(args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	withLambda, withDist := set["lambda"], set["distortion"]
-	if *lossless && (withLambda || withDist) || withLambda && withDist {
-		return errors.New("--lossless, --lambda and --distortion exclude each other")
+	withLambda, withDist, withSrc := set["lambda"], set["distortion"], set["source-distortion"]
+	modes := 0
+	for _, on := range []bool{*lossless, withLambda, withDist, withSrc} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return errors.New("--lossless, --lambda, --distortion and --source-distortion exclude each other")
 	}
 	if withDist && (!(*distortion >= 0) || *distortion >= 1) {
 		return fmt.Errorf("--distortion %v: want D in [0, 1), a mean squared error relative to the squared norm (0.01: 1%%)", *distortion)
 	}
-	a, err := accessFlags(set, *access, *lossless || withLambda || withDist, *budget, *tau, *space, *tail, *guard)
+	if withSrc && (!(*srcDistortion >= 0) || *srcDistortion >= 1) {
+		return fmt.Errorf("--source-distortion %v: want D in [0, 1), a mean squared error relative to the squared norm (0.01: 1%%)", *srcDistortion)
+	}
+	a, err := accessFlags(set, *access, *lossless || withLambda || withDist || withSrc, *budget, *tau, *space, *tail, *guard)
 	if err != nil {
 		return err
 	}
@@ -90,15 +99,18 @@ func runEncode(args []string) error {
 	if err := checkFiles([]*string{&pos[0], modelPath, access}, output{flag: "-o", path: out}); err != nil {
 		return err
 	}
-	if *access == "" && !withDist {
+	if *access == "" && !withDist && !withSrc {
 		streamingGC()
 	}
 	c, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err
 	}
-	if (withLambda || withDist || *access != "") && !c.HasGate() {
-		return fmt.Errorf("%s has no retention gate (it was trained with --gate-holdout 0): --lambda, --distortion and --access need one; train with the default --gate-holdout, or encode losslessly", *modelPath)
+	if (withLambda || withDist || withSrc || *access != "") && !c.HasGate() {
+		return fmt.Errorf("%s has no retention gate (it was trained with --gate-holdout 0): --lambda, --distortion, --source-distortion and --access need one; train with the default --gate-holdout, or encode losslessly", *modelPath)
+	}
+	if withSrc && c.Quantizer() == nil {
+		return fmt.Errorf("%s has no quantizer (it was trained on codes): --source-distortion needs float observations and a model trained on such; use --distortion", *modelPath)
 	}
 	if n := c.Geometry().N(); *keyframe > format.MaxChunkCoords/n {
 		return fmt.Errorf("--keyframe %d: at most %d with this model's %d coordinates per state", *keyframe, format.MaxChunkCoords/n, n)
@@ -116,7 +128,13 @@ func runEncode(args []string) error {
 		return encodeByAccess(c, pos[0], a, *out, *keyframe, *embed, *quiet)
 	}
 	if withDist {
-		return encodeDistortion(c, src, *out, *distortion, *keyframe, *embed, *quiet)
+		return encodeDistortion(c, src, *out, wmzlib.WithDistortion(*distortion), *distortion, *keyframe, *embed, *quiet)
+	}
+	if withSrc {
+		if !src.Header().HasObs {
+			return fmt.Errorf("%s has no float `obs`: --source-distortion measures against them; use --distortion for codes", pos[0])
+		}
+		return encodeDistortion(c, src, *out, wmzlib.WithSourceDistortion(*srcDistortion), *srcDistortion, *keyframe, *embed, *quiet)
 	}
 	f, err := atomicfile.Create(*out)
 	if err != nil {
@@ -125,10 +143,16 @@ func runEncode(args []string) error {
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	bar := progress(*quiet, "encoding")
-	acct, err := wmzlib.EncodeTrajectory(context.Background(), bw, c, src,
+	w, err := wmzlib.NewWriter(bw, c,
 		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithFormatOptions(format.WithLambda(lambda)), wmzlib.WithThreads(threads()),
 		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
 	if err != nil {
+		return err
+	}
+	if err := w.WriteTrajectory(src); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -139,7 +163,11 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		printWrote(c.Model(), *out, src.Header().T, size, lambda, acct)
+		quant, n := w.QuantizerDistortion()
+		if n == 0 {
+			quant = -1
+		}
+		printWrote(c.Model(), *out, src.Header().T, size, lambda, w.Account(), w.Report(), quant)
 	}
 	warnAboveRaw(c, *out, src.Header().T, size, *embed)
 	return nil

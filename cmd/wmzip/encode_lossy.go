@@ -2,51 +2,67 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )
 
-// printWrote prints the summary of a written file.
-func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, acct format.Account) {
+// printWrote prints the summary of a written file: its rate, and what
+// its report records of its distortion against the lossless reconstruction
+// and, for float observations, against them.
+func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, acct format.Account, rep format.Report, quant float64) {
 	fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state", out, states, size, float64(size)*8/float64(max(states, 1)))
 	if lambda != format.LambdaLossless {
 		fmt.Printf(", retained %.4f", float64(acct.Retained)/float64(max(acct.States, 1)*int64(m.Geom.N())))
-		if p, err := gate.FromModel(m); err == nil {
-			fmt.Printf(", distortion %.6g", p.RelDistortion(acct.DistSum, acct.States))
+		if acct.LosslessChunks > 0 {
+			fmt.Printf(" (%d chunks coded losslessly, as no larger)", acct.LosslessChunks)
 		}
 	}
 	fmt.Println()
+	printReport(rep, quant, lambda == format.LambdaLossless)
+}
+
+// printReport prints a file's report of its distortion; quant is the
+// quantizer's share of the source distortion, < 0 if not known.
+func printReport(rep format.Report, quant float64, lossless bool) {
+	if rep.Slots > 0 && !lossless {
+		fmt.Printf("  distortion against the lossless reconstruction (what retention lost): %.6g\n", rep.RetentionDistortion())
+	}
+	if rep.SourceSlots > 0 {
+		fmt.Printf("  distortion against the source observations: %.6g, mean cosine %.6f", rep.SourceDistortion(), rep.SourceCosine())
+		if quant >= 0 {
+			fmt.Printf(" (the quantizer alone: %.6g)", quant)
+		}
+		fmt.Println()
+	}
 }
 
 // encodeDistortion writes tr at the least-storage λ whose encoding meets
 // the distortion target.
-func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, target float64, keyframe int, embed, quiet bool) error {
+func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mode wmzlib.WriterOption, target float64, keyframe int, embed, quiet bool) error {
 	T := src.Header().T
 	report := func(p format.Probe) {
 		if quiet {
 			return
 		}
+		if p.Lambda == format.LambdaLossless {
+			fmt.Fprintf(os.Stderr, "  lossless       %d states\n", p.States)
+			return
+		}
 		note := ""
-		switch {
-		case p.Sample:
+		if p.Sample {
 			note = fmt.Sprintf("  (sample of %d states)", p.States)
-		case p.Stopped:
-			note = fmt.Sprintf("  (stopped after %d states)", p.States)
-		case p.States < int64(T):
-			note = fmt.Sprintf("  (continued for %d states)", p.States)
 		}
 		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
 	}
 	var buf bytes.Buffer
-	w, err := wmzlib.NewWriter(&buf, c, wmzlib.WithDistortion(target), wmzlib.WithProbe(report),
+	w, err := wmzlib.NewWriter(&buf, c, mode, wmzlib.WithProbe(report),
 		wmzlib.WithKeyframeInterval(keyframe), wmzlib.WithEmbeddedModel(embed))
 	if err != nil {
 		return err
@@ -54,24 +70,43 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, ta
 	if err := w.WriteTrajectory(src); err != nil {
 		return err
 	}
-	err = w.Close()
-	if errors.Is(err, format.ErrNoLambda) {
-		return fmt.Errorf("%v: use --lossless", err)
-	}
-	if err != nil {
+	if err := w.Close(); err != nil {
 		return err
 	}
 	r := w.Search()
 	if !quiet {
 		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
-		fmt.Printf("lambda %.6g: distortion %.6g (target %g)\n", float64(r.Lambda)/65536, r.Distortion, target)
+		switch {
+		case r.Lambda == format.LambdaLossless:
+			fmt.Printf("lossless: no λ meets the target %g with fewer bytes\n", target)
+		case len(r.Lambdas) > 1:
+			fmt.Printf("chunks at λ %s: distortion %.6g (target %g)\n", lambdaList(r.Lambdas), r.Distortion, target)
+		default:
+			fmt.Printf("λ %.6g: distortion %.6g (target %g)\n", float64(r.Lambda)/65536, r.Distortion, target)
+		}
 	}
 	if err := atomicfile.WriteFile(out, r.File); err != nil {
 		return err
 	}
 	warnAboveRaw(c, out, T, int64(len(r.File)), embed)
 	if !quiet {
-		printWrote(c.Model(), out, T, int64(len(r.File)), r.Lambda, r.Account)
+		quant, n := w.QuantizerDistortion()
+		if n == 0 {
+			quant = -1
+		}
+		printWrote(c.Model(), out, T, int64(len(r.File)), r.Lambda, r.Account, r.Report, quant)
 	}
 	return nil
+}
+
+// lambdaList formats 16.16 λs.
+func lambdaList(ls []uint32) string {
+	var b strings.Builder
+	for i, l := range ls {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.4g", float64(l)/65536)
+	}
+	return b.String()
 }

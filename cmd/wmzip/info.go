@@ -25,7 +25,7 @@ func runInfo(args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	modelPath := fs.String("m", "", "model file, checked against the file (not needed: header and index tell the rest)")
 	baselines := fs.Bool("baselines", false, "decode and measure zstd best and xz -9e on the states: the break-even horizons of this model against them (needs the model)")
-	ref := fs.String("ref", "", "source trajectory (.npz codes): decode and report the distortion against it (needs the model: -m or the embedded one)")
+	ref := fs.String("ref", "", "source trajectory (.npz): decode and report the distortion against its codes (or its float obs quantized) (needs the model: -m or the embedded one)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -89,10 +89,19 @@ func runInfo(args []string) error {
 	if len(j.Levels) > 0 {
 		fmt.Printf(" levels=%v", j.Levels)
 	}
-	if j.Distortion != nil {
-		fmt.Printf(" distortion=%.6g", j.Distortion)
-	}
 	fmt.Println()
+	if j.Distortion != nil || j.DistortionVsSource != nil {
+		fmt.Printf("distortion  ")
+		if j.Distortion != nil {
+			fmt.Printf(" %.6g against the lossless reconstruction;", j.Distortion)
+		}
+		if j.DistortionVsSource != nil {
+			fmt.Printf(" %.6g against the source observations (mean cosine %.6f)", *j.DistortionVsSource, *j.CosineVsSource)
+		} else {
+			fmt.Printf(" against the source: not recorded (written from codes)")
+		}
+		fmt.Println()
+	}
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
 	if j.AboveRaw {
 		fmt.Printf("warning      %.1f bits/state is above the raw %.0f: the model predicts these states worse than no model (trained on other data?)\n", j.BitsPerState, j.RawBitsPerState)

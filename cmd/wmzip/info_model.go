@@ -32,6 +32,9 @@ func infoModel(path string, asJSON bool) error {
 	fmt.Printf("store        %d reference states\n", d.ReferenceStates)
 	if q := d.Quantizer; q != nil {
 		fmt.Printf("quantizer    %d values per slot vector -> %d codes of %d centroids (%d bytes)\n", q.Dim, q.Subspaces, q.Centroids, q.Bytes)
+		if h := q.HeldOut; h != nil {
+			fmt.Printf("             on %d held-out slot vectors: distortion %.4g, mean cosine %.4f\n", h.Vectors, h.Distortion, h.Cosine)
+		}
 	} else {
 		fmt.Println("quantizer    none: trained on codes, it encodes codes only")
 	}

@@ -101,8 +101,24 @@ func runTrain(args []string) error {
 		}
 		fmt.Println()
 	}
+	if qu, ok := c.QuantizerQuality(); ok {
+		if !*quiet {
+			fmt.Printf("quantizer on %d held-out slot vectors: relative squared error %.4g, mean cosine %.4f (a lossless file of such observations decodes to them at that distortion)\n",
+				qu.Vectors, qu.Distortion(), qu.Cosine())
+		}
+		if qu.Cosine() < poorCosine {
+			q := c.Quantizer()
+			fmt.Fprintf(os.Stderr, "wmzip: warning: the quantizer reproduces held-out observations at mean cosine %.3f only: even lossless files decode to them at distortion %.3g. "+
+				"More subspaces (--subspaces, now %d, dividing %d) or centroids (--centroids, now %d) quantize finer, at more bits per state.\n",
+				qu.Cosine(), qu.Distortion(), q.M(), q.Dim(), q.K())
+		}
+	}
 	return nil
 }
+
+// poorCosine is the held-out mean cosine below which train warns that the
+// quantizer is too coarse for its observations.
+const poorCosine = 0.95
 
 // trainProgress draws a bar per quantizer stage and one per calibration
 // (the gate's, the world model's), or lines away from a terminal.

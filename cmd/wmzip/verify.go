@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/opq"
 )
 
 func init() {
@@ -13,15 +14,17 @@ func init() {
 }
 
 func runVerify(args []string) error {
-	fs := newFlags("verify", "[-m model.wmm] [--against in.npz] in.wmz")
+	fs := newFlags("verify", "[-m model.wmm] [--against in.npz] [--json] in.wmz")
 	modelPath := fs.String("m", "", "model file (default: the embedded one)")
-	against := fs.String("against", "", "source trajectory the decode must equal")
+	against := fs.String("against", "", "the source trajectory (.npz): codes must equal its codes (or the quantization of its float obs) when lossless; the decoded observations are compared with its float obs")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := threadsFlag(fs, "verifying")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	*quiet = *quiet || *asJSON
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
@@ -56,7 +59,7 @@ func runVerify(args []string) error {
 	}
 	h := f.Format().Header()
 	lossless := h.Lossless()
-	against2 := ""
+	res := verifyResult{File: pos[0], States: got.T, Episodes: f.Episodes(), Checks: "passed", Lossless: lossless}
 	if *against != "" {
 		want, err := wmzlib.ReadTrajectory(*against, f.Codec())
 		if err != nil {
@@ -73,24 +76,80 @@ func runVerify(args []string) error {
 				return fmt.Errorf("state %d: action %d decoded, %s has %d", t, got.Actions[t], *against, want.Actions[t])
 			}
 			if lossless && !slices.Equal(want.Codes[t*n:(t+1)*n], got.Codes[t*n:(t+1)*n]) {
-				return fmt.Errorf("state %d: decoded codes differ from %s", t, *against)
+				return fmt.Errorf("state %d: decoded codes differ from those of %s", t, *against)
 			}
 		}
-		if !lossless {
-			d, wrong := f.Codec().Distortion(got.Codes, want.Codes)
-			against2 = fmt.Sprintf(", distortion %.6g against %s (%d wrong codes)", d, *against, wrong)
+		same := slices.Equal(want.Codes, got.Codes)
+		res.CodesIdentical = &same
+		d, wrong := f.Codec().Distortion(got.Codes, want.Codes)
+		res.Distortion, res.WrongCodes = &d, &wrong
+		if want.Obs != nil && f.Codec().Quantizer() != nil {
+			// The decoded observations against the source's floats: what a
+			// user gets back, the quantizer's error included.
+			c := f.Codec()
+			rec, err := c.Reconstruct(nil, got.Codes)
+			if err != nil {
+				return err
+			}
+			src, err := opq.Compare(want.Obs, rec, c.Dim())
+			if err != nil {
+				return err
+			}
+			if rec, err = c.Reconstruct(rec[:0], want.Codes); err != nil {
+				return err
+			}
+			qu, err := opq.Compare(want.Obs, rec, c.Dim())
+			if err != nil {
+				return err
+			}
+			sd, sc, qd := src.Distortion(), src.Cosine(), qu.Distortion()
+			res.SourceDistortion, res.SourceCosine, res.QuantizerDistortion = &sd, &sc, &qd
 		}
+	}
+	if *asJSON {
+		return printJSON(res)
 	}
 	if !*quiet {
 		msg := "all checks passed"
 		if !lossless {
 			msg += " (every chunk's reconstruction hash equals the writer's)"
 		}
-		if *against != "" && lossless {
-			msg += ", identical to " + *against
+		if *against != "" {
+			switch {
+			case *res.CodesIdentical && res.SourceDistortion == nil:
+				msg += ", identical to " + *against
+			case *res.CodesIdentical:
+				msg += ", codes identical to the quantization of " + *against
+			default:
+				msg += fmt.Sprintf(", distortion %.6g against the lossless reconstruction of %s (%d wrong codes)", *res.Distortion, *against, *res.WrongCodes)
+			}
 		}
-		msg += against2
 		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, f.Episodes(), msg)
+		if res.SourceDistortion != nil {
+			fmt.Printf("  decoded observations against %s: distortion %.6g, mean cosine %.6f (the quantizer alone: %.6g)\n",
+				*against, *res.SourceDistortion, *res.SourceCosine, *res.QuantizerDistortion)
+		}
 	}
 	return nil
+}
+
+// verifyResult is what verify --json prints. Distortions are means over
+// slot vectors of the squared error over the squared norm of the vector
+// compared with (SPEC.md, informative: "Rates and distortion").
+type verifyResult struct {
+	File     string `json:"file"`
+	States   int    `json:"states"`
+	Episodes int    `json:"episodes"`
+	Checks   string `json:"checks"`
+	Lossless bool   `json:"lossless"`
+	// With --against: whether the decoded codes are the source's (or its
+	// quantization), and their distortion against them.
+	CodesIdentical *bool    `json:"codes_identical,omitempty"`
+	Distortion     *float64 `json:"distortion_vs_lossless,omitempty"`
+	WrongCodes     *int64   `json:"wrong_codes,omitempty"`
+	// With --against a source of float obs: the decoded observations
+	// against them, and the quantizer's own share.
+	SourceDistortion    *float64 `json:"distortion_vs_source,omitempty"`
+	SourceCosine        *float64 `json:"cosine_vs_source,omitempty"`
+	QuantizerDistortion *float64 `json:"quantizer_distortion_vs_source,omitempty"`
 }

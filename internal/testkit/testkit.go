@@ -143,11 +143,12 @@ func SameEpisodes(a, b []Episode) error {
 
 // Reconstruct is the writer's reconstruction of eps computed with the
 // model's predictor alone, independently of the chunk coder: coded
-// coordinates keep their value, omitted ones take the table's modal value,
-// and the predictor restarts where restart(i, t, inChunk) says (state t of
-// episode i, inChunk states into its chunk). rules(i, t) is the retention
-// rule of that state, nil for lossless.
-func Reconstruct(m *wm.Model, eps []Episode, restart func(i, t, inChunk int) bool, rules func(i, t int) func(int, *wm.Predictor) bool) []Episode {
+// coordinates keep their value, omitted ones take the rule's fill, and the
+// predictor restarts where restart(i, t, inChunk) says (state t of episode
+// i, inChunk states into its chunk). rules(i, t) is the retention rule of
+// that state, nil for every coordinate coded. With omitted set (container
+// version 4) an omitted value is committed as omitted, else as evidence.
+func Reconstruct(m *wm.Model, eps []Episode, restart func(i, t, inChunk int) bool, rules func(i, t int) func(int, *wm.Predictor) (bool, uint16), omitted bool) []Episode {
 	n := m.Geom.N()
 	p := m.NewPredictor()
 	out := make([]Episode, len(eps))
@@ -160,14 +161,23 @@ func Reconstruct(m *wm.Model, eps []Episode, restart func(i, t, inChunk int) boo
 				inChunk = 0
 			}
 			inChunk++
-			retain := rules(i, t)
+			rule := rules(i, t)
 			p.Begin(a)
 			for j := range n {
 				v := e.Codes[t*n+j]
-				if p.Predict(j); retain != nil && !retain(j, p) {
-					v = p.Modal()
+				p.Predict(j)
+				keep := true
+				if rule != nil {
+					var fill uint16
+					if keep, fill = rule(j, p); !keep {
+						v = fill
+					}
 				}
-				p.Commit(j, v)
+				if !keep && omitted {
+					p.CommitOmitted(j, v)
+				} else {
+					p.Commit(j, v)
+				}
 				out[i].Codes[t*n+j] = v
 			}
 		}

@@ -31,6 +31,7 @@ func main() {
 	genRowWeights64()
 	genNarrow64()
 	genMode64()
+	genDots64()
 	Generate()
 }
 

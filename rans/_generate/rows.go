@@ -163,3 +163,66 @@ func init() {
 		DATA(4*i, U32(min(i+1, 7)))
 	}
 }
+
+// genDots64 writes dots64AVX2: Σ_v f_v·a[v] and Σ_v f_v·b[v] modulo 2^32,
+// f_v the 64 frequencies of a cumulative table whose frequencies end at
+// top, a and b rows of 64 words. Eight dwords a round, the products summed
+// in eight lanes, then across.
+func genDots64() {
+	TEXT("dots64AVX2", NOSPLIT, "func(cum *uint16, top uint32, a *uint16, b *uint16) (ea uint32, eb uint32)")
+	Pragma("noescape")
+	Doc("dots64AVX2 is dotsGo for a 64-entry table.")
+	cum := Load(Param("cum"), GP64())
+	tp := Load(Param("top"), GP32())
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	tx := XMM()
+	VMOVD(tp, tx)
+	T := YMM()
+	VPBROADCASTD(tx, T)
+	idx := YMM()
+	VMOVDQU(permNext, idx)
+	sa, sb := YMM(), YMM()
+	VPXOR(sa, sa, sa)
+	VPXOR(sb, sb, sb)
+	for i := 0; i < 8; i++ {
+		cur, next, f := YMM(), YMM(), YMM()
+		VPMOVZXWD(Mem{Base: cum, Disp: 16 * i}, cur)
+		if i < 7 {
+			VPMOVZXWD(Mem{Base: cum, Disp: 16*i + 2}, next)
+		} else {
+			VPERMD(cur, idx, next)
+			VPBLENDD(U8(0x80), T, next, next)
+		}
+		VPSUBD(cur, next, f)
+		ra, rb := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: a, Disp: 16 * i}, ra)
+		VPMOVZXWD(Mem{Base: b, Disp: 16 * i}, rb)
+		VPMULLD(f, ra, ra)
+		VPMULLD(f, rb, rb)
+		VPADDD(ra, sa, sa)
+		VPADDD(rb, sb, sb)
+	}
+	ea := sumDwords(sa)
+	eb := sumDwords(sb)
+	Store(ea, ReturnIndex(0))
+	Store(eb, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+// sumDwords returns the sum of the eight dwords of v modulo 2^32.
+func sumDwords(v VecVirtual) GPVirtual {
+	hi := XMM()
+	VEXTRACTI128(U8(1), v, hi)
+	lo := v.AsX()
+	VPADDD(hi, lo, lo)
+	t := XMM()
+	VPSHUFD(U8(0x4E), lo, t)
+	VPADDD(t, lo, lo)
+	VPSHUFD(U8(0xB1), lo, t)
+	VPADDD(t, lo, lo)
+	r := GP32()
+	VMOVD(lo, r)
+	return r
+}
