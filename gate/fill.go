@@ -116,7 +116,7 @@ type fillEntry struct {
 
 // fillCacheSize is the number of row fills a Decider keeps: the fallback
 // rows of one model's contexts number a few thousand.
-const fillCacheSize = 1 << 12
+const fillCacheSize = 1 << 13
 
 // NewDecider returns a Decider of rule r.
 func (r *Rule) NewDecider() *Decider { return &Decider{r: r} }
@@ -158,7 +158,7 @@ func (d *Decider) rowFill(j int, pr *wm.Predictor) uint16 {
 	if d.cache == nil {
 		d.cache = make([]fillEntry, fillCacheSize)
 	}
-	x := &d.cache[((key^uint64(t)<<40)*0x9E3779B97F4A7C15)>>52]
+	x := &d.cache[((key^uint64(t)<<40)*0x9E3779B97F4A7C15)>>51]
 	if x.key != key+1 || x.tab != t {
 		*x = fillEntry{key: key + 1, tab: t, r: rowFill(p.Dist[t], f1)}
 	}
