@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
@@ -822,39 +824,103 @@ const plotMax = 0.3
 
 // PlotRD draws each policy's points, rate against distortion.
 func PlotRD(path string, rep *RDReport, title string) error {
-	p := plot.New()
-	p.Title.Text = "rate–distortion: " + filepath.Base(title)
-	p.X.Label.Text = "relative distortion"
-	p.Y.Label.Text = "bits/state"
 	cols := []color.RGBA{{R: 200, A: 255}, {G: 140, A: 255}, {B: 200, A: 255}, {R: 200, G: 140, A: 255}, {R: 140, B: 160, A: 255}}
-	for i, pol := range gate.Policies {
-		var xy plotter.XYs
-		for _, pt := range rep.Points {
-			if pt.Policy == string(pol) && pt.Distortion <= plotMax {
-				xy = append(xy, plotter.XY{X: pt.Distortion, Y: pt.BitsPerState})
+	panel := func(xlabel string, x func(*RDPoint) float64, keep func(*RDPoint) bool, front func([]*RDPoint) []*RDPoint, legend bool) (*plot.Plot, error) {
+		p := plot.New()
+		p.X.Label.Text = xlabel
+		p.Y.Label.Text = "bits/state"
+		for i, pol := range gate.Policies {
+			var all plotter.XYs
+			var pts []*RDPoint
+			for _, pt := range rep.Points {
+				if pt.Policy == string(pol) && keep(pt) {
+					all = append(all, plotter.XY{X: x(pt), Y: pt.BitsPerState})
+					pts = append(pts, pt)
+				}
+			}
+			if len(all) == 0 {
+				continue
+			}
+			// The lower frontier as a line, every point marked.
+			var line plotter.XYs
+			for _, pt := range front(pts) {
+				line = append(line, plotter.XY{X: x(pt), Y: pt.BitsPerState})
+			}
+			sort.Slice(line, func(a, b int) bool { return line[a].X < line[b].X })
+			l, err := plotter.NewLine(line)
+			if err != nil {
+				return nil, err
+			}
+			sc, err := plotter.NewScatter(all)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, sc.Color = cols[i], cols[i]
+			l.Width = vg.Points(1.5)
+			if i > 0 {
+				l.Dashes = []vg.Length{vg.Points(float64(2 + i)), vg.Points(2)}
+			}
+			p.Add(l, sc)
+			if legend {
+				p.Legend.Add(string(pol), l, sc)
 			}
 		}
-		sort.Slice(xy, func(a, b int) bool { return xy[a].X < xy[b].X })
-		l, sc, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return err
-		}
-		l.Color, sc.Color = cols[i], cols[i]
-		l.Width = vg.Points(1.5)
-		if i > 0 {
-			l.Dashes = []vg.Length{vg.Points(float64(2 + i)), vg.Points(2)}
-		}
-		p.Add(l, sc)
-		p.Legend.Add(string(pol), l, sc)
+		p.Legend.Top = true
+		return p, nil
 	}
-	p.Legend.Top = true
-	wt, err := p.WriterTo(6*vg.Inch, 4.5*vg.Inch, "png")
+	dp, err := panel("distortion against the lossless reconstruction", func(pt *RDPoint) float64 { return pt.Distortion },
+		func(pt *RDPoint) bool { return pt.Distortion <= plotMax }, frontier, true)
 	if err != nil {
 		return err
 	}
+	dp.Title.Text = "rate–distortion: " + filepath.Base(title)
+	cp, err := panel("mean slot cosine to the lossless reconstruction", func(pt *RDPoint) float64 { return pt.Cosine },
+		func(pt *RDPoint) bool { return pt.Cosine >= plotCosine }, cosineFrontier, false)
+	if err != nil {
+		return err
+	}
+	cp.Title.Text = fmt.Sprintf("lossless %.1f bits/state", rep.LosslessBits)
+	if rep.Cos99 != nil {
+		// The cosine the docs quote.
+		l, err := plotter.NewLine(plotter.XYs{{X: 0.99, Y: 0}, {X: 0.99, Y: rep.LosslessBits}})
+		if err == nil {
+			l.Color = color.Gray{Y: 160}
+			l.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
+			cp.Add(l)
+		}
+	}
+	const w, h = 11 * vg.Inch, 4.5 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	for i, p := range []*plot.Plot{dp, cp} {
+		p.Draw(tiles.At(dc, i, 0))
+	}
 	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(path, buf.Bytes())
 }
+
+// cosineFrontier returns the points no other point beats on both rate and
+// mean slot cosine, by decreasing cosine.
+func cosineFrontier(pts []*RDPoint) []*RDPoint {
+	c := slices.Clone(pts)
+	sort.SliceStable(c, func(i, j int) bool {
+		if c[i].Cosine != c[j].Cosine {
+			return c[i].Cosine > c[j].Cosine
+		}
+		return c[i].BitsPerState < c[j].BitsPerState
+	})
+	var out []*RDPoint
+	for _, p := range c {
+		if len(out) == 0 || p.BitsPerState < out[len(out)-1].BitsPerState {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// plotCosine is the least mean slot cosine the cosine panel shows.
+const plotCosine = 0.95
