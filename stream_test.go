@@ -12,7 +12,7 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
 )

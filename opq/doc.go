@@ -23,6 +23,5 @@
 // float32 results, are not promised to match across architectures.
 //
 // The package is quiet: progress is reported only through Config.Progress
-// and Quantizer.SetProgress; TerminalProgress builds a progress-bar callback
-// for command-line tools.
+// and Quantizer.SetProgress.
 package opq

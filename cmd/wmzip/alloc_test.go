@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/internal/bench"
 	"github.com/wmzip/wmzip/npz"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/graphworld"
 )
 
 func runBenchAlloc(args []string) error {

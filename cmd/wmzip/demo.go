@@ -11,9 +11,9 @@ import (
 	"time"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/baseline"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/baseline"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )

@@ -6,8 +6,8 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/bench"
 )
 
 func init() {

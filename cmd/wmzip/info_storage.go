@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/wmzip/wmzip/bench"
+	"github.com/wmzip/wmzip/internal/bench"
 )
 
 // sharedModelBytes is the size of the model a file is read with: embedded,

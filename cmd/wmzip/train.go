@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	progressBar "github.com/wmzip/wmzip/internal/progress"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -123,7 +124,7 @@ const poorCosine = 0.95
 // trainProgress draws a bar per quantizer stage and one per calibration
 // (the gate's, the world model's), or lines away from a terminal.
 func trainProgress(quiet bool) wmzlib.Progress {
-	qp := opq.TerminalProgress(os.Stderr, quiet)
+	qp := progressBar.Terminal(os.Stderr, quiet)
 	other := stages(quiet)
 	return func(stage string, done, total int) {
 		if s, ok := strings.CutPrefix(stage, "quantizer "); ok && qp != nil {

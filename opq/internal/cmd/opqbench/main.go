@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"codeberg.org/sbinet/npyio/npz"
+	"github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/opq"
 )
 
@@ -82,7 +83,7 @@ func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, o
 	if sample <= 0 {
 		sample = -1
 	}
-	progress := opq.TerminalProgress(os.Stderr, quiet)
+	progress := progress.Terminal(os.Stderr, quiet)
 	cfg := opq.Config{Dim: dim, M: m, K: 1 << bits, Sample: sample, Seed: seed, Threads: threads,
 		Iters: iters, OPQIters: opqIters, Progress: progress}
 	var ms0, ms1 runtime.MemStats

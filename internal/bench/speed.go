@@ -16,8 +16,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/wmzip/wmzip/baseline"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/baseline"
 )
 
 // DefaultDistortions are the targets of the lossy wmzip rows: about 60% and

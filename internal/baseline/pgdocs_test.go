@@ -76,7 +76,7 @@ func readCodes(path string) (codesFile, error) {
 // TestPgdocs prints the baseline table and repetition statistics for the
 // web-pgdocs codes:
 //
-//	go test ./baseline -run TestPgdocs -v -args -pgdocs ../shared/data/web-pgdocs
+//	go test ./internal/baseline -run TestPgdocs -v -args -pgdocs ../shared/data/web-pgdocs
 func TestPgdocs(t *testing.T) {
 	if *pgdocs == "" {
 		t.Skip("no -pgdocs directory")

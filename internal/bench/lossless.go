@@ -11,8 +11,8 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/baseline"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/baseline"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"

@@ -12,7 +12,7 @@ import (
 	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 )
 
 // AllocRow is one allocation of one family in Alloc's report.

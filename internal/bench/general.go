@@ -7,7 +7,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/wmzip/wmzip/baseline"
+	"github.com/wmzip/wmzip/internal/baseline"
 )
 
 // General-purpose compressors see the test codes packed as in package

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
 )

@@ -4,7 +4,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/wmzip/wmzip/bench"
+	"github.com/wmzip/wmzip/internal/bench"
 )
 
 // The speed table of wmzip and the general-purpose compressors on the
