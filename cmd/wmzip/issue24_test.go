@@ -512,8 +512,12 @@ func TestRecoverKeepsAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if meta, err := f.Format().Metadata(3); err != nil || string(meta) != fmt.Sprintf(`{"recovered":{"episode":%d,"step":%d}}`, e, to+1) {
-		t.Fatalf("episode 3's metadata %q, %v", meta, err)
+	ep, err := f.Episode(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ep.Meta) != fmt.Sprintf(`{"recovered":{"episode":%d,"step":%d}}`, e, to+1) {
+		t.Fatalf("episode 3's metadata %q", ep.Meta)
 	}
 }
 

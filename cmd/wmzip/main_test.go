@@ -231,15 +231,7 @@ func TestObsPipeline(t *testing.T) {
 			t.Fatalf("code %d: decoded %d, quantized %d", i, back.Codes[i], q.Codes[i])
 		}
 	}
-	b, err := os.ReadFile(p("m.wmm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wm.UnmarshalModel(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := wmzlib.NewCodec(m)
+	c, err := wmzlib.LoadCodec(p("m.wmm"))
 	if err != nil || c.Quantizer() == nil {
 		t.Fatalf("model has no quantizer: %v", err)
 	}

@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wmzip/wmzip"
+	wmtrain "github.com/wmzip/wmzip/train"
+
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/baseline"
 	"github.com/wmzip/wmzip/npz"
@@ -134,7 +135,7 @@ func CapacityBench(name string, train, test *npz.Trajectory, opt CapacityOptions
 	if train.S*train.M != test.S*test.M {
 		return nil, fmt.Errorf("%w: train has %d coordinates per state, test %d", ErrInput, train.S*train.M, test.S*test.M)
 	}
-	g := wm.Geometry{S: train.S, M: train.M, K: max(wmzip.Alphabet(train.Codes), wmzip.Alphabet(test.Codes))}
+	g := wm.Geometry{S: train.S, M: train.M, K: max(wmtrain.Alphabet(train.Codes), wmtrain.Alphabet(test.Codes))}
 	rep := &CapacityReport{Name: name, Geometry: g, TrainState: train.T, TestStates: test.T, Horizons: hs, Date: time.Now().UTC().Format("2006-01-02")}
 	eps := episodes(train)
 	for _, c := range caps {

@@ -9,7 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wmzip/wmzip"
+	wmtrain "github.com/wmzip/wmzip/train"
+
 	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/baseline"
@@ -63,7 +64,7 @@ func Lossless(c LosslessConfig) (*LosslessReport, error) {
 	var g wm.Geometry
 	for i, tr := range c.Train {
 		p := c.TrainNames[i]
-		gi := wm.Geometry{S: tr.S, M: tr.M, K: wmzip.Alphabet(tr.Codes)}
+		gi := wm.Geometry{S: tr.S, M: tr.M, K: wmtrain.Alphabet(tr.Codes)}
 		if i > 0 && gi.N() != g.N() {
 			return nil, fmt.Errorf("%s: %d coordinates per state, %s has %d", p, gi.N(), c.TrainNames[0], g.N())
 		}
@@ -75,7 +76,7 @@ func Lossless(c LosslessConfig) (*LosslessReport, error) {
 	if test.S*test.M != g.N() {
 		return nil, fmt.Errorf("%s: %d coordinates per state, the training set has %d", c.TestName, test.S*test.M, g.N())
 	}
-	g.K = max(g.K, wmzip.Alphabet(test.Codes))
+	g.K = max(g.K, wmtrain.Alphabet(test.Codes))
 	rep := &LosslessReport{Test: c.TestName, Train: c.TrainNames, States: test.T, Coordinates: g.N(), Alphabet: g.K}
 
 	t0 := time.Now()
@@ -94,17 +95,17 @@ func Lossless(c LosslessConfig) (*LosslessReport, error) {
 	}
 	rep.EncodeSeconds = time.Since(t1).Seconds()
 	t2 := time.Now()
-	c0, err := wmzip.NewCodec(m)
+	f, err := format.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), m)
 	if err != nil {
 		return nil, err
 	}
-	f, err := wmzip.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()), c0)
-	if err != nil {
-		return nil, err
-	}
-	got, _, err := f.Trajectory(nil)
-	if err != nil {
-		return nil, err
+	var got npz.Trajectory
+	for e := range f.Episodes() {
+		_, codes, err := f.DecodeEpisode(e)
+		if err != nil {
+			return nil, err
+		}
+		got.Codes = append(got.Codes, codes...)
 	}
 	rep.DecodeSeconds = time.Since(t2).Seconds()
 	rep.NsPerCoord = rep.DecodeSeconds * 1e9 / float64(max(1, test.T*g.N()))

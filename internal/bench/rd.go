@@ -11,13 +11,14 @@ import (
 	"sort"
 	"time"
 
+	wmtrain "github.com/wmzip/wmzip/train"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
@@ -165,7 +166,7 @@ func PrepareRD(c RDConfig, logf func(string, ...any)) (*RDSetup, error) {
 				return nil, fmt.Errorf("%s: no obs to train a quantizer on", trainPath)
 			}
 			t0 := time.Now()
-			s.q, err = opq.Train(trainTr.Obs, opq.Config{Dim: trainTr.ObsD, M: om, K: ok, Seed: 1, Sample: 16384, OPQIters: 5, Iters: 15})
+			s.q, err = wmtrain.Quantizer(trainTr.Obs, opq.Config{Dim: trainTr.ObsD, M: om, K: ok, Seed: 1, Sample: 16384, OPQIters: 5, Iters: 15})
 			if err != nil {
 				return nil, err
 			}
@@ -192,11 +193,11 @@ func PrepareRD(c RDConfig, logf func(string, ...any)) (*RDSetup, error) {
 			nc := max(1, len(all)/8)
 			fit, cal, s.test = all[:len(all)-nt-nc], all[len(all)-nt-nc:len(all)-nt], all[len(all)-nt:]
 		}
-		g := wm.Geometry{S: trainTr.S, M: trainTr.M, K: wmzip.Alphabet(trainTr.Codes)}
+		g := wm.Geometry{S: trainTr.S, M: trainTr.M, K: wmtrain.Alphabet(trainTr.Codes)}
 		if s.q != nil {
 			g.K = s.q.K()
 		} else {
-			g.K = max(g.K, wmzip.Alphabet(tr.Codes))
+			g.K = max(g.K, wmtrain.Alphabet(tr.Codes))
 		}
 		t0 := time.Now()
 		m, err := wm.Train(g, fit, wm.TrainOptions{})
@@ -210,7 +211,7 @@ func PrepareRD(c RDConfig, logf func(string, ...any)) (*RDSetup, error) {
 				return nil, err
 			}
 		}
-		if s.m, s.p, err = wmzip.CalibrateGate(m, m, cal, gopt); err != nil {
+		if s.m, s.p, err = wmtrain.CalibrateGate(m, m, cal, gopt); err != nil {
 			return nil, err
 		}
 		s.info.TrainStates, s.info.CalStates = countStates(fit), countStates(cal)
@@ -548,7 +549,7 @@ func midKnob(pol gate.Policy, a, b float64) float64 {
 // distortion.
 func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error) {
 	g := s.m.Geom
-	rep := &RDReport{Info: s.info, RawBits: wmzip.RawBits(g), MeanOverhead: map[string]float64{}, AllDecodesOK: true}
+	rep := &RDReport{Info: s.info, RawBits: g.RawBits(), MeanOverhead: map[string]float64{}, AllDecodesOK: true}
 	t0 := time.Now()
 	runs := 0
 	ll, err := s.run("", 0)

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wmzip/wmzip"
+	wmtrain "github.com/wmzip/wmzip/train"
+
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/npz"
@@ -56,7 +57,7 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 			cfg.Seed = 1
 		}
 		t0 := time.Now()
-		q, err := opq.Train(train.Obs, cfg)
+		q, err := wmtrain.Quantizer(train.Obs, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("quantizer: %w", err)
 		}
@@ -79,7 +80,7 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 	if s.Train.S*s.Train.M != s.Test.S*s.Test.M {
 		return nil, fmt.Errorf("%w: train has %d coordinates per state, test %d", ErrInput, s.Train.S*s.Train.M, s.Test.S*s.Test.M)
 	}
-	g := wm.Geometry{S: s.Train.S, M: s.Train.M, K: max(wmzip.Alphabet(s.Train.Codes), wmzip.Alphabet(s.Test.Codes))}
+	g := wm.Geometry{S: s.Train.S, M: s.Train.M, K: max(wmtrain.Alphabet(s.Train.Codes), wmtrain.Alphabet(s.Test.Codes))}
 	if s.Quantizer != nil {
 		g.K = s.Quantizer.K()
 	}

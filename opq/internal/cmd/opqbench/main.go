@@ -19,6 +19,7 @@ import (
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/train"
 )
 
 func main() {
@@ -108,7 +109,7 @@ func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, o
 	} else {
 		start := time.Now()
 		var err error
-		if q, err = opq.Train(xtrain, cfg); err != nil {
+		if q, err = train.Quantizer(xtrain, cfg); err != nil {
 			return err
 		}
 		trainS = time.Since(start).Seconds()

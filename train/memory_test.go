@@ -1,4 +1,4 @@
-package opq
+package train
 
 import (
 	"flag"
@@ -6,16 +6,18 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/wmzip/wmzip/opq"
 )
 
-var memTest = flag.Bool("opq.memtest", false, "run TestTrainMemory (100,000 x 512 vectors, minutes)")
+var memTest = flag.Bool("train.memtest", false, "run TestTrainMemory (100,000 x 512 vectors, minutes)")
 
 // TestTrainMemory trains on 100,000 vectors of 512 values, all of them used
 // (no sampling), and reports the peak resident memory of the process, which
 // must stay under 2 GiB.
 func TestTrainMemory(t *testing.T) {
 	if !*memTest {
-		t.Skip("enable with -opq.memtest")
+		t.Skip("enable with -train.memtest")
 	}
 	const n, dim = 100_000, 512
 	r := rand.New(rand.NewPCG(1, 1))
@@ -23,7 +25,7 @@ func TestTrainMemory(t *testing.T) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	q, err := Train(x, Config{Sample: -1, OPQIters: 2, Iters: 2, Seed: 1})
+	q, err := Quantizer(x, opq.Config{Sample: -1, OPQIters: 2, Iters: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

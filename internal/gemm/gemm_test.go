@@ -1,4 +1,4 @@
-package opq
+package gemm
 
 import (
 	"math/rand/v2"
@@ -22,12 +22,12 @@ func TestGemmMatchesGeneric(t *testing.T) {
 			for _, n := range []int{1, 15, 16, 17, 64} {
 				lda := k + 3
 				a := randFloats(r, m*lda)
-				b := packRows(randFloats(r, k*n), k, n, n)
+				b := PackRows(randFloats(r, k*n), k, n, n)
 				bias := randFloats(r, b.panels*panelWidth)
 				ldc := b.panels*panelWidth + 5
 				got := make([]float32, m*ldc)
 				want := make([]float32, m*ldc)
-				gemm(got, ldc, a, lda, m, b, bias)
+				Gemm(got, ldc, a, lda, m, b, bias)
 				gemmGeneric(want, ldc, a, lda, m, b, bias)
 				for i := range got {
 					if got[i] != want[i] {
@@ -49,10 +49,10 @@ func TestPackColsIsTranspose(t *testing.T) {
 			at[j*n+i] = a[i*k+j]
 		}
 	}
-	p, q := packCols(a, n, k, k), packRows(at, k, n, n)
+	p, q := PackCols(a, n, k, k), PackRows(at, k, n, n)
 	for i := range p.data {
 		if p.data[i] != q.data[i] {
-			t.Fatalf("packCols differs from packRows of the transpose at %d", i)
+			t.Fatalf("PackCols differs from PackRows of the transpose at %d", i)
 		}
 	}
 }
@@ -61,11 +61,24 @@ func BenchmarkGemm512(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const rows = 1024
 	x := randFloats(r, rows*512)
-	p := packRows(randFloats(r, 512*512), 512, 512, 512)
+	p := PackRows(randFloats(r, 512*512), 512, 512, 512)
 	c := make([]float32, rows*512)
 	b.SetBytes(rows * 512 * 4)
 	b.ReportAllocs()
 	for b.Loop() {
-		gemm(c, 512, x, 512, rows, p, nil)
+		Gemm(c, 512, x, 512, rows, p, nil)
+	}
+}
+
+func TestArgmin(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for n := 1; n < 100; n++ {
+		x := randFloats(r, n)
+		if n > 3 {
+			x[n-1] = x[1] // ties go to the first
+		}
+		if a, b := Argmin(x), argminGeneric(x); a != b {
+			t.Fatalf("n=%d: argmin %d, generic %d", n, a, b)
+		}
 	}
 }

@@ -1,9 +1,11 @@
-package wmzip_test
+package traj_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +15,11 @@ import (
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/graphworld"
+	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/train"
+	"github.com/wmzip/wmzip/traj"
 )
 
 // streamFixture writes a graphworld trajectory of 3 episodes of 50 states
@@ -37,19 +42,19 @@ func streamFixture(t *testing.T, dir string, deflate bool) string {
 	return path
 }
 
-// TestStreamEncodeDecode: encoding from an npz.TrajectoryReader gives the
+// TestStreamEncodeDecode: writing from an npz.TrajectoryReader gives the
 // bytes of encoding the trajectory read whole, for codes and for float obs
-// quantized state by state; File.WriteNPZ gives the bytes of the whole
+// quantized state by state; WriteDecoded gives the bytes of the whole
 // trajectory written by npz.WriteTrajectory, for the whole file (with
 // levels) and one episode, and tells the access log of every state.
 func TestStreamEncodeDecode(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	withQ, err := wmzip.Train(ctx, walks(1, 8), wmzip.WithQuantizer(opq.Config{M: 8, K: 16, Seed: 1, OPQIters: -1}))
+	withQ, err := train.Codec(ctx, walks.Episodes(1, 8), train.WithQuantizer(opq.Config{M: 8, K: 16, Seed: 1, OPQIters: -1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes, err := wmzip.Train(ctx, codesOnly(walks(1, 8)))
+	codes, err := train.Codec(ctx, walks.CodesOnly(walks.Episodes(1, 8)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,62 +62,56 @@ func TestStreamEncodeDecode(t *testing.T) {
 		in := streamFixture(t, dir, deflate)
 		for name, c := range map[string]*wmzip.Codec{"obs": withQ, "codes": codes} {
 			// Encode: whole and streaming.
-			tr, err := wmzip.ReadTrajectory(in, c)
+			tr, err := traj.ReadCodes(in, c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var whole, streamed bytes.Buffer
 			// Both see the float obs (the file's report compares them with the
 			// reconstruction).
-			if _, err := wmzip.Encode(ctx, &whole, c, wmzip.TrajectoryEpisodes(tr, c.Quantizer() != nil), wmzip.WithKeyframeInterval(16)); err != nil {
-				t.Fatal(err)
-			}
+			encodeAll(t, &whole, c, traj.Episodes(tr, c.Quantizer() != nil), wmzip.WithKeyframeInterval(16))
 			src, err := npz.OpenTrajectory(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := wmzip.EncodeTrajectory(ctx, &streamed, c, src, wmzip.WithKeyframeInterval(16), wmzip.WithThreads(2)); err != nil {
+			if err := encodeSource(&streamed, c, src, wmzip.WithKeyframeInterval(16), wmzip.WithEncoderThreads(2)); err != nil {
 				t.Fatal(err)
 			}
 			src.Close()
 			if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
-				t.Fatalf("%s (deflate %v): EncodeTrajectory differs from Encode of the trajectory read whole: %d and %d bytes, reports %+v and %+v",
+				t.Fatalf("%s (deflate %v): traj.Write differs from WriteAll of the trajectory read whole: %d and %d bytes, reports %+v and %+v",
 					name, deflate, whole.Len(), streamed.Len(), report(t, whole.Bytes(), c), report(t, streamed.Bytes(), c))
 			}
 			// Decode: whole and streaming, every state and one episode.
 			b := whole.Bytes()
 			var log [][2]int64
-			f, err := wmzip.NewFile(bytes.NewReader(b), int64(len(b)), c, wmzip.WithThreads(2),
+			f, err := wmzip.NewFile(bytes.NewReader(b), int64(len(b)), c, wmzip.WithDecoderThreads(2),
 				wmzip.WithAccessLog(func(e, s int64) { log = append(log, [2]int64{e, s}) }))
 			if err != nil {
 				t.Fatal(err)
 			}
 			got, want := filepath.Join(dir, "got.npz"), filepath.Join(dir, "want.npz")
-			back, _, err := f.Trajectory(nil)
+			back, _, err := traj.Decode(f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Quantizer() != nil {
-				if err := c.ReconstructTrajectory(back); err != nil {
-					t.Fatal(err)
-				}
-			}
+			reconstruct(t, back, c)
 			log = nil
-			if err := f.WriteNPZ(got, wmzip.NPZOptions{Episode: -1, Step: -1}); err != nil {
+			if err := traj.WriteDecoded(got, f, traj.DecodeOptions{Episode: -1, Step: -1}); err != nil {
 				t.Fatal(err)
 			}
 			sameFile(t, name+" whole file", got, want, back)
 			if len(log) != tr.T || log[60] != [2]int64{1, 10} {
 				t.Errorf("%s: access log of %d states, state 60 logged as %v", name, len(log), log[60])
 			}
-			one, err := f.EpisodeTrajectory(1, -1)
+			ep, err := f.Episode(1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Quantizer() != nil {
-				c.ReconstructTrajectory(one)
-			}
-			if err := f.WriteNPZ(got, wmzip.NPZOptions{Episode: 1, Step: -1}); err != nil {
+			g := c.Model().Geom
+			one := &npz.Trajectory{T: len(ep.Actions), S: g.S, M: g.M, Codes: ep.Codes, CodesDtype: "uint8", Actions: ep.Actions, HasActions: true, EpisodeStart: []int64{0}}
+			reconstruct(t, one, c)
+			if err := traj.WriteDecoded(got, f, traj.DecodeOptions{Episode: 1, Step: -1}); err != nil {
 				t.Fatal(err)
 			}
 			sameFile(t, name+" episode 1", got, want, one)
@@ -130,27 +129,24 @@ func sameFile(t *testing.T, what, got, want string, tr *npz.Trajectory) {
 	a, _ := os.ReadFile(got)
 	b, _ := os.ReadFile(want)
 	if !bytes.Equal(a, b) {
-		t.Errorf("%s: File.WriteNPZ wrote %d bytes unlike npz.WriteTrajectory's %d", what, len(a), len(b))
+		t.Errorf("%s: traj.WriteDecoded wrote %d bytes unlike npz.WriteTrajectory's %d", what, len(a), len(b))
 	}
 }
 
 // TestStreamLevels: a file with retention levels decodes with each
-// state's level, as Reader.Trajectory gives them.
+// state's level, as a Reader gives them.
 func TestStreamLevels(t *testing.T) {
 	ctx := context.Background()
-	c, err := wmzip.Train(ctx, codesOnly(walks(1, 8)))
+	c, err := train.Codec(ctx, walks.CodesOnly(walks.Episodes(1, 8)))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !c.HasGate() {
-		t.Skip("no gate")
 	}
 	var file bytes.Buffer
-	w, err := wmzip.NewWriter(&file, c, wmzip.WithLevels(1<<16, format.LambdaLossless), wmzip.WithKeyframeInterval(8))
+	w, err := wmzip.NewWriter(&file, c, wmzip.WithLevels(1, math.Inf(1)), wmzip.WithKeyframeInterval(8))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ep := range codesOnly(walks(3, 2)) {
+	for _, ep := range walks.CodesOnly(walks.Episodes(3, 2)) {
 		if err := w.WriteEpisode(nil); err != nil {
 			t.Fatal(err)
 		}
@@ -170,10 +166,7 @@ func TestStreamLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, levels, err := r.Trajectory(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, levels := readLevels(t, r, c)
 	tr.Extra = []npz.Array{{Name: "levels", Dtype: "uint8", Shape: []int{len(levels)}, Data: levels}}
 	f, err := wmzip.NewFile(bytes.NewReader(b), int64(len(b)), c)
 	if err != nil {
@@ -181,7 +174,7 @@ func TestStreamLevels(t *testing.T) {
 	}
 	dir := t.TempDir()
 	got := filepath.Join(dir, "got.npz")
-	if err := f.WriteNPZ(got, wmzip.NPZOptions{Episode: -1, Step: -1}); err != nil {
+	if err := traj.WriteDecoded(got, f, traj.DecodeOptions{Episode: -1, Step: -1}); err != nil {
 		t.Fatal(err)
 	}
 	sameFile(t, "levels", got, filepath.Join(dir, "want.npz"), tr)
@@ -191,14 +184,14 @@ func TestStreamLevels(t *testing.T) {
 }
 
 // TestStreamBadSource: codes that do not fit the codec are refused with
-// the messages of ReadTrajectory.
+// the messages of ReadCodes.
 func TestStreamBadSource(t *testing.T) {
 	ctx := context.Background()
-	c, err := wmzip.Train(ctx, codesOnly(walks(1, 4)))
+	c, err := train.Codec(ctx, walks.CodesOnly(walks.Episodes(1, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := c.Geometry()
+	g := c.Model().Geom
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -218,7 +211,7 @@ func TestStreamBadSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = wmzip.EncodeTrajectory(ctx, &bytes.Buffer{}, c, src)
+		err = encodeSource(&bytes.Buffer{}, c, src)
 		src.Close()
 		if err == nil || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.msg)
@@ -233,4 +226,74 @@ func report(t *testing.T, b []byte, c *wmzip.Codec) format.Report {
 		t.Fatal(err)
 	}
 	return f.Info().Report
+}
+
+// encodeAll writes eps to w in a new file.
+func encodeAll(t *testing.T, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode, opts ...wmzip.WriterOption) {
+	t.Helper()
+	wr, err := wmzip.NewWriter(w, c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wr.WriteAll(eps); err != nil {
+		t.Fatal(err)
+	}
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// encodeSource writes the trajectory src reads to w in a new file.
+func encodeSource(w io.Writer, c *wmzip.Codec, src *npz.TrajectoryReader, opts ...wmzip.WriterOption) error {
+	wr, err := wmzip.NewWriter(w, c, opts...)
+	if err != nil {
+		return err
+	}
+	if err := traj.Write(wr, c, src, nil); err != nil {
+		return err
+	}
+	return wr.Close()
+}
+
+// reconstruct sets tr's obs to the reconstruction of its codes, when c
+// has a quantizer.
+func reconstruct(t *testing.T, tr *npz.Trajectory, c *wmzip.Codec) {
+	t.Helper()
+	if c.Quantizer() == nil {
+		return
+	}
+	obs, err := c.Reconstruct(nil, tr.Codes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Obs, tr.ObsS, tr.ObsD, tr.ObsDtype = obs, tr.S, c.Quantizer().Dim(), "float32"
+}
+
+// readLevels reads a stream whole into a trajectory of codes, with each
+// state's level.
+func readLevels(t *testing.T, r *wmzip.Reader, c *wmzip.Codec) (*npz.Trajectory, []uint8) {
+	t.Helper()
+	g := c.Model().Geom
+	tr := &npz.Trajectory{S: g.S, M: g.M, CodesDtype: "uint8", HasActions: true}
+	var levels []uint8
+	for {
+		if _, err := r.NextEpisode(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		tr.EpisodeStart = append(tr.EpisodeStart, int64(len(tr.Actions)))
+		for {
+			a, codes, err := r.ReadState(nil)
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			tr.Actions, tr.Codes = append(tr.Actions, a), append(tr.Codes, codes...)
+			levels = append(levels, uint8(r.Level()))
+		}
+	}
+	tr.T = len(tr.Actions)
+	return tr, levels
 }

@@ -1,7 +1,6 @@
-package opq
-
-// The one numeric kernel of this package: a float32 matrix product whose
-// every output element is accumulated in a fixed order,
+// Package gemm is the quantizer's one numeric kernel, shared by encoding
+// (package opq) and training (package train): a float32 matrix product
+// whose every output element is accumulated in a fixed order,
 //
 //	c[i][j] = (((bias[j] + a[i][0]*b[0][j]) + a[i][1]*b[1][j]) + ...)
 //
@@ -9,27 +8,30 @@ package opq
 // multiply-add). The SIMD kernel computes one output column per vector lane
 // with the same sequence of roundings, so it returns the same bits as the
 // pure-Go reference gemmGeneric; a test cross-checks them. This is what makes
-// Encode and Decode independent of the batch size, the thread count and the
-// presence of the assembly.
+// opq's Encode and Decode independent of the batch size, the thread count
+// and the presence of the assembly.
+package gemm
 
-// panelWidth is the number of output columns a packed panel holds.
+import "github.com/viterin/vek/vek32"
+
+// panelWidth is the number of output columns a Packed panel holds.
 const panelWidth = 16
 
-// packed is a right-hand matrix b (k x n) stored as ceil(n/16) panels of
+// Packed is a right-hand matrix b (k x n) stored as ceil(n/16) panels of
 // k rows by 16 columns, zero-padded on the right, so the kernel reads it
 // contiguously.
-type packed struct {
+type Packed struct {
 	k, n   int
 	panels int
 	data   []float32 // panels * k * 16
 }
 
-// padTo16 rounds n up to a multiple of the panel width.
-func padTo16(n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth }
+// PadTo16 rounds n up to a multiple of the panel width.
+func PadTo16(n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth }
 
-// packRows packs b, given row-major as k rows of n with stride ldb.
-func packRows(b []float32, k, n, ldb int) *packed {
-	p := &packed{k: k, n: n, panels: padTo16(n) / panelWidth}
+// PackRows packs b, given row-major as k rows of n with stride ldb.
+func PackRows(b []float32, k, n, ldb int) *Packed {
+	p := &Packed{k: k, n: n, panels: PadTo16(n) / panelWidth}
 	p.data = make([]float32, p.panels*k*panelWidth)
 	for pi := 0; pi < p.panels; pi++ {
 		dst := p.data[pi*k*panelWidth:]
@@ -45,10 +47,10 @@ func packRows(b []float32, k, n, ldb int) *packed {
 	return p
 }
 
-// packCols packs the transpose of a, given row-major as n rows of k with
-// stride lda: the packed matrix is aᵀ (k x n).
-func packCols(a []float32, n, k, lda int) *packed {
-	p := &packed{k: k, n: n, panels: padTo16(n) / panelWidth}
+// PackCols packs the transpose of a, given row-major as n rows of k with
+// stride lda: the Packed matrix is aᵀ (k x n).
+func PackCols(a []float32, n, k, lda int) *Packed {
+	p := &Packed{k: k, n: n, panels: PadTo16(n) / panelWidth}
 	p.data = make([]float32, p.panels*k*panelWidth)
 	for j := 0; j < n; j++ {
 		pi, c := j/panelWidth, j%panelWidth
@@ -73,7 +75,7 @@ const (
 // gemm computes c = bias + a·b for rows of a (m rows of b.k values, stride
 // lda) into c (m rows, stride ldc >= 16*b.panels). bias has 16*b.panels
 // entries, or is nil for zero.
-func gemm(c []float32, ldc int, a []float32, lda, m int, b *packed, bias []float32) {
+func Gemm(c []float32, ldc int, a []float32, lda, m int, b *Packed, bias []float32) {
 	if m == 0 {
 		return
 	}
@@ -126,7 +128,7 @@ func rowGeneric(c, a, bp []float32) {
 }
 
 // gemmGeneric is gemm without the assembly, for tests and noasm builds.
-func gemmGeneric(c []float32, ldc int, a []float32, lda, m int, b *packed, bias []float32) {
+func gemmGeneric(c []float32, ldc int, a []float32, lda, m int, b *Packed, bias []float32) {
 	if bias == nil {
 		bias = zeroBias(b.panels * panelWidth)
 	}
@@ -147,4 +149,21 @@ func zeroBias(n int) []float32 {
 		return zeros[:n]
 	}
 	return make([]float32, n)
+}
+
+// Argmin returns the index of the first smallest value (0 when the values
+// are NaN, which only non-finite input produces).
+func Argmin(x []float32) int {
+	return max(vek32.ArgMin(x), 0)
+}
+
+// argminGeneric is Argmin without SIMD, for tests.
+func argminGeneric(x []float32) int {
+	best, bv := 0, x[0]
+	for i, v := range x[1:] {
+		if v < bv {
+			best, bv = i+1, v
+		}
+	}
+	return best
 }

@@ -1,11 +1,11 @@
 //go:build !noasm
 
-package opq
+package gemm
 
 import "golang.org/x/sys/cpu"
 
 // The kernels below compute rows by sixteen columns of c += a·b, where
-// a has stride lda floats, b is one packed panel of k >= 1 rows of 16, and c
+// a has stride lda floats, b is one Packed panel of k >= 1 rows of 16, and c
 // has stride ldc floats. They multiply and add separately, never fused: see
 // kernel.go.
 var (

@@ -1,9 +1,11 @@
-package wmzip
+package main
 
 import (
 	"encoding/binary"
 
+	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/train"
 )
 
 // ModelDescription summarizes a model file (.wmm): what `wmzip info
@@ -59,16 +61,16 @@ type GateDescription struct {
 
 // DescribeModel summarizes the codec read from the model file called
 // name, of fileBytes bytes.
-func DescribeModel(name string, c *Codec, fileBytes int64) ModelDescription {
-	m := c.m
+func DescribeModel(name string, c *wmzlib.Codec, fileBytes int64) ModelDescription {
+	m := c.Model()
 	d := ModelDescription{
 		File: name, ModelVersion: m.FileVersion(), ModelID: m.ID().String(), ModelBytes: fileBytes,
 		Slots: m.Geom.S, Subspaces: m.Geom.M, Alphabet: m.Geom.K, Precision: m.Precision,
-		RawBitsPerState: RawBits(m.Geom), ReferenceStates: m.RefStates(),
+		RawBitsPerState: m.Geom.RawBits(), ReferenceStates: m.RefStates(),
 	}
-	if q := c.q; q != nil {
-		d.Quantizer = &QuantizerDescription{Dim: q.Dim(), Subspaces: q.M(), Centroids: q.K(), Bytes: int64(len(m.Section(quantizerSection)))}
-		if qu, ok := c.QuantizerQuality(); ok {
+	if q := c.Quantizer(); q != nil {
+		d.Quantizer = &QuantizerDescription{Dim: q.Dim(), Subspaces: q.M(), Centroids: q.K(), Bytes: int64(len(m.Section(gate.QuantizerTag)))}
+		if qu, ok := train.QuantizerQuality(c); ok {
 			d.Quantizer.HeldOut = &HeldOutQuality{Vectors: qu.Vectors, Distortion: qu.Distortion(), Cosine: qu.Cosine()}
 		}
 	}

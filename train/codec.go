@@ -1,4 +1,4 @@
-package wmzip
+package train
 
 import (
 	"context"
@@ -6,38 +6,29 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"
 )
 
-// Episode is one trajectory: a state per action. A state is Slots slot
-// vectors of floats (Obs) or their codes (Codes, Slots × M values);
-// Train and the Writer quantize Obs when Codes is nil, or when both are
-// given and the codec has a quantizer.
-type Episode struct {
-	Actions []int64   // Actions[t] leads into state t; the first is ignored
-	Obs     []float32 // len(Actions) × Slots × dim, time-major; or nil
-	Codes   []uint16  // len(Actions) × Slots × M, time-major; or nil
-	Slots   int       // slot vectors per state (0 means 1)
-}
-
-func (e *Episode) slots() int { return max(e.Slots, 1) }
-
-// Train builds a codec from trajectories. When episodes carry float
-// observations it first trains a quantizer on them (WithQuantizer) and
-// codes them with it; the world model then learns the codes, and the last
-// episodes (WithGate) calibrate the retention gate. ctx is checked between
-// these stages.
-func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, error) {
-	c := defaultTrain()
+// Codec builds a codec from episodes. When they carry float observations
+// it first trains a quantizer on them (WithQuantizer), measures it on
+// observations held out, and codes them with it; the world model then
+// learns the codes, and the last episodes (WithGate) calibrate the
+// retention gate. ctx is checked between these stages. The result
+// depends only on the episodes and the options.
+func Codec(ctx context.Context, eps []wmzip.Episode, opts ...Option) (*wmzip.Codec, error) {
+	c := defaultConfig()
 	for _, o := range opts {
-		if err := o.applyTrain(&c); err != nil {
+		if err := o(&c); err != nil {
 			return nil, err
 		}
 	}
 	if len(eps) == 0 {
-		return nil, fmt.Errorf("%w: no training episodes", ErrInput)
+		return nil, fmt.Errorf("%w: no training episodes", wmzip.ErrInput)
 	}
 	eps, copied, err := recentStates(eps, c.maxStates)
 	if err != nil {
@@ -63,7 +54,7 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		case e.Codes != nil:
 			codes[i] = e.Codes
 		default:
-			return nil, fmt.Errorf("%w: episode %d has no codes", ErrInput, i)
+			return nil, fmt.Errorf("%w: episode %d has no codes", wmzip.ErrInput, i)
 		}
 	}
 	var quality opq.Quality
@@ -77,9 +68,9 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		}
 		for _, i := range withObs {
 			e := &eps[i]
-			codes[i] = make([]uint16, len(e.Actions)*e.slots()*q.M())
+			codes[i] = make([]uint16, len(e.Actions)*slotsOf(e)*q.M())
 			if err := q.Encode(e.Obs, codes[i]); err != nil {
-				return nil, fmt.Errorf("%w: episode %d: %v", ErrInput, i, err)
+				return nil, fmt.Errorf("%w: episode %d: %v", wmzip.ErrInput, i, err)
 			}
 		}
 	}
@@ -91,7 +82,7 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 	alphabet := c.alphabet
 	if q != nil {
 		if alphabet != 0 && alphabet != q.K() {
-			return nil, fmt.Errorf("%w: alphabet %d differs from the quantizer's %d centroids per subspace (leave the alphabet unset)", ErrInput, alphabet, q.K())
+			return nil, fmt.Errorf("%w: alphabet %d differs from the quantizer's %d centroids per subspace (leave the alphabet unset)", wmzip.ErrInput, alphabet, q.K())
 		}
 		alphabet = q.K()
 	}
@@ -132,7 +123,7 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 		return nil, err
 	}
 	if q != nil {
-		if m, err = m.WithSection(quantizerSection, qb); err != nil {
+		if m, err = m.WithSection(gate.QuantizerTag, qb); err != nil {
 			return nil, err
 		}
 		if quality.Vectors > 0 {
@@ -146,13 +137,17 @@ func Train(ctx context.Context, eps []Episode, opts ...TrainOption) (*Codec, err
 			return nil, err
 		}
 	}
-	return &Codec{m: m, q: q}, nil
+	codec, err := hook.NewCodec(m)
+	if err != nil {
+		return nil, err
+	}
+	return codec.(*wmzip.Codec), nil
 }
 
 // recentStates returns the last limit states of eps (WithMaxStates): eps
 // itself when they hold no more, else a copy of what is kept, cut at an
 // episode's start if need be (copied).
-func recentStates(eps []Episode, limit int) (kept []Episode, copied bool, err error) {
+func recentStates(eps []wmzip.Episode, limit int) (kept []wmzip.Episode, copied bool, err error) {
 	first, cut, total := len(eps), 0, 0
 	for first > 0 && total < limit {
 		first--
@@ -166,22 +161,22 @@ func recentStates(eps []Episode, limit int) (kept []Episode, copied bool, err er
 	if first == 0 && cut == 0 {
 		return eps, false, nil
 	}
-	out := make([]Episode, 0, len(eps)-first)
+	out := make([]wmzip.Episode, 0, len(eps)-first)
 	for i := first; i < len(eps); i++ {
 		e := eps[i]
 		from := 0
 		if i == first {
 			from = cut
 		}
-		t, s := len(e.Actions), e.slots()
+		t, s := len(e.Actions), slotsOf(&e)
 		if t == 0 {
-			out = append(out, Episode{Slots: e.Slots})
+			out = append(out, wmzip.Episode{Slots: e.Slots})
 			continue
 		}
 		if e.Codes != nil && len(e.Codes)%(t*s) != 0 || e.Obs != nil && len(e.Obs)%(t*s) != 0 {
-			return nil, false, fmt.Errorf("%w: episode %d: its arrays do not hold %d states of %d slots", ErrInput, i, t, s)
+			return nil, false, fmt.Errorf("%w: episode %d: its arrays do not hold %d states of %d slots", wmzip.ErrInput, i, t, s)
 		}
-		k := Episode{Slots: e.Slots, Actions: slices.Clone(e.Actions[from:])}
+		k := wmzip.Episode{Slots: e.Slots, Actions: slices.Clone(e.Actions[from:])}
 		if e.Codes != nil {
 			k.Codes = slices.Clone(e.Codes[len(e.Codes)/t*from:])
 		}
@@ -198,27 +193,27 @@ func recentStates(eps []Episode, limit int) (kept []Episode, copied bool, err er
 // episodes the gate holds out (hold), or, when there are none, the last
 // eighth of the states. It returns the quantizer and its quality on the
 // states held out (none measured when there are too few states).
-func trainQuantizer(eps []Episode, idx []int, hold int, c trainConfig) (*opq.Quantizer, opq.Quality, error) {
+func trainQuantizer(eps []wmzip.Episode, idx []int, hold int, c config) (*opq.Quantizer, opq.Quality, error) {
 	dim := 0
 	var parts, held [][]float32
 	total := 0
 	for _, i := range idx {
 		e := &eps[i]
-		n := len(e.Actions) * e.slots()
+		n := len(e.Actions) * slotsOf(e)
 		if n == 0 {
 			continue
 		}
 		if len(e.Obs)%n != 0 {
-			return nil, opq.Quality{}, fmt.Errorf("%w: episode %d: %d observation values for %d states of %d slots", ErrInput, i, len(e.Obs), len(e.Actions), e.slots())
+			return nil, opq.Quality{}, fmt.Errorf("%w: episode %d: %d observation values for %d states of %d slots", wmzip.ErrInput, i, len(e.Obs), len(e.Actions), slotsOf(e))
 		}
 		d := len(e.Obs) / n
-		if err := checkFinite(e.Obs, e.slots(), d, 0, fmt.Sprintf("episode %d", i), nil); err != nil {
+		if err := check.Finite(e.Obs, slotsOf(e), d, 0, fmt.Sprintf("episode %d", i), nil); err != nil {
 			return nil, opq.Quality{}, err
 		}
 		if dim == 0 {
 			dim = d
 		} else if d != dim {
-			return nil, opq.Quality{}, fmt.Errorf("%w: observation dimension %d differs from %d", ErrInput, d, dim)
+			return nil, opq.Quality{}, fmt.Errorf("%w: observation dimension %d differs from %d", wmzip.ErrInput, d, dim)
 		}
 		if i >= len(eps)-hold {
 			held = append(held, e.Obs)
@@ -234,7 +229,7 @@ func trainQuantizer(eps []Episode, idx []int, hold int, c trainConfig) (*opq.Qua
 		if total >= minHeldStates*8 {
 			keep := total - total/8 // states trained on
 			for _, p := range all {
-				states := len(p) / dim / max(eps[idx[0]].slots(), 1)
+				states := len(p) / dim / max(slotsOf(&eps[idx[0]]), 1)
 				per := len(p) / max(states, 1)
 				switch {
 				case keep >= states:
@@ -256,7 +251,7 @@ func trainQuantizer(eps []Episode, idx []int, hold int, c trainConfig) (*opq.Qua
 	if c.progress != nil {
 		cfg.Progress = func(stage string, done, total int) { c.progress("quantizer "+stage, done, total) }
 	}
-	q, err := opq.Train(vecs, cfg)
+	q, err := Quantizer(vecs, cfg)
 	if err != nil {
 		return nil, opq.Quality{}, err
 	}
@@ -283,32 +278,32 @@ const minHeldStates = 4
 // trainGeometry checks that every episode has one state shape and returns
 // it (K from the codes unless alphabet is set) with the episodes as the
 // world model trains on them.
-func trainGeometry(eps []Episode, codes [][]uint16, alphabet int) (wm.Geometry, []wm.Episode, error) {
+func trainGeometry(eps []wmzip.Episode, codes [][]uint16, alphabet int) (wm.Geometry, []wm.Episode, error) {
 	var g wm.Geometry
 	out := make([]wm.Episode, len(eps))
 	for i := range eps {
 		e := &eps[i]
-		s := e.slots()
+		s := slotsOf(e)
 		n := len(e.Actions) * s
 		if n == 0 {
 			out[i] = wm.Episode{Actions: e.Actions}
 			continue
 		}
 		if len(codes[i])%n != 0 {
-			return g, nil, fmt.Errorf("%w: episode %d: %d codes for %d states of %d slots", ErrInput, i, len(codes[i]), len(e.Actions), s)
+			return g, nil, fmt.Errorf("%w: episode %d: %d codes for %d states of %d slots", wmzip.ErrInput, i, len(codes[i]), len(e.Actions), s)
 		}
 		gi := wm.Geometry{S: s, M: len(codes[i]) / n, K: Alphabet(codes[i])}
 		if g.S == 0 {
 			g = gi
 		} else {
 			if gi.S != g.S || gi.M != g.M {
-				return g, nil, fmt.Errorf("%w: episode %d: codes shape %dx%d differs from %dx%d", ErrInput, i, gi.S, gi.M, g.S, g.M)
+				return g, nil, fmt.Errorf("%w: episode %d: codes shape %dx%d differs from %dx%d", wmzip.ErrInput, i, gi.S, gi.M, g.S, g.M)
 			}
 			g.K = max(g.K, gi.K)
 		}
 		if alphabet != 0 {
 			if gi.K > alphabet {
-				return g, nil, fmt.Errorf("%w: episode %d: codes reach %d, above the alphabet %d", ErrInput, i, gi.K-1, alphabet)
+				return g, nil, fmt.Errorf("%w: episode %d: codes reach %d, above the alphabet %d", wmzip.ErrInput, i, gi.K-1, alphabet)
 			}
 			g.K = alphabet
 		}
@@ -317,8 +312,8 @@ func trainGeometry(eps []Episode, codes [][]uint16, alphabet int) (wm.Geometry, 
 	return g, out, nil
 }
 
-// Alphabet is the K Train picks for codes when WithAlphabet is not given: the smallest power of two
-// above the largest code, at least 2.
+// Alphabet is the K Codec picks for codes when WithAlphabet is not given:
+// the smallest power of two above the largest code, at least 2.
 func Alphabet(c []uint16) int {
 	m := 0
 	for _, v := range c {
@@ -343,10 +338,10 @@ func gateParams(g wm.Geometry, q *opq.Quantizer, eps []wm.Episode, hold int, gop
 		return nil, nil
 	}
 	if hold >= len(eps) {
-		return nil, fmt.Errorf("%w: gate holdout %d leaves no training episode of %d", ErrInput, hold, len(eps))
+		return nil, fmt.Errorf("%w: gate holdout %d leaves no training episode of %d", wmzip.ErrInput, hold, len(eps))
 	}
 	if gopt.Weights != nil && len(gopt.Weights) != g.N() {
-		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", ErrInput, len(gopt.Weights), g.N())
+		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", wmzip.ErrInput, len(gopt.Weights), g.N())
 	}
 	opt.NoFile = true
 	calib, err := wm.Train(g, eps[:len(eps)-hold], opt)
@@ -440,3 +435,6 @@ func joinFloats(parts [][]float32) []float32 {
 	}
 	return out
 }
+
+// slotsOf returns an episode's slot vectors per state.
+func slotsOf(e *wmzip.Episode) int { return max(e.Slots, 1) }

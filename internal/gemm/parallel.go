@@ -1,4 +1,4 @@
-package opq
+package gemm
 
 import (
 	"runtime"
@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// parallelFor runs fn(worker, task) for task in [0, tasks) on up to threads
+// Parallel runs fn(worker, task) for task in [0, tasks) on up to threads
 // goroutines. Tasks are taken dynamically, so fn must write only to outputs
 // owned by its task; results then do not depend on scheduling.
-func parallelFor(threads, tasks int, fn func(worker, task int)) {
+func Parallel(threads, tasks int, fn func(worker, task int)) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
@@ -38,9 +38,9 @@ func parallelFor(threads, tasks int, fn func(worker, task int)) {
 	wg.Wait()
 }
 
-// progressFunc reports progress from several goroutines through one
+// Progress reports progress from several goroutines through one
 // callback, serialized, with a monotone done count.
-type progressFunc struct {
+type Progress struct {
 	mu    sync.Mutex
 	fn    func(stage string, done, total int)
 	stage string
@@ -48,15 +48,15 @@ type progressFunc struct {
 	total int
 }
 
-func newProgress(fn func(string, int, int), stage string, total int) *progressFunc {
-	p := &progressFunc{fn: fn, stage: stage, total: total}
+func NewProgress(fn func(string, int, int), stage string, total int) *Progress {
+	p := &Progress{fn: fn, stage: stage, total: total}
 	if fn != nil {
 		fn(stage, 0, total)
 	}
 	return p
 }
 
-func (p *progressFunc) add(n int) {
+func (p *Progress) Add(n int) {
 	if p == nil || p.fn == nil {
 		return
 	}

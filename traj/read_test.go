@@ -1,4 +1,4 @@
-package wmzip
+package traj
 
 import (
 	"archive/zip"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
 )
 
@@ -39,17 +40,17 @@ func TestReadTrainingEpisodesTail(t *testing.T) {
 		write("c.npz", 15, 6, []int64{0, 4}, "uint8"),
 	}
 	for _, keep := range []int{1, 3, 6, 7, 9, 12, 16, 21, 0, 40} {
-		got, err := ReadTrainingEpisodes(paths, false, keep)
+		got, err := ReadTraining(paths, false, keep)
 		if err != nil {
 			t.Fatalf("keep %d: %v", keep, err)
 		}
-		all, err := ReadTrainingEpisodes(paths, false, 0)
+		all, err := ReadTraining(paths, false, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := all
 		if keep > 0 {
-			want, _, _ = recentStates(all, keep)
+			want = lastStates(all, keep)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("keep %d: %d episodes, want %d", keep, len(got), len(want))
@@ -75,16 +76,16 @@ func TestReadTrainingEpisodesTail(t *testing.T) {
 	if err := npz.WriteTrajectory(obsPath, otr); err != nil {
 		t.Fatal(err)
 	}
-	allObs, err := ReadTrainingEpisodes([]string{obsPath}, true, 0)
+	allObs, err := ReadTraining([]string{obsPath}, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, keep := range []int{2, 5, 8} {
-		got, err := ReadTrainingEpisodes([]string{obsPath}, true, keep)
+		got, err := ReadTraining([]string{obsPath}, true, keep)
 		if err != nil {
 			t.Fatalf("obs, keep %d: %v", keep, err)
 		}
-		want, _, _ := recentStates(allObs, keep)
+		want := lastStates(allObs, keep)
 		if len(got) != len(want) {
 			t.Fatalf("obs, keep %d: %d episodes, want %d", keep, len(got), len(want))
 		}
@@ -94,7 +95,7 @@ func TestReadTrainingEpisodesTail(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ReadTrainingEpisodes([]string{filepath.Join(dir, "none.npz")}, false, 3); err == nil {
+	if _, err := ReadTraining([]string{filepath.Join(dir, "none.npz")}, false, 3); err == nil {
 		t.Error("a missing file gave no error")
 	}
 	bad := filepath.Join(dir, "bad.npz")
@@ -104,7 +105,7 @@ func TestReadTrainingEpisodesTail(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadTrainingEpisodes([]string{bad}, false, 2); !errors.Is(err, npz.ErrContract) {
+	if _, err := ReadTraining([]string{bad}, false, 2); !errors.Is(err, npz.ErrContract) {
 		t.Errorf("episode start beyond the file: %v, want npz.ErrContract", err)
 	}
 }
@@ -138,7 +139,30 @@ func TestReadTrainingEpisodesHugeState(t *testing.T) {
 	if err := os.WriteFile(p, zb.Bytes(), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadTrainingEpisodes([]string{p}, false, 2); err == nil || !strings.Contains(err.Error(), "99999999") {
+	if _, err := ReadTraining([]string{p}, false, 2); err == nil || !strings.Contains(err.Error(), "99999999") {
 		t.Errorf("a state larger than its file: %v, want an error naming the shape", err)
 	}
+}
+
+// lastStates returns the last limit states of eps: whole episodes, and
+// the end of the one the limit cuts (what train.WithMaxStates keeps).
+func lastStates(eps []wmzip.Episode, limit int) []wmzip.Episode {
+	var out []wmzip.Episode
+	for i := len(eps) - 1; i >= 0 && limit > 0; i-- {
+		e := eps[i]
+		n := len(e.Actions)
+		if cut := n - limit; cut > 0 {
+			e.Actions = e.Actions[cut:]
+			if e.Codes != nil {
+				e.Codes = e.Codes[cut*(len(e.Codes)/n):]
+			}
+			if e.Obs != nil {
+				e.Obs = e.Obs[cut*(len(e.Obs)/n):]
+			}
+			n = limit
+		}
+		out = append([]wmzip.Episode{e}, out...)
+		limit -= n
+	}
+	return out
 }

@@ -1,6 +1,10 @@
-package wmzip
+package main
 
-import "github.com/wmzip/wmzip/format"
+import (
+	"math"
+
+	"github.com/wmzip/wmzip/format"
+)
 
 // Description summarizes a .wmz file from its header and index alone (no
 // model needed): sizes, rates, mode and model. It is what `wmzip info`
@@ -49,7 +53,7 @@ type Description struct {
 }
 
 // Describe summarizes the file called name whose header and index are h
-// and in (format.ReadInfo, or File.Format().Header() and File.Info()).
+// and in (format.ReadInfo, or a File's container header and Info).
 func Describe(name string, h format.Header, in format.Info) Description {
 	st := float64(max(in.States, 1))
 	noModel := in.FileBytes - in.ModelBytes
@@ -60,7 +64,7 @@ func Describe(name string, h format.Header, in format.Info) Description {
 		BitsPerState:        float64(noModel) * 8 / st,
 		PayloadBitsPerState: float64(in.PayloadBytes) * 8 / st,
 		IdealBitsPerState:   in.IdealBits() / st,
-		RawBitsPerState:     RawBits(h.Geom),
+		RawBitsPerState:     h.Geom.RawBits(),
 		RetainedFraction:    float64(in.Retained) / float64(max(in.States, 1)*int64(h.Geom.N())),
 		Lossless:            h.Lossless(),
 		ModelID:             in.ModelID.String(), ModelEmbedded: in.Embedded, ModelBytes: in.ModelBytes,
@@ -84,10 +88,10 @@ func Describe(name string, h format.Header, in format.Info) Description {
 		j.Lambda = float64(h.Lambda) / 65536
 	}
 	for _, l := range in.Levels {
-		if l == format.LambdaLossless {
+		if math.IsInf(l, 1) {
 			j.Levels = append(j.Levels, "inf")
 		} else {
-			j.Levels = append(j.Levels, float64(l)/65536)
+			j.Levels = append(j.Levels, l)
 		}
 	}
 	if in.States == 0 {

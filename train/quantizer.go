@@ -1,4 +1,4 @@
-package opq
+package train
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"runtime"
 
 	"github.com/viterin/vek/vek32"
+	"github.com/wmzip/wmzip/internal/gemm"
+	"github.com/wmzip/wmzip/opq"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -17,17 +19,20 @@ const (
 	innerLloyd = 4
 )
 
-// Train learns a quantizer from vectors, n rows of cfg.Dim values, or
-// [n][Slots][Dim] values when cfg.PerSlot is set.
-func Train(vectors []float32, cfg Config) (*Quantizer, error) {
+// Quantizer learns an OPQ quantizer from vectors, n rows of cfg.Dim
+// values, or [n][Slots][Dim] values when cfg.PerSlot is set: a rotation
+// started from PCA and refined by Procrustes steps between k-means runs,
+// and the codebooks of its subspaces. The result depends only on the
+// vectors and cfg, not on cfg.Threads.
+func Quantizer(vectors []float32, cfg opq.Config) (*opq.Quantizer, error) {
 	cfg = withDefaults(cfg)
-	if err := checkGeometry(cfg.Dim, cfg.M, cfg.K); err != nil {
+	if err := opq.CheckGeometry(cfg.Dim, cfg.M, cfg.K); err != nil {
 		return nil, err
 	}
 	books := 1
 	if cfg.PerSlot {
-		if cfg.Slots < 1 || cfg.Slots > MaxSlots {
-			return nil, fmt.Errorf("opq: PerSlot needs Slots in 1..%d, got %d", MaxSlots, cfg.Slots)
+		if cfg.Slots < 1 || cfg.Slots > opq.MaxSlots {
+			return nil, fmt.Errorf("opq: PerSlot needs Slots in 1..%d, got %d", opq.MaxSlots, cfg.Slots)
 		}
 		books = cfg.Slots
 	}
@@ -43,8 +48,8 @@ func Train(vectors []float32, cfg Config) (*Quantizer, error) {
 	if ns < cfg.K {
 		return nil, fmt.Errorf("opq: train: %d training vectors for K=%d centroids", ns, cfg.K)
 	}
-	out := make([]book, books)
-	for bi := range out {
+	rot, cent := make([][]float32, books), make([][]float32, books)
+	for bi := range rot {
 		x := sampleRows(vectors, n, ns, stride, bi*cfg.Dim, cfg.Dim)
 		for _, v := range x {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -55,31 +60,34 @@ func Train(vectors []float32, cfg Config) (*Quantizer, error) {
 		if books > 1 {
 			t.stage = fmt.Sprintf("slot %d: ", bi)
 		}
-		out[bi] = t.run()
+		rot[bi], cent[bi] = t.run()
 	}
-	q := newQuantizer(cfg.Dim, cfg.M, cfg.K, out)
-	q.threads = cfg.Threads
+	q, err := opq.New(cfg.Dim, cfg.M, cfg.K, rot, cent)
+	if err != nil {
+		return nil, err
+	}
+	q.SetThreads(cfg.Threads)
 	return q, nil
 }
 
-func withDefaults(c Config) Config {
+func withDefaults(c opq.Config) opq.Config {
 	if c.Dim == 0 {
-		c.Dim = DefaultDim
+		c.Dim = opq.DefaultDim
 	}
 	if c.M == 0 {
-		c.M = DefaultM
+		c.M = opq.DefaultM
 	}
 	if c.K == 0 {
-		c.K = DefaultK
+		c.K = opq.DefaultK
 	}
 	if c.Iters <= 0 {
-		c.Iters = DefaultIters
+		c.Iters = opq.DefaultIters
 	}
 	if c.OPQIters == 0 {
-		c.OPQIters = DefaultOPQIters
+		c.OPQIters = opq.DefaultOPQIters
 	}
 	if c.Sample == 0 {
-		c.Sample = DefaultSample
+		c.Sample = opq.DefaultSample
 	}
 	if c.Threads <= 0 {
 		c.Threads = runtime.GOMAXPROCS(0)
@@ -101,12 +109,16 @@ func sampleRows(v []float32, n, ns, stride, off, dim int) []float32 {
 	return x
 }
 
+// batch is the number of rows one task of the rotation and of k-means
+// handles.
+const batch = 256
+
 // pcaBlock is the number of rows whose covariance is formed at once.
 const pcaBlock = 4096
 
 // trainer holds one book's training state.
 type trainer struct {
-	cfg   Config
+	cfg   opq.Config
 	n     int
 	x     []float32 // n x dim training vectors
 	seed  uint64
@@ -118,7 +130,7 @@ type trainer struct {
 	codes []uint16  // n x M
 }
 
-func (t *trainer) run() book {
+func (t *trainer) run() (rot, cent []float32) {
 	dim, m, k := t.cfg.Dim, t.cfg.M, t.cfg.K
 	dsub := dim / m
 	if t.cfg.OPQIters < 0 {
@@ -130,11 +142,11 @@ func (t *trainer) run() book {
 		t.rot = t.pcaRotation()
 	}
 	t.cent = make([]float32, m*k*dsub)
-	t.y = make([]float32, t.n*padTo16(dim))
+	t.y = make([]float32, t.n*gemm.PadTo16(dim))
 	t.codes = make([]uint16, t.n*m)
 
 	iters := max(t.cfg.OPQIters, 0)
-	prog := newProgress(t.cfg.Progress, t.stage+"opq", iters)
+	prog := gemm.NewProgress(t.cfg.Progress, t.stage+"opq", iters)
 	for it := 0; it < iters; it++ {
 		t.rotate()
 		if it == 0 {
@@ -145,29 +157,29 @@ func (t *trainer) run() book {
 		}
 		t.assign()
 		t.procrustes()
-		prog.add(1)
+		prog.Add(1)
 	}
 	t.rotate()
 	if iters == 0 {
 		t.initCentroids()
 	}
-	prog = newProgress(t.cfg.Progress, t.stage+"kmeans", t.cfg.Iters)
+	prog = gemm.NewProgress(t.cfg.Progress, t.stage+"kmeans", t.cfg.Iters)
 	for it := 0; it < t.cfg.Iters; it++ {
 		t.lloyd(1)
-		prog.add(1)
+		prog.Add(1)
 	}
-	return book{rot: t.rot, cent: t.cent}
+	return t.rot, t.cent
 }
 
 // rotate computes y = x·rotᵀ.
 func (t *trainer) rotate() {
-	dim, dimPad := t.cfg.Dim, padTo16(t.cfg.Dim)
-	p := packCols(t.rot, dim, dim, dim)
+	dim, dimPad := t.cfg.Dim, gemm.PadTo16(t.cfg.Dim)
+	p := gemm.PackCols(t.rot, dim, dim, dim)
 	tasks := (t.n + batch - 1) / batch
-	parallelFor(t.cfg.Threads, tasks, func(_, ti int) {
+	gemm.Parallel(t.cfg.Threads, tasks, func(_, ti int) {
 		r0 := ti * batch
 		rows := min(batch, t.n-r0)
-		gemm(t.y[r0*dimPad:], dimPad, t.x[r0*dim:], dim, rows, p, nil)
+		gemm.Gemm(t.y[r0*dimPad:], dimPad, t.x[r0*dim:], dim, rows, p, nil)
 	})
 }
 
@@ -178,7 +190,7 @@ func (t *trainer) rotate() {
 func (t *trainer) pcaRotation() []float32 {
 	dim, n, m := t.cfg.Dim, t.n, t.cfg.M
 	dsub := dim / m
-	prog := newProgress(t.cfg.Progress, t.stage+"pca", 1)
+	prog := gemm.NewProgress(t.cfg.Progress, t.stage+"pca", 1)
 	mean := make([]float64, dim)
 	for i := 0; i < n; i++ {
 		for j, v := range t.x[i*dim : (i+1)*dim] {
@@ -195,7 +207,7 @@ func (t *trainer) pcaRotation() []float32 {
 	blk := min(n, pcaBlock)
 	xt := make([]float32, dim*blk)
 	xc := make([]float32, blk*dim)
-	dimPad := padTo16(dim)
+	dimPad := gemm.PadTo16(dim)
 	cov := make([]float32, dim*dimPad)
 	sum := make([]float64, dim*dim)
 	const rowsPerTask = 16
@@ -208,10 +220,10 @@ func (t *trainer) pcaRotation() []float32 {
 				xt[j*b+i] = v
 			}
 		}
-		p := packRows(xc[:b*dim], b, dim, dim)
-		parallelFor(t.cfg.Threads, (dim+rowsPerTask-1)/rowsPerTask, func(_, ti int) {
+		p := gemm.PackRows(xc[:b*dim], b, dim, dim)
+		gemm.Parallel(t.cfg.Threads, (dim+rowsPerTask-1)/rowsPerTask, func(_, ti int) {
 			q0 := ti * rowsPerTask
-			gemm(cov[q0*dimPad:], dimPad, xt[q0*b:], b, min(rowsPerTask, dim-q0), p, nil)
+			gemm.Gemm(cov[q0*dimPad:], dimPad, xt[q0*b:], b, min(rowsPerTask, dim-q0), p, nil)
 		})
 		for i := 0; i < dim; i++ {
 			for j, c := range cov[i*dimPad : i*dimPad+dim] {
@@ -231,7 +243,7 @@ func (t *trainer) pcaRotation() []float32 {
 		for i := 0; i < dim; i++ {
 			rot[i*dim+i] = 1
 		}
-		prog.add(1)
+		prog.Add(1)
 		return rot
 	}
 	vals := eig.Values(nil) // ascending
@@ -266,7 +278,7 @@ func (t *trainer) pcaRotation() []float32 {
 			}
 		}
 	}
-	prog.add(1)
+	prog.Add(1)
 	return rot
 }
 
@@ -277,12 +289,12 @@ const initPointsPerCentroid = 128
 
 // initCentroids seeds each subspace's codebook by k-means++.
 func (t *trainer) initCentroids() {
-	m, k, dsub, dimPad := t.cfg.M, t.cfg.K, t.cfg.Dim/t.cfg.M, padTo16(t.cfg.Dim)
+	m, k, dsub, dimPad := t.cfg.M, t.cfg.K, t.cfg.Dim/t.cfg.M, gemm.PadTo16(t.cfg.Dim)
 	np := t.n
 	if int64(np) > int64(initPointsPerCentroid)*int64(k) {
 		np = initPointsPerCentroid * k
 	}
-	parallelFor(t.cfg.Threads, m, func(_, s int) {
+	gemm.Parallel(t.cfg.Threads, m, func(_, s int) {
 		rng := rand.New(rand.NewPCG(t.seed, uint64(s)))
 		cent := t.cent[s*k*dsub : (s+1)*k*dsub]
 		d2 := make([]float64, np)
@@ -343,8 +355,8 @@ func (t *trainer) lloyd(iters int) { t.lloydSteps(iters) }
 // lloydSteps assigns and updates each subspace iters times; with iters 0 it
 // only assigns.
 func (t *trainer) lloydSteps(iters int) {
-	m, k, dsub, dimPad, kPad := t.cfg.M, t.cfg.K, t.cfg.Dim/t.cfg.M, padTo16(t.cfg.Dim), padTo16(t.cfg.K)
-	parallelFor(t.cfg.Threads, m, func(_, s int) {
+	m, k, dsub, dimPad, kPad := t.cfg.M, t.cfg.K, t.cfg.Dim/t.cfg.M, gemm.PadTo16(t.cfg.Dim), gemm.PadTo16(t.cfg.K)
+	gemm.Parallel(t.cfg.Threads, m, func(_, s int) {
 		cent := t.cent[s*k*dsub : (s+1)*k*dsub]
 		dots := make([]float32, batch*kPad)
 		sums := make([]float64, k*dsub)
@@ -365,12 +377,12 @@ func (t *trainer) lloydSteps(iters int) {
 			for j := k; j < kPad; j++ {
 				norms[j] = float32(math.Inf(1))
 			}
-			p := packCols(scaled, k, dsub, dsub)
+			p := gemm.PackCols(scaled, k, dsub, dsub)
 			for r0 := 0; r0 < t.n; r0 += batch {
 				rows := min(batch, t.n-r0)
-				gemm(dots, kPad, t.y[r0*dimPad+s*dsub:], dimPad, rows, p, norms)
+				gemm.Gemm(dots, kPad, t.y[r0*dimPad+s*dsub:], dimPad, rows, p, norms)
 				for i := 0; i < rows; i++ {
-					t.codes[(r0+i)*m+s] = uint16(argmin(dots[i*kPad : i*kPad+k]))
+					t.codes[(r0+i)*m+s] = uint16(gemm.Argmin(dots[i*kPad : i*kPad+k]))
 				}
 			}
 			if it == iters {
@@ -439,7 +451,7 @@ func (t *trainer) procrustes() {
 	dim, m, k := t.cfg.Dim, t.cfg.M, t.cfg.K
 	dsub := dim / m
 	g := mat.NewDense(dim, dim, nil)
-	parallelFor(t.cfg.Threads, m, func(_, s int) {
+	gemm.Parallel(t.cfg.Threads, m, func(_, s int) {
 		sums := make([]float32, k*dim)
 		for i := 0; i < t.n; i++ {
 			c := int(t.codes[i*m+s])

@@ -1,9 +1,11 @@
-package wmzip
+package train
 
 import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/wmzip/wmzip"
 )
 
 func TestJoinFloats(t *testing.T) {
@@ -26,15 +28,15 @@ func TestJoinFloats(t *testing.T) {
 }
 
 func TestRecentStates(t *testing.T) {
-	ep := func(t0, n int) Episode {
-		e := Episode{Slots: 2}
+	ep := func(t0, n int) wmzip.Episode {
+		e := wmzip.Episode{Slots: 2}
 		for i := range n {
 			e.Actions = append(e.Actions, int64(t0+i))
 			e.Codes = append(e.Codes, uint16(t0+i), uint16(t0+i))
 		}
 		return e
 	}
-	eps := []Episode{ep(0, 3), {}, ep(3, 4), ep(7, 2)}
+	eps := []wmzip.Episode{ep(0, 3), {}, ep(3, 4), ep(7, 2)}
 	if got, copied, err := recentStates(eps, 9); err != nil || copied || &got[0] != &eps[0] {
 		t.Fatalf("a bound that does not bind must keep the episodes: %v", err)
 	}
@@ -55,7 +57,7 @@ func TestRecentStates(t *testing.T) {
 	if eps[3].Codes[0] != 7 {
 		t.Error("kept episodes share the caller's arrays")
 	}
-	if _, _, err := recentStates([]Episode{{Actions: []int64{0, 1}, Codes: []uint16{1, 2, 3}}}, 1); !errors.Is(err, ErrInput) {
-		t.Errorf("codes that make no states: %v, want ErrInput", err)
+	if _, _, err := recentStates([]wmzip.Episode{{Actions: []int64{0, 1}, Codes: []uint16{1, 2, 3}}}, 1); !errors.Is(err, wmzip.ErrInput) {
+		t.Errorf("codes that make no states: %v, want wmzip.ErrInput", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build noasm || !amd64
 
-package opq
+package gemm
 
 const (
 	useAsm    = false
@@ -8,9 +8,9 @@ const (
 )
 
 func kern4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int) {
-	panic("opq: kernel without assembly")
+	panic("gemm: kernel without assembly")
 }
 
 func kern8x16z(a *float32, lda int, b *float32, k int, c *float32, ldc int) {
-	panic("opq: kernel without assembly")
+	panic("gemm: kernel without assembly")
 }
