@@ -22,6 +22,7 @@ import (
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/policy"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"
@@ -287,7 +288,7 @@ func relMSE(a, b []float32) float64 {
 
 // run encodes the test episodes under one policy and knob, decodes the file
 // and measures it. pol "" is lossless.
-func (s *RDSetup) run(pol gate.Policy, knob uint32) (*RDPoint, error) {
+func (s *RDSetup) run(pol policy.Policy, knob uint32) (*RDPoint, error) {
 	g := s.m.Geom
 	n := g.N()
 	pt := &RDPoint{Policy: string(pol), States: s.states, mask: make([]bool, s.states*n)}
@@ -299,7 +300,7 @@ func (s *RDSetup) run(pol gate.Policy, knob uint32) (*RDPoint, error) {
 		for i := range pt.mask {
 			pt.mask[i] = true
 		}
-	} else if pol == gate.PolicyRule {
+	} else if pol == policy.Rule {
 		// The normative rule, its decisions recorded: one Decider, so the
 		// chunks are coded on one goroutine.
 		d := s.p.Rule(knob).NewDecider()
@@ -310,7 +311,7 @@ func (s *RDSetup) run(pol gate.Policy, knob uint32) (*RDPoint, error) {
 		}
 		opts = append(opts, format.WithRetainRule(knob, rec), format.WithThreads(1))
 	} else {
-		rule := s.p.Baseline(pol, knob)
+		rule := policy.Retain(s.p, pol, knob)
 		if rule == nil {
 			return nil, fmt.Errorf("unknown policy %q", pol)
 		}
@@ -510,11 +511,11 @@ func (s *RDSetup) copyFill(pt *RDPoint) []uint16 {
 // coarseKnobs lists a policy's first knob values, from keeping most to
 // keeping least: λ for the λ rules, the entropy threshold in bits for
 // Uncertainty, the omitted fraction for Random.
-func coarseKnobs(pol gate.Policy) []float64 {
+func coarseKnobs(pol policy.Policy) []float64 {
 	switch pol {
-	case gate.PolicyRandom:
+	case policy.Random:
 		return []float64{0.02, 0.1, 0.3, 0.5, 0.7, 0.9}
-	case gate.PolicyUncertainty:
+	case policy.Uncertainty:
 		return []float64{1.0 / 64, 1.0 / 16, 0.25, 0.5, 1, 2, 4}
 	}
 	var v []float64
@@ -525,11 +526,11 @@ func coarseKnobs(pol gate.Policy) []float64 {
 }
 
 // knobValue turns a knob into the policy's integer parameter.
-func knobValue(pol gate.Policy, x float64) uint32 {
+func knobValue(pol policy.Policy, x float64) uint32 {
 	switch pol {
-	case gate.PolicyRandom:
+	case policy.Random:
 		return uint32(math.Min(x*(1<<32), math.MaxUint32))
-	case gate.PolicyUncertainty:
+	case policy.Uncertainty:
 		return uint32(math.Round(x * 256))
 	}
 	l, _ := gate.LambdaFixed(x)
@@ -538,8 +539,8 @@ func knobValue(pol gate.Policy, x float64) uint32 {
 
 // midKnob is the knob between two: geometric for λ and entropy, arithmetic
 // for a fraction.
-func midKnob(pol gate.Policy, a, b float64) float64 {
-	if pol == gate.PolicyRandom {
+func midKnob(pol policy.Policy, a, b float64) float64 {
+	if pol == policy.Random {
 		return (a + b) / 2
 	}
 	return math.Sqrt(a * b)
@@ -561,7 +562,7 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 	rep.Points = append(rep.Points, ll)
 	logf("lossless: %.1f bits/state", ll.BitsPerState)
 	curves := map[string][]*RDPoint{}
-	for _, pol := range gate.Policies {
+	for _, pol := range policy.All() {
 		if s.only != nil && !s.only[string(pol)] {
 			continue
 		}
@@ -622,7 +623,7 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 		// quote: bisect the knob interval that straddles it down to an
 		// eighth of an octave.
 		for range 8 {
-			if pol != gate.PolicyRule {
+			if pol != policy.Rule {
 				break
 			}
 			sort.Slice(pts, func(a, b int) bool { return pts[a].Knob < pts[b].Knob })
@@ -642,7 +643,7 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 	if ll.DecodeEqual != ll.States {
 		rep.AllDecodesOK = false
 	}
-	rule := string(gate.PolicyRule)
+	rule := string(policy.Rule)
 	// The rule's cheapest point with mean slot cosine ≥ 0.99, and its rate
 	// at 0.99 interpolated between the points of neighbouring λ.
 	for _, pt := range curves[rule] {
@@ -664,7 +665,7 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 	// interpolated along its lower frontier (lossless included).
 	fronts := map[string][]*RDPoint{}
 	lo, hi := 0.0, math.Inf(1)
-	if len(curves) < len(gate.Policies) {
+	if len(curves) < len(policy.All()) {
 		return rep, nil
 	}
 	for name, c := range curves {
@@ -679,10 +680,10 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 			continue
 		}
 		mt := RDMatched{Distortion: d, Bits: map[string]float64{}, Overhead: map[string]float64{}}
-		for _, pol := range gate.Policies {
+		for _, pol := range policy.All() {
 			mt.Bits[string(pol)] = rateAt(fronts[string(pol)], d)
 		}
-		for _, pol := range gate.Policies {
+		for _, pol := range policy.All() {
 			mt.Overhead[string(pol)] = mt.Bits[string(pol)]/mt.Bits[rule] - 1
 		}
 		rep.Matched = append(rep.Matched, mt)
@@ -690,7 +691,7 @@ func (s *RDSetup) Sweep(quick bool, logf func(string, ...any)) (*RDReport, error
 	// Mean overheads over all matched points, and over the useful range
 	// (distortion ≤ usefulMax: reconstructions still close to the lossless).
 	rep.UsefulMax, rep.UsefulOver = usefulMax, map[string]float64{}
-	for _, pol := range gate.Policies {
+	for _, pol := range policy.All() {
 		var sum, su float64
 		nu := 0
 		for _, mt := range rep.Matched {
@@ -787,23 +788,23 @@ func PrintRD(w io.Writer, rep *RDReport) {
 	fmt.Fprintf(w, "%s: %d test states, %dx%d K=%d; lossless %.1f bits/state (raw %.0f)\n", rep.Info.Input, rep.Info.TestStates,
 		rep.Info.Slots, rep.Info.Subspaces, rep.Info.Alphabet, rep.LosslessBits, rep.RawBits)
 	fmt.Fprintf(w, "%s\n\nrate at matched distortion (bits/state):\n%-10s", rep.Info.Space, "distortion")
-	for _, pol := range gate.Policies {
+	for _, pol := range policy.All() {
 		fmt.Fprintf(w, " %12s", pol)
 	}
 	fmt.Fprintln(w)
 	for _, mt := range rep.Matched {
 		fmt.Fprintf(w, "%-10.5f", mt.Distortion)
-		for _, pol := range gate.Policies {
+		for _, pol := range policy.All() {
 			fmt.Fprintf(w, " %12.1f", mt.Bits[string(pol)])
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%-10s", "mean over")
-	for _, pol := range gate.Policies {
+	for _, pol := range policy.All() {
 		fmt.Fprintf(w, " %+11.1f%%", 100*rep.MeanOverhead[string(pol)])
 	}
 	fmt.Fprintf(w, "\n%-10s", fmt.Sprintf("D<=%.2g", rep.UsefulMax))
-	for _, pol := range gate.Policies {
+	for _, pol := range policy.All() {
 		fmt.Fprintf(w, " %+11.1f%%", 100*rep.UsefulOver[string(pol)])
 	}
 	fmt.Fprintln(w)
@@ -830,7 +831,7 @@ func PlotRD(path string, rep *RDReport, title string) error {
 		p := plot.New()
 		p.X.Label.Text = xlabel
 		p.Y.Label.Text = "bits/state"
-		for i, pol := range gate.Policies {
+		for i, pol := range policy.All() {
 			var all plotter.XYs
 			var pts []*RDPoint
 			for _, pt := range rep.Points {
