@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/bench"
 	"github.com/wmzip/wmzip/npz"
@@ -91,7 +90,7 @@ func runBenchRD(args []string) error {
 		return err
 	}
 	if *modelPath != "" {
-		codec, err := wmzlib.LoadCodec(*modelPath)
+		codec, err := loadCodec(*modelPath)
 		if err != nil {
 			return err
 		}

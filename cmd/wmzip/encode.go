@@ -104,7 +104,7 @@ func runEncode(args []string) error {
 	if *access == "" && !withDist && !withSrc {
 		streamingGC()
 	}
-	c, err := wmzlib.LoadCodec(*modelPath)
+	c, err := loadCodec(*modelPath)
 	if err != nil {
 		return err
 	}

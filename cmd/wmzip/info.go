@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
@@ -50,7 +50,7 @@ func runInfo(args []string) error {
 	var h format.Header
 	var in format.Info
 	if *modelPath != "" || *ref != "" {
-		var fh *os.File
+		var fh io.Closer
 		if f, fh, err = openWMZ(pos[0], *modelPath); err != nil {
 			return err
 		}
@@ -114,16 +114,12 @@ func runInfo(args []string) error {
 
 // readInfo reads the header and index of the .wmz at path, without a model.
 func readInfo(path string) (format.Header, format.Info, error) {
-	fh, err := os.Open(path)
+	fh, err := openInput(path)
 	if err != nil {
 		return format.Header{}, format.Info{}, err
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return format.Header{}, format.Info{}, err
-	}
-	h, in, err := format.ReadInfo(fh, st.Size())
+	h, in, err := format.ReadInfo(fh, fh.Size())
 	if err != nil {
 		return h, in, wmzError(path, err, "")
 	}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-
-	wmzlib "github.com/wmzip/wmzip"
 )
 
 // isModelFile reports whether the file at path starts as a model file
@@ -14,15 +11,15 @@ func isModelFile(path string) bool { return string(peek(path, 0, 4)) == "WMZM" }
 // infoModel is `wmzip info model.wmm`: the model's version, ID, geometry,
 // reference store, quantizer, gate and sizes.
 func infoModel(path string, asJSON bool) error {
-	c, err := wmzlib.LoadCodec(path)
+	c, err := loadCodec(path)
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
+	size, err := inputSize(path)
 	if err != nil {
 		return err
 	}
-	d := DescribeModel(path, c, st.Size())
+	d := DescribeModel(path, c, size)
 	if asJSON {
 		return printJSON(d)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
 
 	"github.com/wmzip/wmzip/internal/bench"
 	"github.com/wmzip/wmzip/traj"
@@ -14,8 +13,8 @@ func sharedModelBytes(embedded bool, embeddedBytes int64, modelPath string) int6
 	if embedded {
 		return embeddedBytes
 	}
-	if st, err := os.Stat(modelPath); modelPath != "" && err == nil {
-		return st.Size()
+	if size, err := inputSize(modelPath); modelPath != "" && err == nil {
+		return size
 	}
 	return 0
 }

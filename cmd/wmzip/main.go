@@ -82,7 +82,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "wmzip %s: %v; see wmzip %s -h\n", verbFlags.Name(), err, verbFlags.Name())
 		os.Exit(2)
 	default:
-		fmt.Fprintf(os.Stderr, "wmzip %s: %v\n", os.Args[1], explainInput(err))
+		fmt.Fprintf(os.Stderr, "wmzip %s: %s\n", os.Args[1], s3Names(explainInput(err).Error()))
 		os.Exit(1)
 	}
 }

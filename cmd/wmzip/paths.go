@@ -77,6 +77,9 @@ func checkFiles(ins []*string, outs ...output) error {
 			return outputError(o, err)
 		}
 	}
+	if err := s3Check(ins, outs); err != nil {
+		return err
+	}
 	stdin := 0
 	for _, in := range ins {
 		if *in == "-" {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/traj"
 )
@@ -35,7 +34,7 @@ func runQuantize(args []string) error {
 	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "-o", path: out}); err != nil {
 		return err
 	}
-	c, err := wmzlib.LoadCodec(*modelPath)
+	c, err := loadCodec(*modelPath)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
@@ -38,15 +37,12 @@ func runRecover(args []string) error {
 	if err != nil {
 		return err
 	}
-	in, err := os.Open(pos[0])
+	in, err := openInput(pos[0])
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
+	st := in
 	f, err := atomicfile.Create(*out)
 	if err != nil {
 		return err

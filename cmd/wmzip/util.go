@@ -15,6 +15,7 @@ import (
 	"github.com/wmzip/wmzip/internal/hook"
 	progressBar "github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/objstore"
 )
 
 // parse parses flags that may stand before, between or after positional
@@ -101,6 +102,9 @@ func loadCodes(path string) (*npz.Trajectory, error) {
 func loadCodec(path string) (*wmzlib.Codec, error) {
 	if path == "" {
 		return nil, nil
+	}
+	if objstore.IsURL(path) {
+		return loadCodecS3(path)
 	}
 	return wmzlib.LoadCodec(path)
 }

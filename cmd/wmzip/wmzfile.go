@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
@@ -12,21 +13,16 @@ import (
 
 // openWMZ opens a .wmz with the model at modelPath, or its embedded model
 // when modelPath is empty.
-func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File, *os.File, error) {
+func openWMZ(path, modelPath string, opts ...wmzlib.ReaderOption) (*wmzlib.File, io.Closer, error) {
 	c, err := loadCodec(modelPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	fh, err := os.Open(path)
+	fh, err := openInput(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, nil, err
-	}
-	f, err := wmzlib.NewFile(fh, st.Size(), c, opts...)
+	f, err := wmzlib.NewFile(fh, fh.Size(), c, opts...)
 	if err != nil {
 		fh.Close()
 		return nil, nil, wmzError(path, err, modelPath)
@@ -46,12 +42,12 @@ func wmzError(path string, err error, modelPath string) error {
 	case errors.As(err, &ne) || errors.As(err, &pe):
 		return err // an error of the output, or one naming its file
 	case errors.Is(err, format.ErrNoModel):
-		fh, oerr := os.Open(path)
+		fh, oerr := openInput(path)
 		if oerr != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer fh.Close()
-		if h, herr := format.ReadHeader(fh); herr == nil {
+		if h, herr := format.ReadHeader(io.NewSectionReader(fh, 0, fh.Size())); herr == nil {
 			return fmt.Errorf("%s embeds no model: give the one it was written with (-m model.wmm, ID %s; 'wmzip info model.wmm' prints a model's ID)", path, h.ModelID)
 		}
 		return fmt.Errorf("%s: its header is damaged and it embeds no model: give the model it was written with, -m model.wmm, to rebuild the header", path)
@@ -88,12 +84,12 @@ func wmzError(path string, err error, modelPath string) error {
 // embedded model, which the model given replaces, and after the level
 // table, which it cannot rebuild.
 func recoverableAt(path string, offset int64) (ok, needModel bool) {
-	fh, err := os.Open(path)
+	fh, err := openInput(path)
 	if err != nil {
 		return false, false
 	}
 	defer fh.Close()
-	h, err := format.ReadHeader(fh)
+	h, err := format.ReadHeader(io.NewSectionReader(fh, 0, fh.Size()))
 	switch {
 	case err != nil || offset < format.HeaderSize:
 		return true, !embedsModel(path)
@@ -137,17 +133,13 @@ func embedsModel(path string) bool {
 // peek returns n bytes of the file at path from offset off (from its end
 // if negative), or nil if it has not got them.
 func peek(path string, off int64, n int) []byte {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	if off < 0 {
-		st, err := f.Stat()
-		if err != nil {
-			return nil
-		}
-		off += st.Size()
+		off += f.Size()
 	}
 	if off < 0 {
 		return nil

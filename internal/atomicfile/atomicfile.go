@@ -10,6 +10,11 @@
 // into it on Commit. The names /dev/stdout, /dev/fd/1 and /proc/self/fd/1
 // mean the process's standard output, and those of 2 its standard error:
 // the streams os.Stdout and os.Stderr were when the program started.
+//
+// A destination named by a URL whose scheme has a Remote (Register) is
+// written as a device is: the bytes wait in a temporary file, and Commit
+// hands that file to the Remote, which makes the destination whole or
+// not at all.
 package atomicfile
 
 import (
@@ -21,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -31,7 +37,33 @@ type File struct {
 	dst  string // the file renamed over, or the device or stream written
 	std  int    // 1 or 2: written to that standard stream; 0 otherwise
 	dev  bool   // dst is written, not replaced
+	rem  Remote // dst is a URL this Remote writes
 	done bool
+}
+
+// A Remote writes destinations named by URLs of one scheme.
+type Remote interface {
+	// Check reports whether name can be written, leaving nothing behind.
+	Check(name string) error
+	// Put makes name hold the size bytes of f (at offset 0), whole or not
+	// at all.
+	Put(name string, f *os.File, size int64) error
+}
+
+var remotes = map[string]Remote{}
+
+// Register makes URLs that begin with prefix (such as "s3://") be
+// written by r. It is meant for a program's init.
+func Register(prefix string, r Remote) { remotes[prefix] = r }
+
+// remoteOf returns the Remote of a URL, or nil.
+func remoteOf(path string) Remote {
+	for p, r := range remotes {
+		if strings.HasPrefix(path, p) {
+			return r
+		}
+	}
+	return nil
 }
 
 // stdStreams are the standard output and error as the program started
@@ -86,6 +118,11 @@ func Target(path string) (string, error) {
 // takes a new file (a temporary one is made and removed). A device or a
 // standard stream passes.
 func Check(path string) error {
+	if r := remoteOf(path); r != nil {
+		if err := r.Check(path); err != nil {
+			return err
+		}
+	}
 	f, err := Create(path)
 	if err != nil {
 		return err
@@ -98,9 +135,9 @@ func Check(path string) error {
 // umask, as os.Create would, not the 0600 of os.CreateTemp; errors name
 // path, not the temporary file.
 func Create(path string) (*File, error) {
-	out := &File{name: path, std: Std(path)}
+	out := &File{name: path, std: Std(path), rem: remoteOf(path)}
 	dir := ""
-	if out.std == 0 {
+	if out.std == 0 && out.rem == nil {
 		dst, err := Target(path)
 		if err != nil {
 			return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
@@ -119,6 +156,9 @@ func Create(path string) (*File, error) {
 		dir = os.TempDir() // a device's folder need not take new files
 	}
 	base := filepath.Base(path)
+	if out.rem != nil {
+		dir, out.dst = os.TempDir(), path
+	}
 	for range 1000 {
 		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64()%1e10, 10))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
@@ -164,6 +204,15 @@ func (f *File) Commit() error {
 		f.File.Close()
 		os.Remove(f.File.Name())
 		return &fs.PathError{Op: op, Path: f.name, Err: unwrapPath(err)}
+	}
+	if f.rem != nil {
+		size, err := f.File.Seek(0, io.SeekEnd)
+		if err == nil {
+			err = f.rem.Put(f.dst, f.File, size)
+		}
+		f.File.Close()
+		os.Remove(f.File.Name())
+		return err
 	}
 	if f.std != 0 || f.dev {
 		if err := f.copyOut(); err != nil {
