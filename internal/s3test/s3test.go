@@ -1,9 +1,10 @@
-// Package s3test runs a real S3-compatible server on the loopback for
-// tests: the binary that scripts/s3server.sh builds, named by the
-// environment variable WMZIP_S3_BIN, started on a free port of 127.0.0.1
-// with a fresh data folder, with one bucket, and stopped when the test (or
-// the package's tests) end. Without WMZIP_S3_BIN the tests that need it
-// skip, saying how to run them.
+// Package s3test gives tests a real S3-compatible server on the loopback:
+// the one scripts/s3server.sh started, when WMZIP_S3_ENDPOINT names it, or
+// one of their own, from the binary the script builds (WMZIP_S3_BIN),
+// started on a free port of 127.0.0.1 with a fresh data folder and one
+// bucket, and stopped when the test (or the package's tests) end. Tests
+// that stop and restart the server always start their own. Without
+// either variable the tests skip, saying how to run them.
 package s3test
 
 import (
@@ -36,7 +37,7 @@ const (
 func SkipReason() string {
 	bin := os.Getenv("WMZIP_S3_BIN")
 	if bin == "" {
-		return "no S3 server: WMZIP_S3_BIN is unset (eval \"$(bash scripts/s3server.sh env)\" builds the server and sets it; .ci/run does)"
+		return "no S3 server: WMZIP_S3_BIN is unset (eval \"$(bash scripts/s3server.sh start)\" builds and starts one and sets it; .ci/run does)"
 	}
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Sprintf("no S3 server: WMZIP_S3_BIN=%s: %v", bin, err)
@@ -77,10 +78,14 @@ var shared struct {
 	dir  string
 }
 
-// Shared returns the server the tests of the package share, started on
-// first use; Main stops it. It skips t without WMZIP_S3_BIN.
+// Shared returns the server the tests of the package share: the running
+// one WMZIP_S3_ENDPOINT names, or one started on first use, which Main
+// stops. It skips t with neither WMZIP_S3_ENDPOINT nor WMZIP_S3_BIN.
 func Shared(t testing.TB) *Server {
 	t.Helper()
+	if e := os.Getenv("WMZIP_S3_ENDPOINT"); e != "" {
+		return &Server{Endpoint: e}
+	}
 	if why := SkipReason(); why != "" {
 		t.Skip(why)
 	}
