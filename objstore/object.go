@@ -105,6 +105,7 @@ func (s *Store) Open(ctx context.Context, bucket, key string, ro ReadOptions) (*
 	}
 	o.size, o.etag = head.size, head.etag
 	o.addReady(0, head.data)
+	o.last = o.covering(0) // a read right after the head continues it
 	if h, t := int64(len(head.data)), o.size-int64(len(tail.data)); t >= h {
 		o.addReady(t, tail.data)
 	} else if t >= 0 { // the two overlap: keep what the head lacks
@@ -216,11 +217,13 @@ func (o *Object) nextStart(pos int64) int64 {
 	return n
 }
 
-// miss starts fetching bytes pos to end, no span holding pos. A read that
-// begins where the last fetch ended continues a sequential scan and reads
-// a window that doubles with each such miss; any other read adds at most
-// its own length, up to ReadAhead. Bytes already held are not fetched
-// again. o.mu is held.
+// miss starts fetching bytes pos to end, no span holding pos. A read adds
+// at most its own length, up to ReadAhead; but the second miss in a row
+// that begins where the fetch before it ended is a sequential scan, which
+// reads windows that double with each such miss (and are fetched ahead,
+// readFrom). One such miss alone can be a random read that happens to
+// follow the last: it stays small. Bytes held are not fetched again. o.mu
+// is held.
 func (o *Object) miss(pos, end int64) *span {
 	if o.last != nil && pos == o.last.end {
 		o.streak++
@@ -228,14 +231,14 @@ func (o *Object) miss(pos, end int64) *span {
 		o.streak = 0
 	}
 	var ra int64
-	if o.streak == 0 {
+	if o.streak < 2 {
 		ra = min(end-pos, o.ro.ReadAhead)
 	} else {
-		ra = min(o.ro.MaxWindow, o.ro.ReadAhead<<min(o.streak, 30))
+		ra = min(o.ro.MaxWindow, o.ro.ReadAhead<<min(o.streak-1, 30))
 	}
 	stop := min(end+ra, o.nextStart(pos))
 	s := o.fetch(pos, stop)
-	if o.streak > 0 {
+	if o.streak >= 2 {
 		s.window = ra
 	}
 	return s

@@ -49,7 +49,7 @@ func s3Fail(t *testing.T, srv *s3test.Server, want string, args ...string) {
 // encode to the store then decode from it gives the bytes of the local
 // round trip.
 func TestS3Names(t *testing.T) {
-	srv := s3test.Shared(t)
+	srv := s3test.Start(t)
 	d := t.TempDir()
 	p := func(n string) string { return filepath.Join(d, n) }
 	u := func(n string) string { return "s3://" + s3test.Bucket + "/cli/" + n }
