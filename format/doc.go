@@ -1,4 +1,4 @@
-// Package format implements the wmzip container (.wmz), version 3, as
+// Package format implements the wmzip container (.wmz), version 4 (and reads version 3), as
 // specified in SPEC.md, section 6 "Container" (whose source is
 // docs/spec-format.md).
 //
