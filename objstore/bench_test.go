@@ -199,3 +199,66 @@ func BenchmarkRandomState(b *testing.B) {
 		b.ReportMetric(float64(moved)/float64(chunkBytes), "moved/chunk")
 	})
 }
+
+// BenchmarkEpisode decodes one episode at random per operation through a
+// freshly opened file: the cost of reading one memory's episode cold,
+// opening aside. moved/episode is the bytes moved over the bytes of the
+// episode's chunks.
+func BenchmarkEpisode(b *testing.B) {
+	data, c, key, s := benchFile(b)
+	ctx := context.Background()
+	recs, states := chunks(b, data)
+	epBytes := make([]int64, len(states))
+	ci := 0
+	for e := range states {
+		for range states[e] {
+			epBytes[e] += recs[ci][1]
+			ci++
+		}
+	}
+	order := rand.New(rand.NewPCG(5, 6)).Perm(len(states))
+	b.Run("local", func(b *testing.B) {
+		var n int64
+		i := 0
+		for b.Loop() {
+			e := order[i%len(order)]
+			i++
+			f, err := wmzip.NewFile(bytes.NewReader(data), int64(len(data)), c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ep, err := f.Episode(e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += int64(len(ep.Actions))
+		}
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "states/s")
+	})
+	b.Run("bucket", func(b *testing.B) {
+		var req, moved, want, n int64
+		i := 0
+		for b.Loop() {
+			e := order[i%len(order)]
+			i++
+			f, err := s.OpenFile(ctx, s3test.Bucket, key, c, objstore.ReadOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			o := f.Object.Stats()
+			ep, err := f.Episode(e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := f.Object.Stats()
+			req += x.Requests - o.Requests
+			moved += x.Bytes - o.Bytes
+			want += epBytes[e]
+			n += int64(len(ep.Actions))
+			f.Close()
+		}
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "states/s")
+		b.ReportMetric(float64(req)/float64(b.N), "requests/op")
+		b.ReportMetric(float64(moved)/float64(want), "moved/episode")
+	})
+}

@@ -38,6 +38,9 @@ func (t *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.rt.RoundTrip(req)
+	if debugReq != nil {
+		debugReq(req, resp, err)
+	}
 	if err == nil && resp.Body != nil {
 		resp.Body = &countedBody{ReadCloser: resp.Body, store: t.store, own: own}
 	}
@@ -140,3 +143,5 @@ func contentRange(h string) (first, last, size int64, ok bool) {
 	size, e3 = strconv.ParseInt(sz, 10, 64)
 	return first, last, size, e1 == nil && e2 == nil && e3 == nil && first >= 0 && last >= first-1 && size > last
 }
+
+var debugReq func(*http.Request, *http.Response, error)

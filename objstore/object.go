@@ -58,12 +58,10 @@ type Object struct {
 	ro          ReadOptions
 	c           counters
 
-	mu     sync.Mutex
-	spans  []*span // fetched or being fetched, in no order
-	used   int64   // bytes of spans
-	clock  uint64
-	last   *span // the span fetched last (by a miss or ahead)
-	streak int   // misses in a row that began where the span before ended
+	mu    sync.Mutex
+	spans []*span // fetched or being fetched, in no order
+	used  int64   // bytes of spans
+	clock uint64
 }
 
 // span is a range of the object, fetched or being fetched.
@@ -75,6 +73,7 @@ type span struct {
 	lastUse  uint64
 	window   int64 // read-ahead it was fetched with, for a window; 0 otherwise
 	ahead    bool  // the window after it was started
+	run      int   // spans before it, each ending where the next begins
 }
 
 // Open opens the object bucket/key for reading at random: it reads the
@@ -105,7 +104,6 @@ func (s *Store) Open(ctx context.Context, bucket, key string, ro ReadOptions) (*
 	}
 	o.size, o.etag = head.size, head.etag
 	o.addReady(0, head.data)
-	o.last = o.covering(0) // a read right after the head continues it
 	if h, t := int64(len(head.data)), o.size-int64(len(tail.data)); t >= h {
 		o.addReady(t, tail.data)
 	} else if t >= 0 { // the two overlap: keep what the head lacks
@@ -140,7 +138,7 @@ func (o *Object) Stats() Stats { return o.c.load() }
 // Close forgets what the Object holds. Fetches under way end on their own.
 func (o *Object) Close() error {
 	o.mu.Lock()
-	o.spans, o.used, o.last = nil, 0, nil
+	o.spans, o.used = nil, 0
 	o.mu.Unlock()
 	return nil
 }
@@ -218,44 +216,89 @@ func (o *Object) nextStart(pos int64) int64 {
 }
 
 // miss starts fetching bytes pos to end, no span holding pos. A read adds
-// at most its own length, up to ReadAhead; but the second miss in a row
-// that begins where the fetch before it ended is a sequential scan, which
-// reads windows that double with each such miss (and are fetched ahead,
-// readFrom). One such miss alone can be a random read that happens to
-// follow the last: it stays small. Bytes held are not fetched again. o.mu
-// is held.
+// at most its own length, up to ReadAhead; but a miss that begins where
+// a span ends which itself began where another ended is a sequential
+// scan, which reads windows that double with each such miss (and are
+// fetched ahead, readFrom). One such miss alone can be a random read
+// that happens to follow another: it stays small. Spans, not the order
+// of the misses, tell, so that the decoder's threads, which read the
+// chunks of an episode at once and not quite in order, still scan. Bytes
+// held are not fetched again. o.mu is held.
 func (o *Object) miss(pos, end int64) *span {
-	if o.last != nil && pos == o.last.end {
-		o.streak++
-	} else {
-		o.streak = 0
+	run := 0
+	if pos > 0 {
+		if prev := o.endingAt(pos); prev != nil {
+			run = prev.run + 1
+		}
 	}
 	var ra int64
-	if o.streak < 2 {
+	if run < 2 {
 		ra = min(end-pos, o.ro.ReadAhead)
 	} else {
-		ra = min(o.ro.MaxWindow, o.ro.ReadAhead<<min(o.streak-1, 30))
+		ra = min(o.ro.MaxWindow, o.ro.ReadAhead<<min(run-1, 30))
 	}
 	stop := min(end+ra, o.nextStart(pos))
 	s := o.fetch(pos, stop)
-	if o.streak >= 2 {
+	s.run = run
+	if run >= 2 {
 		s.window = ra
+	}
+	// A span asked for earlier that begins where this one ends (a thread
+	// ran ahead) continues the run.
+	if next := o.startingAt(stop); next != nil {
+		next.run = max(next.run, run+1)
 	}
 	return s
 }
 
+// startingAt returns a span that begins at pos, or nil. o.mu is held.
+func (o *Object) startingAt(pos int64) *span {
+	for _, s := range o.spans {
+		if s.off == pos {
+			return s
+		}
+	}
+	return nil
+}
+
+// endingAt returns a span that ends at pos, or nil. o.mu is held.
+func (o *Object) endingAt(pos int64) *span {
+	for _, s := range o.spans {
+		if s.end == pos {
+			return s
+		}
+	}
+	return nil
+}
+
 // readFrom starts fetching the window after s when a sequential reader
-// is half way through s.
+// is half way through s: from the first byte after s that no span holds
+// (the decoder's other threads may have asked for the chunks just after
+// s already).
 func (o *Object) readFrom(s *span, pos int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if s.window == 0 || s.ahead || pos < s.off+(s.end-s.off)/2 || s.end >= o.size || o.covering(s.end) != nil {
+	if s.window == 0 || s.ahead || pos < s.off+(s.end-s.off)/2 {
 		return
 	}
 	s.ahead = true
+	q, run := s.end, s.run
+	for q < o.size {
+		c := o.covering(q)
+		if c == nil {
+			break
+		}
+		q, run = c.end, max(run, c.run)
+		if q-s.end >= s.window { // far enough ahead already
+			return
+		}
+	}
+	if q >= o.size {
+		return
+	}
 	w := min(2*s.window, o.ro.MaxWindow)
-	n := o.fetch(s.end, min(s.end+w, o.nextStart(s.end)))
-	n.window = w
+	n := o.fetch(q, min(q+w, o.nextStart(q)))
+	n.window, n.run = w, run+1
 }
 
 // fetch adds a span for bytes [pos, end) and fetches it in the
@@ -264,7 +307,6 @@ func (o *Object) fetch(pos, end int64) *span {
 	s := &span{off: pos, end: end, ready: make(chan struct{})}
 	o.spans = append(o.spans, s)
 	o.used += end - pos
-	o.last = s
 	o.evict(s)
 	go func() {
 		r, err := o.s.getRange(o.ctx, &o.c, o.bucket, o.key, o.etag, pos, end)
@@ -310,9 +352,6 @@ func (o *Object) remove(s *span) {
 		if x == s {
 			o.spans = append(o.spans[:i], o.spans[i+1:]...)
 			o.used -= s.end - s.off
-			if o.last == s {
-				o.last = nil
-			}
 			return
 		}
 	}

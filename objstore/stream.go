@@ -93,6 +93,9 @@ func (st *Stream) Read(p []byte) (int, error) {
 // Size returns the object's size.
 func (st *Stream) Size() int64 { return st.size }
 
+// ETag returns the object's ETag.
+func (st *Stream) ETag() string { return st.etag }
+
 // Stats returns the counts of the Stream's requests.
 func (st *Stream) Stats() Stats { return st.c.load() }
 

@@ -26,6 +26,7 @@ type Upload struct {
 	ctx         context.Context
 	bucket, key string
 	opts        minio.PutObjectOptions
+	cond        *minio.PutObjectOptions // opts with IfMatch's condition, for the request that completes
 	buf         *bytes.Buffer
 	spare       *bytes.Buffer
 	id          string // multipart upload ID, once started
@@ -45,6 +46,31 @@ func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error)
 	}
 	return &Upload{s: s, ctx: ctx, bucket: bucket, key: key, buf: new(bytes.Buffer),
 		opts: minio.PutObjectOptions{ContentType: "application/octet-stream"}}, nil
+}
+
+// IfMatch makes Close complete the object only if the object bucket/key
+// then has the ETag etag, or with etag "" only if there is no such object
+// (a conditional write, If-Match or If-None-Match): an object read, changed
+// and written back does not overwrite what another writer put there
+// meanwhile. Close then fails with an error wrapping ErrChanged. Call it
+// before Close.
+func (u *Upload) IfMatch(etag string) {
+	c := u.opts
+	if etag == "" {
+		c.SetMatchETagExcept("*")
+	} else {
+		c.SetMatchETag(etag)
+	}
+	u.cond = &c
+}
+
+// completeOpts returns the options of the request that completes the
+// object.
+func (u *Upload) completeOpts() minio.PutObjectOptions {
+	if u.cond != nil {
+		return *u.cond
+	}
+	return u.opts
 }
 
 // Write adds p to the object.
@@ -165,7 +191,7 @@ func (u *Upload) Close() error {
 	if u.id == "" { // one part at most: one request
 		b := u.buf.Bytes()
 		err := u.s.retry(u.ctx, &u.c, func(int) error {
-			_, err := u.s.core.PutObject(withCounters(u.ctx, &u.c), u.bucket, u.key, bytes.NewReader(b), int64(len(b)), "", "", u.opts)
+			_, err := u.s.core.PutObject(withCounters(u.ctx, &u.c), u.bucket, u.key, bytes.NewReader(b), int64(len(b)), "", "", u.completeOpts())
 			return err
 		})
 		if err != nil {
@@ -183,7 +209,7 @@ func (u *Upload) Close() error {
 		return err
 	}
 	err := u.s.retry(u.ctx, &u.c, func(int) error {
-		_, err := u.s.core.CompleteMultipartUpload(withCounters(u.ctx, &u.c), u.bucket, u.key, u.id, u.parts, u.opts)
+		_, err := u.s.core.CompleteMultipartUpload(withCounters(u.ctx, &u.c), u.bucket, u.key, u.id, u.parts, u.completeOpts())
 		return err
 	})
 	if err != nil {

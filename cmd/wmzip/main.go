@@ -71,6 +71,9 @@ func main() {
 		os.Exit(2)
 	}
 	err := v.run(os.Args[2:])
+	if err == nil {
+		err = s3Commit()
+	}
 	for _, c := range cleanups {
 		c()
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,6 +30,12 @@ import (
 //     written it whole is it uploaded (atomicfile.Remote): the object
 //     appears complete or not at all, and never replaces one of the
 //     verb's inputs (checkFiles compares the names).
+//   - A file a verb changes in place (append's .wmz, decode's access log)
+//     is copied down when it exists, changed there, and uploaded whole
+//     once the verb succeeds (s3Commit), in place of the object only if
+//     that is still the one copied down: the object goes from its old
+//     bytes to its new ones in one step, never halfway, and a writer that
+//     changed it meanwhile is not overwritten.
 
 // s3Store is the store of the process, made on first use.
 var s3Store = sync.OnceValues(func() (*objstore.Store, error) { return objstore.New(objstore.Options{}) })
@@ -38,6 +46,15 @@ var s3Objects = map[string]*objstore.Object{}
 
 // s3Copies maps the temporary copies of inputs to their URLs, for errors.
 var s3Copies = map[string]string{}
+
+// s3InPlace are the objects the verb changes in place, copied down
+// (s3Check), to upload when it succeeds (s3Commit).
+var s3InPlace []inPlaceObject
+
+type inPlaceObject struct {
+	url, local string
+	etag       string // of the object copied down; "" if there was none
+}
 
 func init() { atomicfile.Register("s3://", s3Output{}) }
 
@@ -102,34 +119,45 @@ func s3Inputs(ins []*string) error {
 // the verb returns, and returns the file's name (the key's last element,
 // so that its extension stays).
 func copyDown(name string, size int64) (string, error) {
+	p, _, err := copyDownETag(name)
+	return p, err
+}
+
+// copyDownETag is copyDown, returning the ETag of the object copied too;
+// with no object it returns the name a copy would have, and etag "".
+func copyDownETag(name string) (p, etag string, err error) {
 	s, err := s3Store()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	bucket, key, _ := objstore.ParseURL(name)
 	dir, err := os.MkdirTemp("", "wmzip-s3-")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
-	p := filepath.Join(dir, path.Base(key))
+	p = filepath.Join(dir, path.Base(key))
+	s3Copies[p] = name
+	st, err := s.OpenStream(context.Background(), bucket, key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	defer st.Close()
 	f, err := os.Create(p)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	st, err := s.OpenStream(context.Background(), bucket, key)
-	if err == nil {
-		_, err = io.Copy(f, st)
-		st.Close()
-	}
+	_, err = io.Copy(f, st)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	s3Copies[p] = name
-	return p, nil
+	return p, st.ETag(), nil
 }
 
 // s3Names puts back the URLs of the inputs copied down in a message.
@@ -166,6 +194,12 @@ func (s3Output) Check(name string) error {
 
 // Put uploads the file as the object, which appears only when complete.
 func (s3Output) Put(name string, f *os.File, size int64) error {
+	return putFile(name, io.NewSectionReader(f, 0, size), "", false)
+}
+
+// putFile uploads r as the object name; with cond, only if the object
+// still has the ETag etag, or with etag "" if there is none.
+func putFile(name string, r io.Reader, etag string, cond bool) error {
 	bucket, key, err := splitURL(name)
 	if err != nil {
 		return err
@@ -178,7 +212,10 @@ func (s3Output) Put(name string, f *os.File, size int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(u, io.NewSectionReader(f, 0, size)); err != nil {
+	if cond {
+		u.IfMatch(etag)
+	}
+	if _, err := io.Copy(u, r); err != nil {
 		u.Abort()
 		return err
 	}
@@ -236,31 +273,52 @@ func inputSize(name string) (int64, error) {
 	return f.Size(), nil
 }
 
-// errInPlaceS3 is the error of an output a verb would change in place.
-func errInPlaceS3(flag, name string) error {
-	return fmt.Errorf("%s %s: an object cannot be changed in place; name a local file", flag, name)
-}
-
-// notS3 returns errInPlaceS3 for an s3:// name.
-func notS3(flag, name string) error {
-	if objstore.IsURL(name) {
-		return errInPlaceS3(flag, name)
+// s3Check readies a verb's s3:// inputs and outputs: inputs other than
+// .wmz files and models are copied down (s3Inputs), and so are the files
+// it changes in place, whose names become those of the copies.
+func s3Check(ins []*string, outs []output) error {
+	if err := s3Inputs(ins); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if !o.inPlace || !objstore.IsURL(*o.path) {
+			continue
+		}
+		if err := (s3Output{}).Check(*o.path); err != nil {
+			return err
+		}
+		p, etag, err := copyDownETag(*o.path)
+		if err != nil {
+			return err
+		}
+		s3InPlace = append(s3InPlace, inPlaceObject{url: *o.path, local: p, etag: etag})
+		*o.path = p
 	}
 	return nil
 }
 
-// s3Check checks a verb's s3:// inputs and outputs: an output changed in
-// place cannot be an object; inputs other than .wmz files and models are
-// copied down (s3Inputs).
-func s3Check(ins []*string, outs []output) error {
-	for _, o := range outs {
-		if o.inPlace {
-			if err := notS3(o.flag, *o.path); err != nil {
-				return err
-			}
+// s3Commit uploads the objects the verb changed in place, once it has
+// succeeded: each replaces the object it was copied from only if that is
+// unchanged (If-Match its ETag; If-None-Match when there was none).
+func s3Commit() error {
+	for _, ip := range s3InPlace {
+		f, err := os.Open(ip.local)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the verb made no file
+		}
+		if err != nil {
+			return err
+		}
+		err = putFile(ip.url, f, ip.etag, true)
+		f.Close()
+		if errors.Is(err, objstore.ErrChanged) {
+			return fmt.Errorf("%s was changed by another writer while this one worked on a copy; it was left as that writer made it: run again", ip.url)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	return s3Inputs(ins)
+	return nil
 }
 
 // loadCodecS3 reads the codec of the model object at name.

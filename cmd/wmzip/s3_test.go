@@ -127,11 +127,45 @@ func TestS3Names(t *testing.T) {
 	s3Fail(t, srv, "never writes over its inputs", "encode", "-q", "-m", u("m.wmm"), "-o", u("test.npz"), u("test.npz"))
 	s3Fail(t, srv, "no such object", "decode", "-q", "-o", p("x.npz"), u("nothing.wmz"))
 	s3Fail(t, srv, "no bucket", "decode", "-q", "-m", u("m.wmm"), "-o", "s3://nosuchbucket/x.npz", u("t.wmz"))
-	s3Fail(t, srv, "cannot be changed in place", "decode", "-q", "-m", u("m.wmm"), "--access-log", u("log.tsv"), "-o", p("y.npz"), u("t.wmz"))
 	s3Fail(t, srv, "episode 9", "decode", "-q", "-m", u("m.wmm"), "--episode", "9", "-o", u("bad.npz"), u("t.wmz"))
 	if _, err := s.Open(context.Background(), s3test.Bucket, "cli/bad.npz", objstore.ReadOptions{}); err == nil {
 		t.Error("a failed decode left its output object")
 	}
 	// An input copied down is named by its URL in errors.
 	s3Fail(t, srv, u("train.npz")+" is", "decode", "-q", "-o", p("z.npz"), u("train.npz"))
+
+	// Files changed in place: an access log grows in the store, append
+	// adds episodes to an object, and both match their local twins.
+	for range 2 {
+		mustRun(t, "decode", "-q", "-m", p("m.wmm"), "--episode", "2", "--access-log", p("log.tsv"), "-o", p("e.npz"), p("t.wmz"))
+		s3Must(t, srv, "decode", "-q", "-m", u("m.wmm"), "--episode", "2", "--access-log", u("log.tsv"), "-o", p("e.npz"), u("t.wmz"))
+	}
+	same("log.tsv", "log.tsv")
+	s3Must(t, srv, "audit", "-q", "--json", u("log.tsv"))
+	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("grow.wmz"), p("test.npz"))
+	mustRun(t, "append", "-q", "-m", p("m.wmm"), p("grow.wmz"), p("train.npz"))
+	s3Must(t, srv, "encode", "-q", "-m", u("m.wmm"), "-o", u("grow.wmz"), u("test.npz"))
+	s3Must(t, srv, "append", "-q", "-m", u("m.wmm"), u("grow.wmz"), u("train.npz"))
+	same("grow.wmz", "grow.wmz")
+	s3Fail(t, srv, "no such object", "append", "-q", "-m", u("m.wmm"), u("none.wmz"), u("train.npz"))
+	if _, err := s.Open(context.Background(), s3test.Bucket, "cli/none.wmz", objstore.ReadOptions{}); err == nil {
+		t.Error("a failed append made an object")
+	}
+
+	// recover reads a damaged object and writes the file it saves.
+	b, _ = os.ReadFile(p("t.wmz"))
+	if err := os.WriteFile(p("cut.wmz"), b[:len(b)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up, err := s.Create(context.Background(), s3test.Bucket, "cli/cut.wmz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.Write(b[:len(b)*2/3])
+	if err := up.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "recover", "-q", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("cut.wmz"))
+	s3Must(t, srv, "recover", "-q", "-m", u("m.wmm"), "-o", u("fixed.wmz"), u("cut.wmz"))
+	same("fixed.wmz", "fixed.wmz")
 }

@@ -59,11 +59,16 @@ type Server struct {
 	Endpoint string // http://127.0.0.1:port
 	bin      string
 	dir      string
-	port     int
+	ports    ports
 	cmd      *exec.Cmd
 	done     chan struct{}
 	log      *os.File
 }
+
+// ports are the server's listening ports on 127.0.0.1: SeaweedFS runs a
+// master, a volume server, a filer and the S3 gateway, each with an HTTP
+// and a gRPC port.
+type ports struct{ s3, s3Grpc, master, masterGrpc, volume, volumeGrpc, filer, filerGrpc int }
 
 // Start starts a server of its own for the test t, stopped when t ends;
 // it skips t without WMZIP_S3_BIN.
@@ -120,22 +125,27 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// freePort returns a port of 127.0.0.1 free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts returns n distinct ports of 127.0.0.1 free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close() // held until all are chosen: no port twice
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return out, nil
 }
 
 func start(dir string) (*Server, error) {
-	port, err := freePort()
+	p, err := freePorts(8)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: os.Getenv("WMZIP_S3_BIN"), dir: dir, port: port, Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	pt := ports{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]}
+	s := &Server{bin: os.Getenv("WMZIP_S3_BIN"), dir: dir, ports: pt, Endpoint: fmt.Sprintf("http://127.0.0.1:%d", pt.s3)}
 	if err := s.run(); err != nil {
 		return nil, err
 	}
@@ -146,20 +156,47 @@ func start(dir string) (*Server, error) {
 	return s, nil
 }
 
-// run starts the server process and waits until it answers.
-func (s *Server) run() error {
-	data := filepath.Join(s.dir, "data")
-	meta := filepath.Join(s.dir, "meta")
-	for _, d := range []string{data, meta} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
+// Args returns the command line of a SeaweedFS server (master, volume
+// server, filer and S3 gateway in one process) that listens on 127.0.0.1
+// only, keeps its data under dir, reports nothing to anyone (no
+// telemetry) and takes the credentials in the file s3config (Config).
+// scripts/s3server.sh starts the same.
+func Args(dir, s3config string, p ports) []string {
+	sock := filepath.Join(dir, "filer.sock")
+	if len(sock) > 100 { // a Unix socket's name is short
+		sock = ""
 	}
-	cmd := exec.Command(s.bin, "--access", AccessKey, "--secret", SecretKey,
-		"--port", fmt.Sprintf("127.0.0.1:%d", s.port), "--quiet",
-		"posix", "--sidecar", meta, data)
-	cmd.Env = append(os.Environ(), "VGW_QUIET=true")
-	log, err := os.Create(filepath.Join(s.dir, "server.log"))
+	return []string{"-logtostderr", "-v=0", "server",
+		"-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=" + filepath.Join(dir, "data"),
+		"-master.port=" + itoa(p.master), "-master.port.grpc=" + itoa(p.masterGrpc),
+		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=16",
+		"-volume.port=" + itoa(p.volume), "-volume.port.grpc=" + itoa(p.volumeGrpc),
+		"-filer", "-filer.port=" + itoa(p.filer), "-filer.port.grpc=" + itoa(p.filerGrpc),
+		"-filer.localSocket=" + sock,
+		"-s3", "-s3.port=" + itoa(p.s3), "-s3.port.grpc=" + itoa(p.s3Grpc),
+		"-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.config=" + s3config,
+	}
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }
+
+// Config is the S3 gateway's identity file: one identity, AccessKey and
+// SecretKey, allowed everything.
+const Config = `{"identities": [{"name": "wmzip", "credentials": [{"accessKey": "` + AccessKey + `", "secretKey": "` + SecretKey + `"}], "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]}`
+
+// run starts the server process and waits until its gateway answers.
+func (s *Server) run() error {
+	if err := os.MkdirAll(filepath.Join(s.dir, "data"), 0o755); err != nil {
+		return err
+	}
+	cfg := filepath.Join(s.dir, "s3.json")
+	if err := os.WriteFile(cfg, []byte(Config), 0o600); err != nil {
+		return err
+	}
+	cmd := exec.Command(s.bin, Args(s.dir, cfg, s.ports)...)
+	cmd.Dir = s.dir
+	setDeathSignal(cmd)
+	log, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -170,31 +207,54 @@ func (s *Server) run() error {
 	}
 	s.cmd, s.log, s.done = cmd, log, make(chan struct{})
 	go func() { cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(30 * time.Second)
+	return s.ready(60 * time.Second)
+}
+
+// ready waits until the gateway answers a request about the bucket (the
+// filer and volume server behind it start after it listens).
+func (s *Server) ready(limit time.Duration) error {
+	c, err := s.client()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(limit)
 	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := c.ListBuckets(ctx)
+		cancel()
 		if err == nil {
-			c.Close()
 			return nil
 		}
 		select {
 		case <-s.done:
-			b, _ := os.ReadFile(log.Name())
-			return fmt.Errorf("the S3 server exited: %s", strings.TrimSpace(string(b)))
+			b, _ := os.ReadFile(s.log.Name())
+			return fmt.Errorf("the S3 server exited: %s", tail(string(b), 2000))
 		default:
 		}
 		if time.Now().After(deadline) {
 			s.Stop()
-			return errors.New("the S3 server did not answer within 30s")
+			return fmt.Errorf("the S3 server did not answer within %v: %v", limit, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func (s *Server) makeBucket() error {
-	c, err := minio.New(fmt.Sprintf("127.0.0.1:%d", s.port), &minio.Options{
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		s = "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+func (s *Server) client() (*minio.Client, error) {
+	return minio.New(fmt.Sprintf("127.0.0.1:%d", s.ports.s3), &minio.Options{
 		Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""), Region: "us-east-1", BucketLookup: minio.BucketLookupPath,
 	})
+}
+
+func (s *Server) makeBucket() error {
+	c, err := s.client()
 	if err != nil {
 		return err
 	}
