@@ -519,3 +519,45 @@ func TestReplacedWhileOpen(t *testing.T) {
 		t.Errorf("read after the object was replaced: %v", err)
 	}
 }
+
+// TestIfMatch: a conditional write completes only over the object it
+// names, and never over one another writer put there.
+func TestIfMatch(t *testing.T) {
+	srv := s3test.Shared(t)
+	s := srv.Store(t)
+	ctx := context.Background()
+	write := func(key, etag string, b []byte) error {
+		u, err := s.Create(ctx, s3test.Bucket, key)
+		if err != nil {
+			return err
+		}
+		u.IfMatch(etag)
+		u.Write(b)
+		return u.Close()
+	}
+	if err := write("cond/a", "", []byte("one")); err != nil {
+		t.Fatalf("a write of a new object: %v", err)
+	}
+	if err := write("cond/a", "", []byte("two")); !errors.Is(err, objstore.ErrChanged) {
+		t.Errorf("a write meant for a new object over an existing one: %v", err)
+	}
+	o, err := s.Open(ctx, s3test.Bucket, "cond/a", objstore.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "cond/a", []byte("another writer"))
+	if err := write("cond/a", o.ETag(), []byte("three")); !errors.Is(err, objstore.ErrChanged) {
+		t.Errorf("a write over an object changed meanwhile: %v", err)
+	}
+	got, _ := s.ReadAll(ctx, s3test.Bucket, "cond/a", 100)
+	if string(got) != "another writer" {
+		t.Errorf("the object holds %q", got)
+	}
+	o, err = s.Open(ctx, s3test.Bucket, "cond/a", objstore.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write("cond/a", o.ETag(), []byte("four")); err != nil {
+		t.Errorf("a write over the object it names: %v", err)
+	}
+}

@@ -147,7 +147,7 @@ func TestS3Names(t *testing.T) {
 	s3Must(t, srv, "encode", "-q", "-m", u("m.wmm"), "-o", u("grow.wmz"), u("test.npz"))
 	s3Must(t, srv, "append", "-q", "-m", u("m.wmm"), u("grow.wmz"), u("train.npz"))
 	same("grow.wmz", "grow.wmz")
-	s3Fail(t, srv, "no such object", "append", "-q", "-m", u("m.wmm"), u("none.wmz"), u("train.npz"))
+	s3Fail(t, srv, u("none.wmz")+": no such file", "append", "-q", "-m", u("m.wmm"), u("none.wmz"), u("train.npz"))
 	if _, err := s.Open(context.Background(), s3test.Bucket, "cli/none.wmz", objstore.ReadOptions{}); err == nil {
 		t.Error("a failed append made an object")
 	}
