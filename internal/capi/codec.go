@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
@@ -264,6 +265,11 @@ func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 	}
 	c, err := train.Codec(ctx, traj.Episodes(tr, !o.CodesOnly), opts...)
 	if err != nil {
+		if Code(err) == ErrOther {
+			// The trainers' own checks (opq's of the quantizer's shape) wrap
+			// no sentinel: they are of the arguments.
+			err = fmt.Errorf("%w: %w", wmzip.ErrInput, err)
+		}
 		return 0, err
 	}
 	return newCodec(c), nil

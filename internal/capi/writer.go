@@ -149,18 +149,25 @@ func CreateWriter(path string, codec Handle, options []byte) (Handle, error) {
 	return add(&Writer{w: w, out: out, geom: shapeOf(c), slots: c.Model().Geom.S}), nil
 }
 
-// writer runs fn on the writer of h, alone, unless it is closed.
-func writer(h Handle, fn func(w *Writer) error) error {
+// withWriter runs fn on the writer of h, alone.
+func withWriter(h Handle, fn func(w *Writer) error) error {
 	w, err := lookup[*Writer](h, "writer")
 	if err != nil {
 		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state != writing {
-		return closedf("the writer of handle %d was closed", h)
-	}
 	return fn(w)
+}
+
+// writer runs fn on the writer of h, alone, unless it is closed.
+func writer(h Handle, fn func(w *Writer) error) error {
+	return withWriter(h, func(w *Writer) error {
+		if w.state != writing {
+			return closedf("the writer of handle %d was closed", h)
+		}
+		return fn(w)
+	})
 }
 
 // WriterBegin starts an episode; meta, if not nil, is JSON kept with it
@@ -269,47 +276,39 @@ func WriterFlush(h Handle) error {
 // FreeWriter. Closing again returns what the first Close returned. A
 // Close that fails before a byte was written removes the empty file.
 func CloseWriter(h Handle) error {
-	w, err := lookup[*Writer](h, "writer")
-	if err != nil {
+	return withWriter(h, func(w *Writer) error {
+		switch w.state {
+		case completed:
+			return w.closed
+		case aborted:
+			return closedf("the writer of handle %d was aborted", h)
+		}
+		err := w.w.Close()
+		if cerr := w.out.close(); err == nil {
+			err = cerr
+		}
+		if err != nil && w.out.n == 0 {
+			os.Remove(w.out.path)
+		}
+		w.state, w.closed = completed, err
 		return err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch w.state {
-	case completed:
-		return w.closed
-	case aborted:
-		return closedf("the writer of handle %d was aborted", h)
-	}
-	err = w.w.Close()
-	if cerr := w.out.close(); err == nil {
-		err = cerr
-	}
-	if err != nil && w.out.n == 0 {
-		os.Remove(w.out.path)
-	}
-	w.state, w.closed = completed, err
-	return err
+	})
 }
 
 // AbortWriter closes the file without completing it and removes it. It
 // does nothing to a completed file.
 func AbortWriter(h Handle) error {
-	w, err := lookup[*Writer](h, "writer")
-	if err != nil {
+	return withWriter(h, func(w *Writer) error {
+		if w.state != writing {
+			return nil
+		}
+		w.state = aborted
+		err := w.out.close()
+		if rerr := os.Remove(w.out.path); err == nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
+		}
 		return err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.state != writing {
-		return nil
-	}
-	w.state = aborted
-	err = w.out.close()
-	if rerr := os.Remove(w.out.path); err == nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = rerr
-	}
-	return err
+	})
 }
 
 // FreeWriter releases a writer handle. A file neither completed nor
@@ -331,13 +330,12 @@ func FreeWriter(h Handle) error {
 
 // WriterAccount returns the writer's account of the states placed so far
 // (of the whole file after Close) as a JSON object.
-func WriterAccount(h Handle) ([]byte, error) {
-	w, err := lookup[*Writer](h, "writer")
-	if err != nil {
-		return nil, err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func WriterAccount(h Handle) (b []byte, err error) {
+	err = withWriter(h, func(w *Writer) error { b, err = w.account(); return err })
+	return b, err
+}
+
+func (w *Writer) account() ([]byte, error) {
 	a := w.w.Account()
 	j := accountJSON{States: a.States, Retained: a.Retained, Wrong: a.Wrong, Distortion: a.Distortion,
 		LosslessChunks: a.LosslessChunks, Bytes: w.out.n, Report: distortionOf(a.Report)}
