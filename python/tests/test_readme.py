@@ -35,4 +35,6 @@ def test_readme_install_command():
     readme = (ROOT / "README.md").read_text()
     assert "pip install --no-build-isolation ./python" in readme
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install" in ci and "--no-build-isolation" in ci and "pytest" in ci
+    assert re.search(r"-m venv --system-site-packages .*\n.*pip\"? install .*--no-build-isolation \./python", ci), \
+        ".ci/run should install the package as the README says"
+    assert "pytest" in ci and "python/tests" in ci

@@ -200,6 +200,13 @@ class File:
         if self._closed:
             raise ClosedError(f"wmzip: {self.path} is closed")
 
+    def _floats_shape(self) -> Tuple[int, int]:
+        """(S, d) of a state's reconstruction; InputError without a
+        quantizer."""
+        if self._obs_shape is None:
+            return (self.codec.slots, self.codec._need_quantizer())
+        return self._obs_shape
+
     def _index(self, e: int, t: Optional[int] = None) -> Tuple[int, int]:
         n = len(self._lens)
         e = int(e)
@@ -229,10 +236,9 @@ class File:
         """The reconstructed slot vectors (S, d) float32 of state t of
         episode e (written to out, if given)."""
         self._check()
-        if self._obs_shape is None:
-            self.codec._need_quantizer()
+        shape = self._floats_shape()
         e, t = self._index(e, t)
-        res = Codec._out(out, self._obs_shape, np.dtype(np.float32), "out") if out is not None else np.empty(self._obs_shape, np.float32)
+        res = Codec._out(out, shape, np.dtype(np.float32), "out") if out is not None else np.empty(shape, np.float32)
         call("wmz_file_obs", self._h, e, t, None, res.ctypes.data, res.size)
         return res
 
@@ -260,7 +266,7 @@ class File:
             self.codec._need_quantizer()
         acts = np.empty(k, np.int64)
         c = np.empty((k,) + self._state_shape, self._dtype) if codes else None
-        o = np.empty((k,) + self._obs_shape, np.float32) if obs else None
+        o = np.empty((k,) + self._floats_shape(), np.float32) if obs else None
         if k:
             call("wmz_file_states", self._h, e, start, start + k, acts.ctypes.data,
                  None if c is None else c.ctypes.data, 0 if c is None else c.size, self._width,
@@ -290,6 +296,7 @@ class File:
                 floats = self._obs_shape is not None
                 ep = self.read(e, lo, hi, codes=not floats, obs=floats)
                 arr = ep.obs if floats else ep.codes
+                assert arr is not None
                 return arr if idx.step == 1 or len(idx) <= 1 else arr[np.asarray(idx) - lo]
             if self._obs_shape is not None:
                 return self.obs(e, t)

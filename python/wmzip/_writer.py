@@ -150,7 +150,7 @@ class Writer:
         self._h = h.value
         self._act = np.zeros(1, np.int64)
         self._act_addr = self._act.ctypes.data
-        self._slots, self._m, self._dim = codec.slots, codec.subspaces, codec.dim
+        self._slots, self._m = codec.slots, codec.subspaces
         self._per_codes = codec.slots * codec.subspaces
         self._per_obs = codec.slots * codec.dim if codec.dim else 0
         self._in_episode = False
@@ -181,12 +181,10 @@ class Writer:
         a = np.asarray(state)
         self._act[0] = action
         if a.dtype.kind == "f":
-            if self._dim is None:
-                self.codec._need_quantizer()
             if a.dtype != np.float32 or not a.flags.c_contiguous:
                 a = _arrays.floats(a)
-            if a.size != self._per_obs:
-                _arrays.states(a, self._slots, self._dim, "state", single=True)
+            if a.size != self._per_obs or not self._per_obs:
+                _arrays.states(a, self._slots, self.codec._need_quantizer(), "state", single=True)
             call("wmz_writer_obs", self._h, self._act_addr, 1, a.ctypes.data, a.size)
         else:
             if a.dtype != np.uint8 and a.dtype != np.uint16 or not a.flags.c_contiguous:
@@ -203,10 +201,8 @@ class Writer:
         self._check()
         arr = np.asarray(data)
         if arr.dtype.kind == "f":
-            if self._dim is None:
-                self.codec._need_quantizer()
             o = _arrays.floats(arr)
-            _, T = _arrays.states(o, self._slots, self._dim, "obs")
+            _, T = _arrays.states(o, self._slots, self.codec._need_quantizer(), "obs")
             acts = self._actions(actions, T)
             call("wmz_writer_obs", self._h, _arrays.addr(acts), T, o.ctypes.data, o.size)
         else:
