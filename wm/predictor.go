@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/rans"
 )
 
@@ -349,7 +350,7 @@ func (p *Predictor) Begin(action int64) {
 	p.succL = slices.Grow(p.succL[:0], len(p.succ))[:len(p.succ)]
 	for i := range p.succ {
 		x := p.succWeight(i)
-		p.succX[i], p.succL[i] = x, lg(x)
+		p.succX[i], p.succL[i] = x, fixed.Lg(x)
 		p.succW += x
 	}
 	if len(p.succ) > 0 {
@@ -427,7 +428,7 @@ func (p *Predictor) computePriors() {
 		if hp != nil {
 			q = (uint64(hp[c])<<16 + ctxBackoff*q) / (tp + ctxBackoff)
 		}
-		p.prior[c] = lg(max(q, 1)) - 16*256
+		p.prior[c] = fixed.Lg(max(q, 1)) - 16*256
 	}
 }
 
@@ -455,7 +456,7 @@ func (p *Predictor) beginBatch(b int32) {
 // join adds the candidate r of weight x to the batch.
 func (p *Predictor) join(cls int, r ref, x uint64) {
 	id := p.idOf(r)
-	l := p.batchB + lg(x)
+	l := p.batchB + fixed.Lg(x)
 	i, found := p.batch.slot(uint64(uint32(id)))
 	if !found {
 		g := p.newGroup(cls, r, p.tileOf(r), l)
@@ -515,7 +516,7 @@ func (p *Predictor) joinSucc() {
 // endBatch sets the log-weights of the batch's groups.
 func (p *Predictor) endBatch() {
 	for g := p.batchFrom; g < len(p.groups); g++ {
-		l := p.batchB + lg(p.groups[g].sum)
+		l := p.batchB + fixed.Lg(p.groups[g].sum)
 		p.groups[g].l, p.groups[g].base = l, l
 	}
 }
@@ -536,7 +537,7 @@ func (p *Predictor) startSlot() {
 	if s > 0 && len(p.conts) > 0 {
 		// The class's prior is shared in proportion to the posterior weight
 		// of the matches continued.
-		p.beginBatch(p.prior[clsCont] - lg(p.contTot))
+		p.beginBatch(p.prior[clsCont] - fixed.Lg(p.contTot))
 		for i, r := range p.conts {
 			p.join(clsCont, r, p.contW[i])
 		}
@@ -545,7 +546,7 @@ func (p *Predictor) startSlot() {
 	if len(p.succ) > 0 {
 		// The class's prior is shared among the successor states in
 		// proportion to their weights.
-		p.succB = p.prior[clsSucc] - lg(p.succW)
+		p.succB = p.prior[clsSucc] - fixed.Lg(p.succW)
 		p.beginBatch(p.succB)
 		p.joinSucc()
 		p.endBatch()
@@ -625,11 +626,11 @@ func mixPowers(rows []uint16, k int, e uint16) []uint16 {
 	for r := 0; r < len(rows); r += k {
 		mx := int32(-1 << 30)
 		for v, f := range rows[r : r+k] {
-			l[v] = int32(e) * lg(uint64(f)) >> 8
+			l[v] = int32(e) * fixed.Lg(uint64(f)) >> 8
 			mx = max(mx, l[v])
 		}
 		for v := range k {
-			out[r+v] = uint16(min(expWeight(mx-l[v]), 65535))
+			out[r+v] = uint16(min(fixed.W(mx-l[v]), 65535))
 		}
 	}
 	return out
@@ -671,7 +672,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	groups, eps := p.groups, &p.eps
 	for i := range groups {
 		g := &groups[i]
-		wg := expWeight(maxL - g.l)
+		wg := fixed.W(maxL - g.l)
 		e := uint64(eps[g.cls&(nClasses-1)])
 		wS += wg * e >> 16
 		sp := wg * (1<<16 - e)
@@ -686,7 +687,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	}
 	p.spikes = spikes
 	a := uint64(p.m.subMix)
-	p.alpha = expWeight(maxL-p.lNew)<<8 + wS*a
+	p.alpha = fixed.W(maxL-p.lNew)<<8 + wS*a
 	p.beta = wS * (256 - a) * p.unif
 	p.top, p.hit = 0, 0
 	p.tab = nil
@@ -699,7 +700,7 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	var bm uint64
 	bv := p.touched[0]
 	for _, v := range p.touched {
-		x := p.alpha*uint64(freqAt(p.f, int(v), 16)) + acc[v]<<8
+		x := p.alpha*uint64(rans.Freq(p.f, int(v), 16)) + acc[v]<<8
 		if x > bm || x == bm && v < bv {
 			bm, bv = x, v
 		}
@@ -732,7 +733,7 @@ func (p *Predictor) Table() []uint16 {
 			return p.tab
 		}
 		for v := range p.wq {
-			p.wq[v] = freqAt(p.f, v, 16)
+			p.wq[v] = rans.Freq(p.f, v, 16)
 		}
 		rans.QuantizeTrusted(p.wq, p.prec, p.cum)
 		p.tab = p.cum
@@ -797,7 +798,7 @@ func (p *Predictor) weakTable() []uint16 {
 	// The groups only add weight (no sum here reaches 2^64), so the first
 	// value of the largest weight is found after them, as QuantizeMax does.
 	for _, v := range p.touched {
-		y := uint32((alpha*uint64(freqAt(f, int(v), 16)) + beta + p.acc[v]<<8) >> sh)
+		y := uint32((alpha*uint64(rans.Freq(f, int(v), 16)) + beta + p.acc[v]<<8) >> sh)
 		total += uint64(y - wq[v])
 		wq[v] = y
 		top = max(top, y)
@@ -858,7 +859,7 @@ func (p *Predictor) Precision() uint { return p.prec }
 func (p *Predictor) virtualWeights() {
 	w, m, maxL := p.w, p.mm, p.maxL
 	if m == 0 && p.saLive {
-		p.anyWeights(expWeight(maxL - p.lSA))
+		p.anyWeights(fixed.W(maxL - p.lSA))
 	}
 	if m == 0 {
 		// The first codes of the chunk's distinct tiles and of the
@@ -866,10 +867,10 @@ func (p *Predictor) virtualWeights() {
 		// weighs 0).
 		var e0, d0 uint64
 		if p.epLive {
-			e0 = (expWeight(maxL-p.lEp) << 32) / p.epTotal
+			e0 = (fixed.W(maxL-p.lEp) << 32) / p.epTotal
 		}
 		if p.dicLive {
-			d0 = (expWeight(maxL-p.lDict) << 32) / p.m.dictTotal
+			d0 = (fixed.W(maxL-p.lDict) << 32) / p.m.dictTotal
 		}
 		K := p.K
 		w, ec, dc := w[:K], p.epCnt[:K], p.m.dictCnt[:K]
@@ -880,14 +881,14 @@ func (p *Predictor) virtualWeights() {
 	}
 	// m = 1: a virtual coordinate is a slot's first or second.
 	if p.epLive {
-		x := (expWeight(maxL-p.lEp) << 16) / p.epCnt[p.epV0] << 8
+		x := (fixed.W(maxL-p.lEp) << 16) / p.epCnt[p.epV0] << 8
 		// x for each tile starting with epV0, at its second code.
 		for _, c := range p.epNext[p.epV0] {
 			w[c.v] += x * uint64(c.n)
 		}
 	}
 	if p.dicLive {
-		d1 := (expWeight(maxL-p.lDict) << 32) / p.m.dictCnt[p.dictV0]
+		d1 := (fixed.W(maxL-p.lDict) << 32) / p.m.dictCnt[p.dictV0]
 		for _, pe := range p.m.dictPairs[p.dictV0] {
 			w[pe.v1] += d1 * pe.cnt >> 16 << 8
 		}
@@ -901,8 +902,8 @@ func (p *Predictor) Commit(j int, v uint16) {
 	}
 	m := p.mm
 	p.hist[p.base+j] = v
-	fv := uint64(freqAt(p.f, int(v), 16))
-	p.lNew += lg(fv) - 16*256
+	fv := uint64(rans.Freq(p.f, int(v), 16))
+	p.lNew += fixed.Lg(fv) - 16*256
 	// The largest log-weight, the new-content hypothesis's included, and
 	// the least of a group, for pruning: of the groups updated here, then
 	// of those the expansions below add. Only a group can be pruned, so
@@ -925,13 +926,13 @@ func (p *Predictor) Commit(j int, v uint16) {
 			if g.tile[m] == v {
 				if incM&(1<<c) == 0 {
 					e := uint64(eps[c])
-					incMat[c] = lg(1<<16-e+(e*qv>>16)) - 16*256
+					incMat[c] = fixed.Lg(1<<16-e+(e*qv>>16)) - 16*256
 					incM |= 1 << c
 				}
 				g.l += incMat[c]
 			} else {
 				if incX&(1<<c) == 0 {
-					incMis[c] = lg(max(1, uint64(eps[c])*qv>>16)) - 16*256
+					incMis[c] = fixed.Lg(max(1, uint64(eps[c])*qv>>16)) - 16*256
 					incX |= 1 << c
 				}
 				g.l += incMis[c]
@@ -1010,13 +1011,13 @@ func (p *Predictor) commitOmitted(v uint16) {
 func (p *Predictor) epCommit(v uint16) {
 	switch {
 	case p.mm == 0 && p.epCnt[v] > 0 && p.M > 1:
-		p.lEp += lg(p.epCnt[v]) - lg(p.epTotal)
+		p.lEp += fixed.Lg(p.epCnt[v]) - fixed.Lg(p.epTotal)
 		p.epV0 = v
 	case p.mm == 1:
 		// Each tile starting with epV0 had probability 1/n; expand the
 		// ones whose second code is v, most recent first.
 		l := p.epFirst[p.epV0]
-		base := p.lEp - lg(uint64(len(l)))
+		base := p.lEp - fixed.Lg(uint64(len(l)))
 		if base < p.liveMax()-pruneBits*256 {
 			// All would be pruned at this commit.
 			p.epLive = false
@@ -1071,14 +1072,14 @@ func (p *Predictor) dictCommit(v uint16) {
 	m := p.m
 	switch {
 	case p.mm == 0 && m.dictCnt[v] > 0 && p.M > 1:
-		p.lDict += lg(m.dictCnt[v]) - lg(m.dictTotal)
+		p.lDict += fixed.Lg(m.dictCnt[v]) - fixed.Lg(m.dictTotal)
 		p.dictV0 = v
 	case p.mm == 1:
 		pairs := m.dictPairs[p.dictV0]
 		k, found := slices.BinarySearchFunc(pairs, v, func(pe pairEntry, v uint16) int { return int(pe.v1) - int(v) })
 		if found {
 			pe := pairs[k]
-			base := p.lDict - lg(m.dictCnt[p.dictV0])
+			base := p.lDict - fixed.Lg(m.dictCnt[p.dictV0])
 			floor := p.liveMax() - pruneBits*256
 			M := p.M
 			from := m.dictStart[p.dictV0] + int(pe.lo)
@@ -1130,7 +1131,7 @@ func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 				continue
 			}
 			r := p.succ[i]
-			if !fn(ref{r.store, r.state, int32(x)}, b+lg(uint64(c))) {
+			if !fn(ref{r.store, r.state, int32(x)}, b+fixed.Lg(uint64(c))) {
 				return
 			}
 		}
@@ -1213,7 +1214,7 @@ func (p *Predictor) proposeConts(maxL int32) {
 			if maxL-l > contBits*256 || l <= p.lNew-contBits*256 {
 				return true
 			}
-			wc := expWeight(maxL - l)
+			wc := fixed.W(maxL - l)
 			for _, ce := range p.m.contNext[r.slot] {
 				nr := ref{r.store, r.state, int32(ce.y)}
 				if nr.store == storeHist && int(nr.state) == p.t && int(nr.slot) > p.s {
@@ -1554,7 +1555,7 @@ func (p *Predictor) anyExpand(v uint16) {
 	p.saB = p.lSA - 16*256
 	for e := p.saHead[v]; e >= 0; e = p.entNext[e] {
 		if x := p.entX[e]; x > 0 {
-			l := p.saB + lg(x)
+			l := p.saB + fixed.Lg(x)
 			p.groups = append(p.groups, group{l: l, base: l, tile: p.entTile[e], head: -e - 1, tail: -e - 1, sum: x, cls: clsSuccAny})
 		}
 	}
@@ -1563,11 +1564,3 @@ func (p *Predictor) anyExpand(v uint16) {
 // bestTile returns the tile of the group that explained the slot finished
 // last, or nil when new content did; for training.
 func (p *Predictor) bestTile() []uint16 { return p.best }
-
-// freqAt returns the frequency of v in a table of precision prec.
-func freqAt(cum []uint16, v int, prec uint) uint32 {
-	if v+1 < len(cum) {
-		return uint32(cum[v+1]) - uint32(cum[v])
-	}
-	return 1<<prec - uint32(cum[v])
-}

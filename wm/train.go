@@ -3,9 +3,11 @@ package wm
 import (
 	"errors"
 	"fmt"
-	"github.com/wmzip/wmzip/rans"
 	"math"
 	"slices"
+
+	"github.com/wmzip/wmzip/internal/fixed"
+	"github.com/wmzip/wmzip/rans"
 )
 
 // Episode is one trajectory of states for training: Codes holds T states of
@@ -704,7 +706,7 @@ func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float6
 			row := f[(k[0]*nctx+ctx)*K : (k[0]*nctx+ctx+1)*K]
 			l := make([]int32, K)
 			for v, x := range row {
-				l[v] = lg(uint64(x))
+				l[v] = fixed.Lg(uint64(x))
 			}
 			out[i] = l
 		}
@@ -736,11 +738,11 @@ func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float6
 			}
 			var z uint64
 			for v := range K {
-				z += expWeight(mx - lw[v])
+				z += fixed.W(mx - lw[v])
 			}
 			lz := math.Log2(float64(z))
 			for _, x := range sorted[i] {
-				bits += x.c * (lz - math.Log2(float64(max(expWeight(mx-lw[x.v]), 1))))
+				bits += x.c * (lz - math.Log2(float64(max(fixed.W(mx-lw[x.v]), 1))))
 			}
 		}
 		return bits
@@ -1027,6 +1029,6 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 	K := len(f1)
 	rans.QuantizeProducts(mixPowers(f1, K, m.fallExp[0]), mixPowers(f2, K, m.fallExp[1]), 16, cum[:K], w[:K])
 	for v := range out {
-		out[v] = uint16(freqAt(cum, v, 16))
+		out[v] = uint16(rans.Freq(cum, v, 16))
 	}
 }
