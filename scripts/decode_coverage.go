@@ -39,7 +39,15 @@ const module = "github.com/wmzip/wmzip/"
 // decodePath lists the decode-path functions of each file ("*": every
 // function of the file; a name with a dot is a method, Type.Name).
 var decodePath = map[string][]string{
-	"wm/predictor.go": {"*", "-Predictor.bestTile", "-Model.PredictorBytes", "-Predictor.Model", "-Predictor.Precision"},
+	"wm/predictor.go":  {"*", "-Predictor.bestTile", "-Model.PredictorBytes", "-Predictor.Model", "-Predictor.Precision"},
+	"wm/history.go":    {"*"},
+	"wm/stats.go":      {"*"},
+	"wm/groups.go":     {"*"},
+	"wm/episode.go":    {"*"},
+	"wm/dicthyp.go":    {"*"},
+	"wm/successors.go": {"*"},
+	"wm/succany.go":    {"*"},
+	"wm/rows.go":       {"*"},
 	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel", "UnmarshalModelLimit", "modelMemory",
 		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.checkStarts", "Model.checkCounts", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go": {"*"},

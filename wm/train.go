@@ -277,7 +277,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 			for j := range n {
 				s := j / M
 				if j%M == 0 {
-					copy(before[:], p.hitsS[s*nClasses:])
+					copy(before[:], p.stats.hitsS[s*nClasses:])
 				}
 				p.Predict(j)
 				p.Commit(j, st[j])
@@ -285,11 +285,11 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 					continue
 				}
 				for c := range nClasses {
-					if p.hitsS[s*nClasses+c] != before[c] {
+					if p.stats.hitsS[s*nClasses+c] != before[c] {
 						events[i] = append(events[i], slotEvent{uint8(p.bucket), uint8(c), uint16(s)})
 					}
 				}
-				if p.hitsS[s*nClasses+clsNew] != before[clsNew] {
+				if p.stats.hitsS[s*nClasses+clsNew] != before[clsNew] {
 					newTiles.add(g, st, s, -1)
 					continue
 				}
@@ -305,15 +305,15 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 		}
 		for b := range nBuckets {
 			for c := range nClasses {
-				hits[b][c] += uint64(p.hits[b][c] - m.clsHits[b][c])
+				hits[b][c] += uint64(p.stats.hits[b][c] - m.clsHits[b][c])
 			}
 		}
 		for k := range slot {
-			slot[k] += uint64(p.hitsS[k] - m.clsSlot[k])
+			slot[k] += uint64(p.stats.hitsS[k] - m.clsSlot[k])
 		}
 		for c := range nClasses {
-			mis[c] += uint64(p.mis[c] - m.clsMis[c])
-			cn[c] += uint64(p.cn[c] - m.clsN[c])
+			mis[c] += uint64(p.stats.mis[c] - m.clsMis[c])
+			cn[c] += uint64(p.stats.cn[c] - m.clsN[c])
 		}
 		if progress != nil {
 			progress(i+1, len(eps))
@@ -416,7 +416,7 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 		hits = append(hits, h)
 		slot = append(slot, sl)
 	}
-	p := &Predictor{g: Geometry{S: S}}
+	var cs chunkStats
 	oh := make([]uint64, nClasses)
 	sl0 := make([]uint64, S*nClasses)
 	best, bestCost := [2]uint64{defaultScale, defaultScale}, int64(-1)
@@ -433,7 +433,7 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 							}
 						}
 					}
-					scale(oh, p.hits[b][:], bs)
+					scale(oh, cs.hits[b][:], bs)
 				}
 				clear(sl0)
 				for j := range events {
@@ -443,20 +443,15 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 						}
 					}
 				}
-				p.hitsS = slices.Grow(p.hitsS[:0], S*nClasses)[:S*nClasses]
+				cs.hitsS = slices.Grow(cs.hitsS[:0], S*nClasses)[:S*nClasses]
 				for s := range S {
-					scale(sl0[s*nClasses:(s+1)*nClasses], p.hitsS[s*nClasses:(s+1)*nClasses], ss)
+					scale(sl0[s*nClasses:(s+1)*nClasses], cs.hitsS[s*nClasses:(s+1)*nClasses], ss)
 				}
-				p.sumHits()
+				cs.sum()
 				for _, e := range ev {
-					p.bucket, p.s = int(e.b), int(e.s)
-					p.computePriors()
-					cost -= int64(p.prior[e.c])
-					p.hits[e.b][e.c]++
-					p.hitsB[e.b]++
-					p.hitsC[e.c]++
-					p.hitsT++
-					p.hitsS[int(e.s)*nClasses+int(e.c)]++
+					cs.priors(int(e.b), int(e.s))
+					cost -= int64(cs.prior[e.c])
+					cs.count(int(e.b), int(e.s), int(e.c))
 				}
 			}
 			if bestCost < 0 || cost < bestCost {
