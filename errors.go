@@ -1,39 +1,40 @@
 package wmzip
 
 import (
-	"errors"
-
-	"github.com/wmzip/wmzip/alloc"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/check"
 )
 
-// Errors of the container, re-exported so that a caller needs this package
-// only.
+// Errors of this package and of the container beneath, to test with
+// errors.Is. A damaged file gives an error wrapping ErrCorrupt (a
+// *format.FormatError carrying the offset, for errors.As).
 var (
-	ErrCorrupt       = format.ErrCorrupt
-	ErrChecksum      = format.ErrChecksum
+	// ErrCorrupt reports bytes that are not a valid .wmz file.
+	ErrCorrupt = format.ErrCorrupt
+	// ErrChecksum reports a record whose checksum does not match.
+	ErrChecksum = format.ErrChecksum
+	// ErrModelMismatch reports a codec other than the one the file names.
 	ErrModelMismatch = format.ErrModelMismatch
-	ErrNoModel       = format.ErrNoModel
-	ErrTooLarge      = format.ErrTooLarge
-	ErrClosed        = format.ErrClosed
+	// ErrNoModel reports a file without an embedded model read without a
+	// codec.
+	ErrNoModel = format.ErrNoModel
+	// ErrTooLarge reports a file or an option beyond a memory limit.
+	ErrTooLarge = format.ErrTooLarge
+	// ErrClosed reports a call on a closed Writer or File.
+	ErrClosed = format.ErrClosed
 	// ErrInput reports an invalid argument: an option out of range,
-	// observations or codes of the wrong size, an empty training set.
+	// observations or codes of the wrong size, a lossy mode asked of a
+	// codec without a retention gate, observations given to a codec
+	// without a quantizer.
 	ErrInput = format.ErrInput
-	// ErrBudget reports a storage budget below the lowest retention level.
-	ErrBudget = alloc.ErrBudget
 )
 
+// errNoQuantizer and errNoGate are the ErrInput of a codec that lacks a
+// part.
 var (
-	// ErrNoQuantizer reports float observations given to a Codec trained
-	// on codes only.
-	ErrNoQuantizer = errors.New("wmzip: the codec has no quantizer for float observations")
-	// ErrNoGate reports a lossy mode asked of a Codec trained without a
-	// retention gate.
-	ErrNoGate = errors.New("wmzip: the codec has no retention gate")
+	errNoQuantizer = inputError("the codec has no quantizer for float observations (it was trained on codes)")
+	errNoGate      = inputError("the codec has no retention gate, which the lossy modes need (train it with a gate)")
 )
 
-// FormatError reports invalid bytes at an offset of a file.
-type FormatError = format.FormatError
-
-// UnsupportedError reports a valid feature this version does not read.
-type UnsupportedError = format.UnsupportedError
+// inputError returns an error wrapping ErrInput whose message is msg.
+func inputError(msg string) error { return check.Errorf("wmzip: %s", msg) }

@@ -9,49 +9,14 @@ import (
 	"github.com/wmzip/wmzip/wm"
 )
 
-// A ReaderOption configures Open, NewFile, NewReader and Recover.
-type ReaderOption interface{ applyReader(*readerConfig) }
-
-type readerConfig struct {
-	format []format.Option
-	access func(episode, step int64) // for the Reader; a File's is in format
-}
-
-type readerOpt []format.Option
-
-func (o readerOpt) applyReader(c *readerConfig) { c.format = append(c.format, o...) }
-
-// WithReadOptions passes options through to the container's reader (cache
-// size, memory limit, recovery, access log; see package format).
-func WithReadOptions(opts ...format.Option) ReaderOption { return readerOpt(opts) }
-
-type accessLogOpt func(episode, step int64)
-
-func (fn accessLogOpt) applyReader(c *readerConfig) {
-	c.format = append(c.format, format.WithAccessLog(fn))
-	c.access = fn
-}
-
-// WithAccessLog tells fn of every state a File or Reader returns, as the
-// access trace that StoreByAccess later reads.
-func WithAccessLog(fn func(episode, step int64)) ReaderOption { return accessLogOpt(fn) }
-
-func readerOptions(opts []ReaderOption) readerConfig {
-	var c readerConfig
-	for _, o := range opts {
-		o.applyReader(&c)
-	}
-	return c
-}
-
 // File reads a .wmz file at random through its index: one state or one
 // episode at a time, as codes or as reconstructed observations. Its
 // methods are safe for concurrent use.
 type File struct {
 	f     *format.File
 	c     *Codec
-	close io.Closer
-	r     io.ReaderAt // the file, read again in order by WriteNPZ
+	close io.Closer // Open's file; nil once closed
+	r     io.ReaderAt
 	size  int64
 	opts  []ReaderOption
 }
@@ -80,61 +45,89 @@ func Open(name string, c *Codec, opts ...ReaderOption) (*File, error) {
 // NewFile reads a .wmz file of the given size from r. c may be nil when
 // the file embeds its model.
 func NewFile(r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (*File, error) {
-	f, err := format.Open(r, size, modelOf(c), readerOptions(opts).format...)
+	cfg, err := readerOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := format.Open(r, size, modelOf(c), cfg.format...)
 	if err != nil {
 		return nil, err
 	}
 	if c == nil {
-		if c, err = NewCodec(f.Model()); err != nil {
+		if c, err = newCodec(f.Model()); err != nil {
 			return nil, err
 		}
 	}
 	return &File{f: f, c: c, r: r, size: size, opts: opts}, nil
 }
 
-// Close closes the file Open opened; it does nothing for NewFile.
+// Close closes the file Open opened; it does nothing for NewFile, or when
+// called again.
 func (f *File) Close() error {
 	if f.close == nil {
 		return nil
 	}
-	return f.close.Close()
+	err := f.close.Close()
+	f.close = nil
+	return err
 }
 
-// Codec returns the codec the file is read with.
+// Codec returns the codec the file is read with: the one given, or the
+// model the file embeds.
 func (f *File) Codec() *Codec { return f.c }
 
-// Episodes returns the number of episodes.
-func (f *File) Episodes() int { return f.f.Episodes() }
+// Episodes returns the number of states of each episode of the file, in
+// order: len(f.Episodes()) is the number of episodes.
+func (f *File) Episodes() []int {
+	n := make([]int, f.f.Episodes())
+	for e := range n {
+		n[e] = f.f.EpisodeLen(e)
+	}
+	return n
+}
 
-// EpisodeLen returns the number of states of episode e.
-func (f *File) EpisodeLen(e int) int { return f.f.EpisodeLen(e) }
-
-// State decodes state t of episode e into dst (reused when large enough)
-// and returns its action and codes.
+// State decodes state t of episode e and returns its action and codes,
+// written to dst when it is large enough (dst may be nil).
 func (f *File) State(e, t int, dst []uint16) (action int64, codes []uint16, err error) {
 	return f.f.ReadState(e, t, dst)
 }
 
-// Obs decodes state t of episode e and appends its reconstructed slot
-// vectors to dst.
-func (f *File) Obs(e, t int, dst []float32) ([]float32, error) {
-	_, codes, err := f.f.ReadState(e, t, nil)
-	if err != nil {
-		return dst, err
+// Obs decodes state t of episode e and returns its action and its
+// reconstructed slot vectors, written to dst when it is large enough (dst
+// may be nil).
+func (f *File) Obs(e, t int, dst []float32) (action int64, obs []float32, err error) {
+	if f.c.q == nil {
+		return 0, dst, errNoQuantizer
 	}
-	return f.c.Reconstruct(dst, codes)
+	a, codes, err := f.f.ReadState(e, t, nil)
+	if err != nil {
+		return 0, dst, err
+	}
+	obs, err = f.c.Reconstruct(dst, codes)
+	return a, obs, err
 }
 
-// Episode decodes episode e: its actions, codes and, when the codec has a
-// quantizer, the reconstructed observations.
+// Episode decodes episode e: its actions, codes, metadata and, when the
+// codec has a quantizer, the reconstructed observations.
 func (f *File) Episode(e int) (*Episode, error) {
 	acts, codes, err := f.f.DecodeEpisode(e)
 	if err != nil {
 		return nil, err
 	}
-	ep := &Episode{Actions: acts, Codes: codes, Slots: f.c.m.Geom.S}
-	if f.c.q != nil {
-		if ep.Obs, err = f.c.Reconstruct(nil, codes); err != nil {
+	meta, err := f.f.Metadata(e)
+	if err != nil {
+		return nil, err
+	}
+	return f.c.episode(acts, codes, meta)
+}
+
+// episode assembles a decoded episode, with its reconstruction when the
+// codec has a quantizer.
+func (c *Codec) episode(acts []int64, codes []uint16, meta []byte) (*Episode, error) {
+	ep := &Episode{Actions: acts, Codes: codes, Slots: c.m.Geom.S, Meta: meta}
+	if c.q != nil {
+		var err error
+		if ep.Obs, err = c.Reconstruct(nil, codes); err != nil {
 			return nil, err
 		}
 	}
@@ -144,16 +137,17 @@ func (f *File) Episode(e int) (*Episode, error) {
 // Verify decodes the whole file with every check.
 func (f *File) Verify() error { return f.f.Verify() }
 
-// Info returns the file's summary from its index.
+// Info returns the file's summary from its index: counts, sizes, λ and
+// the distortion its writer recorded.
 func (f *File) Info() format.Info { return f.f.Info() }
 
-// Format returns the container file beneath.
-func (f *File) Format() *format.File { return f.f }
-
-// Reader decodes a .wmz stream in order, from any io.Reader.
+// Reader decodes a .wmz stream in order, from any io.Reader: NextEpisode
+// moves to an episode, ReadState or ReadObs return its states in turn.
 type Reader struct {
 	r      *format.Reader
 	c      *Codec
+	given  bool // c was given, not read from the stream
+	opts   []format.Option
 	access func(episode, step int64)
 	e, t   int64 // episode and step of the next state
 }
@@ -161,17 +155,38 @@ type Reader struct {
 // NewReader reads a .wmz stream from r. c may be nil when the stream
 // embeds its model.
 func NewReader(r io.Reader, c *Codec, opts ...ReaderOption) (*Reader, error) {
-	cfg := readerOptions(opts)
-	fr, err := format.NewReader(r, modelOf(c), cfg.format...)
+	cfg, err := readerOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	if c == nil {
-		if c, err = NewCodec(fr.Model()); err != nil {
-			return nil, err
+	rd := &Reader{c: c, given: c != nil, opts: cfg.format, access: cfg.access}
+	if err := rd.Reset(r); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// Reset discards the Reader's state and makes it read a new stream from
+// r, as NewReader would, with the same codec and options. A Reader
+// created without a codec takes the new stream's embedded model.
+func (r *Reader) Reset(in io.Reader) error {
+	var m *wm.Model
+	if r.given {
+		m = r.c.m
+	}
+	fr, err := format.NewReader(in, m, r.opts...)
+	if err != nil {
+		return err
+	}
+	if !r.given {
+		if r.c == nil || r.c.m.ID() != fr.Model().ID() {
+			if r.c, err = newCodec(fr.Model()); err != nil {
+				return err
+			}
 		}
 	}
-	return &Reader{r: fr, c: c, access: cfg.access, e: -1}, nil
+	r.r, r.e, r.t = fr, -1, 0
+	return nil
 }
 
 // NextEpisode moves to the next episode and returns its metadata; io.EOF
@@ -184,8 +199,9 @@ func (r *Reader) NextEpisode() (meta []byte, err error) {
 	return meta, err
 }
 
-// ReadState decodes the next state of the episode into dst; io.EOF at the
-// episode's end.
+// ReadState decodes the next state of the episode and returns its action
+// and codes, written to dst when it is large enough (dst may be nil);
+// io.EOF at the episode's end.
 func (r *Reader) ReadState(dst []uint16) (action int64, codes []uint16, err error) {
 	action, codes, err = r.r.ReadState(dst)
 	if err == nil {
@@ -197,9 +213,13 @@ func (r *Reader) ReadState(dst []uint16) (action int64, codes []uint16, err erro
 	return action, codes, err
 }
 
-// ReadObs decodes the next state and appends its reconstructed slot
-// vectors to dst; io.EOF at the episode's end.
+// ReadObs decodes the next state of the episode and returns its action
+// and reconstructed slot vectors, written to dst when it is large enough
+// (dst may be nil); io.EOF at the episode's end.
 func (r *Reader) ReadObs(dst []float32) (action int64, obs []float32, err error) {
+	if r.c.q == nil {
+		return 0, dst, errNoQuantizer
+	}
 	a, codes, err := r.ReadState(nil)
 	if err != nil {
 		return 0, dst, err
@@ -208,18 +228,64 @@ func (r *Reader) ReadObs(dst []float32) (action int64, obs []float32, err error)
 	return a, obs, err
 }
 
-// Level returns the retention level of the state read last.
+// Level returns the retention level of the state read last: an index
+// into the file's levels (format.Info.Levels), -1 for a state of a chunk
+// coded losslessly in a file with levels, 0 in a file without.
 func (r *Reader) Level() int { return r.r.Level() }
 
-// Codec returns the codec the stream is read with.
-func (r *Reader) Codec() *Codec { return r.c }
+// DecodeAll reads the whole .wmz stream r into episodes: their actions,
+// codes, metadata and, when the codec has a quantizer, their
+// reconstructed observations. c may be nil when the stream embeds its
+// model. The stream must end with its index.
+func DecodeAll(r io.Reader, c *Codec, opts ...ReaderOption) ([]Episode, error) {
+	rd, err := NewReader(r, c, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var eps []Episode
+	for {
+		meta, err := rd.NextEpisode()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return eps, err
+		}
+		var acts []int64
+		var codes []uint16
+		for {
+			a, s, err := rd.ReadState(nil)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return eps, err
+			}
+			acts, codes = append(acts, a), append(codes, s...)
+		}
+		ep, err := rd.c.episode(acts, codes, meta)
+		if err != nil {
+			return eps, err
+		}
+		eps = append(eps, *ep)
+	}
+	if _, ok := rd.r.Info(); !ok {
+		return eps, fmt.Errorf("%w: the stream ended before its index", ErrCorrupt)
+	}
+	return eps, nil
+}
 
 // Recover writes to w a complete file holding what is valid of the
 // damaged file of the given size in r: the episodes and chunks before the
-// damage. c may be nil when the file embeds its model. It returns what was
-// recovered and the Info of the file written.
+// damage, and those after it that the index or the records themselves
+// vouch for. c may be nil when the file embeds its model. It returns what
+// was recovered and the Info of the file written.
 func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (format.Recovery, format.Info, error) {
-	return format.Recover(w, r, size, modelOf(c), readerOptions(opts).format...)
+	cfg, err := readerOptions(opts)
+	if err != nil {
+		return format.Recovery{}, format.Info{}, err
+	}
+	return format.Recover(w, r, size, modelOf(c), cfg.format...)
 }
 
 func modelOf(c *Codec) *wm.Model {

@@ -28,6 +28,11 @@ func newSource(q *opq.Quantizer, g wm.Geometry) *source {
 	return &source{q: q, n: g.N()}
 }
 
+// reset forgets every state, for a new file.
+func (s *source) reset() {
+	*s = source{q: s.q, n: s.n}
+}
+
 // push records the next state written: its codes and, if it was written
 // as float observations, their rotation (both kept as given).
 func (s *source) push(rot []float32, codes []uint16) {

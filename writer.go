@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/wmzip/wmzip/format"
@@ -11,18 +12,22 @@ import (
 )
 
 // Writer writes episodes of observations or codes to a .wmz stream, in
-// one of three modes: lossless (the default), lossy at one λ (WithLambda)
-// or at the least storage meeting a distortion target (WithDistortion),
-// and per-state levels (WithLevels and SetLevel).
+// one of four modes: lossless (the default), lossy at one λ (WithLambda),
+// at the least storage meeting a distortion target (WithDistortion,
+// WithSourceDistortion), and per-state levels (WithLevels and SetLevel).
+//
+// An episode begins with WriteEpisode; WriteObs or WriteCodes add its
+// states. WriteAll writes whole episodes. Close completes the file.
 //
 // The bytes depend only on the codec, the options and the sequence of
-// calls. Errors of the underlying writer are sticky. Close does not close
-// the underlying writer.
+// calls. Errors of the underlying writer are sticky. A Writer is not safe
+// for concurrent use.
 type Writer struct {
 	c    *Codec
 	cfg  writerConfig
 	w    io.Writer
 	fw   *format.Writer // nil with a distortion target: states are held
+	file *os.File       // Create's, closed by Close
 	held []wm.Episode
 	buf  []uint16
 	rot  []float32
@@ -31,23 +36,42 @@ type Writer struct {
 	done bool
 }
 
-// NewWriter returns a Writer of a new file on w.
+// NewWriter returns a Writer of a new file on w. Close does not close w.
 func NewWriter(w io.Writer, c *Codec, opts ...WriterOption) (*Writer, error) {
 	wr, err := newWriter(c, opts)
 	if err != nil {
 		return nil, err
 	}
-	wr.w = w
-	if !wr.searches() {
-		if wr.fw, err = format.NewWriter(w, c.m, wr.cfg.format...); err != nil {
-			return nil, err
-		}
+	if err := wr.start(w); err != nil {
+		return nil, err
 	}
 	return wr, nil
 }
 
-// Append returns a Writer that continues the closed file f: its episodes
-// are kept and new ones follow. A distortion target is not available.
+// Create creates or truncates the file name, as os.Create does, and
+// returns a Writer of a new .wmz file in it. Close completes the file and
+// closes it.
+func Create(name string, c *Codec, opts ...WriterOption) (*Writer, error) {
+	wr, err := newWriter(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := wr.start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	wr.file = f
+	return wr, nil
+}
+
+// Append returns a Writer that continues the closed .wmz file f (an
+// *os.File opened for reading and writing will do): its episodes are kept
+// and new ones follow, from Close on. A distortion target is not
+// available. Close does not close f.
 func Append(f format.AppendFile, c *Codec, opts ...WriterOption) (*Writer, error) {
 	wr, err := newWriter(c, opts)
 	if err != nil {
@@ -78,7 +102,7 @@ func newWriter(c *Codec, opts []WriterOption) (*Writer, error) {
 		// The measures go first: options of the caller's come after.
 		cfg.format = append([]format.Option{format.WithMeasure(retention{c.q}), format.WithSource(wr.src.place)}, cfg.format...)
 	} else if cfg.sourceDistortion >= 0 {
-		return nil, fmt.Errorf("%w: a distortion target against the source needs a codec with a quantizer", ErrNoQuantizer)
+		return nil, fmt.Errorf("%w (a distortion target against the source needs one)", errNoQuantizer)
 	}
 	modes := 0
 	for _, on := range []bool{cfg.lossy, cfg.distortion >= 0, cfg.sourceDistortion >= 0, cfg.levels != nil} {
@@ -89,8 +113,8 @@ func newWriter(c *Codec, opts []WriterOption) (*Writer, error) {
 	if modes > 1 {
 		return nil, fmt.Errorf("%w: WithLambda, WithDistortion, WithSourceDistortion and WithLevels exclude each other", ErrInput)
 	}
-	if modes == 1 && !c.HasGate() {
-		return nil, ErrNoGate
+	if modes == 1 && !c.hasGate() {
+		return nil, errNoGate
 	}
 	if cfg.lossy {
 		cfg.format = append(cfg.format, format.WithLambda(cfg.lambda))
@@ -99,6 +123,33 @@ func newWriter(c *Codec, opts []WriterOption) (*Writer, error) {
 		cfg.format = append(cfg.format, format.WithLevels(cfg.levels...))
 	}
 	return wr, nil
+}
+
+// start begins a new file on w.
+func (w *Writer) start(out io.Writer) error {
+	w.w, w.done, w.held, w.res = out, false, nil, nil
+	if w.c.q != nil {
+		w.src.reset()
+	}
+	if w.searches() {
+		w.fw = nil
+		return nil
+	}
+	var err error
+	w.fw, err = format.NewWriter(out, w.c.m, w.cfg.format...)
+	return err
+}
+
+// Reset discards the Writer's state and the file it was writing, unless
+// closed, and makes it write a new file to out with the same codec and
+// options, as NewWriter would. A file Create opened is closed as it
+// stands.
+func (w *Writer) Reset(out io.Writer) error {
+	if w.file != nil {
+		w.file.Close()
+		w.file = nil
+	}
+	return w.start(out)
 }
 
 // searches reports whether the Writer has a distortion target: it holds
@@ -174,11 +225,11 @@ func (w *Writer) push(codes []uint16, rot []float32) {
 }
 
 // WriteObs quantizes one state of float observations (S slot vectors)
-// and writes it. The Writer compares them with the state's reconstruction
-// (Report).
+// and writes it; action leads into it. The Writer compares them with the
+// state's reconstruction (Account's Report).
 func (w *Writer) WriteObs(action int64, obs []float32) error {
 	if w.c.q == nil {
-		return ErrNoQuantizer
+		return errNoQuantizer
 	}
 	if len(obs) != w.c.m.Geom.S*w.c.q.Dim() {
 		return fmt.Errorf("%w: %d observation values, want %d", ErrInput, len(obs), w.c.m.Geom.S*w.c.q.Dim())
@@ -190,14 +241,26 @@ func (w *Writer) WriteObs(action int64, obs []float32) error {
 	return w.writeState(action, w.buf, w.rot)
 }
 
-// WriteEpisodeOf writes a whole episode: its codes, or its observations
-// quantized.
-func (w *Writer) WriteEpisodeOf(e *Episode) error {
-	if err := w.WriteEpisode(nil); err != nil {
-		return err
+// WriteAll writes whole episodes, each with its metadata: its codes, or
+// its observations quantized.
+func (w *Writer) WriteAll(eps []Episode) error {
+	for i := range eps {
+		if err := w.writeEpisode(&eps[i]); err != nil {
+			if len(eps) > 1 {
+				return fmt.Errorf("episode %d: %w", i, err)
+			}
+			return err
+		}
 	}
+	return nil
+}
+
+func (w *Writer) writeEpisode(e *Episode) error {
 	codes, rot, err := w.c.episodeCodes(e, w.src != nil)
 	if err != nil {
+		return err
+	}
+	if err := w.WriteEpisode(e.Meta); err != nil {
 		return err
 	}
 	n := w.c.m.Geom.N()
@@ -214,6 +277,30 @@ func (w *Writer) WriteEpisodeOf(e *Episode) error {
 	return nil
 }
 
+// episodeCodes returns the codes of e: its observations quantized when it
+// has them and the codec a quantizer (with their rotation when rotate is
+// set), else its codes.
+func (c *Codec) episodeCodes(e *Episode, rotate bool) (codes []uint16, rot []float32, err error) {
+	codes = e.Codes
+	if codes == nil || e.Obs != nil && c.q != nil {
+		if c.q == nil {
+			return nil, nil, errNoQuantizer
+		}
+		if rotate {
+			codes, rot, err = c.quantizeRotated(nil, nil, e.Obs)
+		} else {
+			codes, err = c.Quantize(nil, e.Obs)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if g := c.m.Geom; len(codes) != len(e.Actions)*g.N() {
+		return nil, nil, inputError(fmt.Sprintf("%d actions (one per state) but %d codes: %d states take %d codes (%d slots × %d subspaces)", len(e.Actions), len(codes), len(e.Actions), len(e.Actions)*g.N(), g.S, g.M))
+	}
+	return codes, rot, nil
+}
+
 // SetLevel sets the retention level (an index into WithLevels) of the
 // states written next.
 func (w *Writer) SetLevel(level int) error {
@@ -224,7 +311,7 @@ func (w *Writer) SetLevel(level int) error {
 }
 
 // Flush writes the completed chunks, so that Recover can keep them if the
-// writer never closes. It does nothing with a distortion target.
+// Writer never closes. It does nothing with a distortion target.
 func (w *Writer) Flush() error {
 	if w.fw == nil {
 		return nil
@@ -233,8 +320,20 @@ func (w *Writer) Flush() error {
 }
 
 // Close completes the file (with a distortion target: searches λ and
-// writes the file). It does not close the underlying writer.
+// writes the file), and closes the file Create opened. Closing again does
+// nothing and returns nil.
 func (w *Writer) Close() error {
+	err := w.close()
+	if w.file != nil {
+		if cerr := w.file.Close(); err == nil {
+			err = cerr
+		}
+		w.file = nil
+	}
+	return err
+}
+
+func (w *Writer) close() error {
 	if w.fw != nil {
 		return w.fw.Close()
 	}
@@ -274,12 +373,16 @@ func (w *Writer) Close() error {
 	if err != nil {
 		return err
 	}
-	w.res = r
+	w.res, w.held = r, nil
 	_, err = w.w.Write(r.File)
 	return err
 }
 
-// Account returns the writer's record of what its reconstruction lost.
+// Account returns the Writer's record of the states placed so far (of
+// the whole file after Close): how many states and coded coordinates, what
+// the omitted ones lost, and the Report the file's index records of its
+// distortion against the lossless reconstruction and, for states written
+// as float observations, against them.
 func (w *Writer) Account() format.Account {
 	if w.fw == nil {
 		if w.res == nil {
@@ -288,60 +391,4 @@ func (w *Writer) Account() format.Account {
 		return w.res.Account
 	}
 	return w.fw.Account()
-}
-
-// Report returns what the file's index records of its distortion: the
-// retention's against the lossless reconstruction, and, for states written
-// as float observations, the end-to-end one against them. It covers the
-// states placed so far (with a distortion target, the file after Close).
-func (w *Writer) Report() format.Report {
-	if w.fw != nil {
-		return w.fw.Report()
-	}
-	if w.res != nil {
-		return w.res.Report
-	}
-	return format.Report{}
-}
-
-// QuantizerDistortion returns the mean relative squared error, against
-// the float observations written, of their lossless reconstruction (the
-// quantizer's share of Report's source distortion) over the states placed,
-// and how many slot vectors that is.
-func (w *Writer) QuantizerDistortion() (float64, int64) {
-	if w.src == nil {
-		return 0, 0
-	}
-	return w.src.quant.Distortion(), w.src.quant.Vectors
-}
-
-// Search returns the distortion search's outcome after Close (nil without
-// a distortion target).
-func (w *Writer) Search() *format.LambdaResult { return w.res }
-
-// Format returns the container writer beneath (nil with a distortion
-// target), for what this package does not wrap.
-func (w *Writer) Format() *format.Writer { return w.fw }
-
-// Encode writes episodes to w in one call and returns the account.
-func Encode(ctx context.Context, w io.Writer, c *Codec, eps []Episode, opts ...WriterOption) (format.Account, error) {
-	wr, err := NewWriter(w, c, append(opts[:len(opts):len(opts)], WithContext(ctx))...)
-	if err != nil {
-		return format.Account{}, err
-	}
-	for i := range eps {
-		if err := ctx.Err(); err != nil {
-			return format.Account{}, err
-		}
-		if err := wr.WriteEpisodeOf(&eps[i]); err != nil {
-			return format.Account{}, err
-		}
-		if p := wr.cfg.progress; p != nil && wr.fw != nil {
-			p("encoding", i+1, len(eps))
-		}
-	}
-	if err := wr.Close(); err != nil {
-		return format.Account{}, err
-	}
-	return wr.Account(), nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/wm"
 )
 

@@ -12,8 +12,9 @@ import (
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/train"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -276,7 +277,7 @@ func ExampleSearchLambda() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	q, err := opq.Train(w.Obs, opq.Config{Dim: w.ObsDim, M: 16, K: 32, Seed: 1})
+	q, err := train.Quantizer(w.Obs, opq.Config{Dim: w.ObsDim, M: 16, K: 32, Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -286,9 +287,9 @@ func ExampleSearchLambda() {
 	}
 	g := wm.Geometry{S: w.S, M: q.M(), K: q.K()}
 	eps := split(g, codes, w.Actions, w.EpisodeStart)
-	train, held, test := eps[:7], eps[7:8], eps[8:]
+	trainEps, held, test := eps[:7], eps[7:8], eps[8:]
 
-	model, err := wm.Train(g, train, wm.TrainOptions{})
+	model, err := wm.Train(g, trainEps, wm.TrainOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

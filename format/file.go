@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 
@@ -43,8 +44,8 @@ type Info struct {
 	PayloadBytes int64 // episode and chunk records
 	IndexBytes   int64 // index and trailer
 
-	Lambda    uint32   // LambdaLossless for lossless files
-	Levels    []uint32 // the level table, if any (Header.Levels)
+	Lambda    float64   // the header's λ; +Inf for a lossless file
+	Levels    []float64 // the λ of the level table, if any (Header.Levels; +Inf: lossless)
 	Embedded  bool
 	ModelID   wm.ModelID
 	IdealCode uint64 // Σ −log2 p of the coded coordinates, 2^-16 bit
@@ -55,6 +56,26 @@ type Info struct {
 	// Report is the writer's report of the file's distortion (version 4;
 	// zero otherwise).
 	Report Report
+}
+
+// LambdaFloat returns a 16.16 fixed-point λ of the file as a number, +Inf
+// for LambdaLossless.
+func LambdaFloat(l uint32) float64 {
+	if l == LambdaLossless {
+		return math.Inf(1)
+	}
+	return float64(l) / (1 << 16)
+}
+
+func lambdaFloats(ls []uint32) []float64 {
+	if ls == nil {
+		return nil
+	}
+	out := make([]float64, len(ls))
+	for i, l := range ls {
+		out[i] = LambdaFloat(l)
+	}
+	return out
 }
 
 // IdealBits returns the ideal code length of states and actions in bits,
@@ -241,8 +262,8 @@ func (f *File) Info() Info {
 		ModelBytes:   f.h.ModelSize,
 		PayloadBytes: f.payloadEnd() - f.bodyStart,
 		IndexBytes:   f.size - f.payloadEnd(),
-		Lambda:       f.h.Lambda,
-		Levels:       f.h.Levels,
+		Lambda:       LambdaFloat(f.h.Lambda),
+		Levels:       lambdaFloats(f.h.Levels),
 		Embedded:     f.h.ModelEmbedded,
 		ModelID:      f.h.ModelID,
 		IdealCode:    x.idealCodes,

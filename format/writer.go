@@ -492,6 +492,11 @@ type Account struct {
 	// LosslessChunks counts the chunks of a lossy file coded losslessly
 	// because the retention rule's coding of them was no smaller.
 	LosslessChunks int64
+	// Report is what the index records of the file's distortion (after
+	// Close, Writer.Report): its retention part over the same chunks as
+	// the rest of the account, its source part (WithSource) over the
+	// chunks placed in the file so far.
+	Report Report
 }
 
 // Account returns the account of the chunks completed so far (all of them
@@ -507,6 +512,9 @@ func (w *Writer) Account() Account {
 	if slots := w.slots + q.slots; slots > 0 {
 		a.Distortion = (w.dist + q.dist) / float64(slots)
 	}
+	a.Report = w.idx.report
+	a.Report.Slots += q.slots
+	a.Report.Retention += q.dist
 	return a
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/wm"
 )
 

@@ -15,7 +15,8 @@ import (
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
+	"github.com/wmzip/wmzip/internal/policy"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -243,15 +244,15 @@ func TestLossyNeedsGate(t *testing.T) {
 // writer's reconstruction when the reader is given the same rule.
 func TestBaselinesDecode(t *testing.T) {
 	f := world(t)
-	for _, pol := range gate.Policies {
+	for _, pol := range policy.All() {
 		knob := uint32(4 << 16)
 		switch pol {
-		case gate.PolicyRandom:
+		case policy.Random:
 			knob = 1 << 31
-		case gate.PolicyUncertainty:
+		case policy.Uncertainty:
 			knob = 256
 		}
-		opt := format.WithRetainRule(knob, gate.ModalFill(f.p.Baseline(pol, knob)))
+		opt := format.WithRetainRule(knob, gate.ModalFill(policy.Retain(f.p, pol, knob)))
 		b, rec, acct := write(t, f.m, f.test, opt, format.WithKeyframeInterval(5))
 		got := readAll(t, b, f.m, opt)
 		for i := range rec {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/train"
 )
 
 func Example() {
@@ -14,7 +15,7 @@ func Example() {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	q, err := opq.Train(x, opq.Config{Dim: 64, M: 8, K: 16, Seed: 1})
+	q, err := train.Quantizer(x, opq.Config{Dim: 64, M: 8, K: 16, Seed: 1})
 	if err != nil {
 		panic(err)
 	}

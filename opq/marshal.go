@@ -78,7 +78,7 @@ func UnmarshalQuantizer(b []byte) (*Quantizer, error) {
 	if dim > MaxDim || k > MaxK || slots > MaxSlots {
 		return nil, fmt.Errorf("%w: header out of range (Dim %d, K %d, slots %d)", ErrCorrupt, dim, k, slots)
 	}
-	if err := checkGeometry(int(dim), int(m), int(k)); err != nil {
+	if err := CheckGeometry(int(dim), int(m), int(k)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	books := max(int(slots), 1)

@@ -6,10 +6,10 @@ import (
 	"math"
 	"runtime"
 
-	"github.com/viterin/vek/vek32"
+	"github.com/wmzip/wmzip/internal/gemm"
 )
 
-// Limits on the geometry, checked by Train and UnmarshalQuantizer.
+// Limits on the geometry, checked by New, UnmarshalQuantizer and training.
 const (
 	MaxDim   = 1 << 16 // largest vector dimension
 	MaxK     = 1 << 16 // largest number of centroids per subspace (codes fit in uint16)
@@ -26,8 +26,8 @@ const (
 	DefaultSample   = 65536 // training vectors drawn from the input (per slot when PerSlot)
 )
 
-// Config sets the geometry and training of a quantizer. Zero fields take
-// the defaults above.
+// Config sets the geometry and training of a quantizer (train.Quantizer).
+// Zero fields take the defaults above.
 type Config struct {
 	Dim int // vector dimension (default 512)
 	M   int // subspaces; must divide Dim (default 32)
@@ -63,10 +63,10 @@ type book struct {
 	rot  []float32 // Dim x Dim, row-major; the rotated vector is y = rot·x
 	cent []float32 // M x K x dsub
 
-	enc    *packed     // rotᵀ, for y = x·rotᵀ
-	dec    *packed     // rot, for x = y·rot
-	cb     []*packed   // per subspace: -2·centroidsᵀ (dsub x K)
-	cnorm2 [][]float32 // per subspace: squared centroid norms, padded to 16
+	enc    *gemm.Packed   // rotᵀ, for y = x·rotᵀ
+	dec    *gemm.Packed   // rot, for x = y·rot
+	cb     []*gemm.Packed // per subspace: -2·centroidsᵀ (dsub x K)
+	cnorm2 [][]float32    // per subspace: squared centroid norms, padded to 16
 }
 
 // Quantizer is a trained OPQ quantizer. Its methods may be called
@@ -105,7 +105,10 @@ func (q *Quantizer) SetThreads(n int) { q.threads = n }
 // "encode" and "decode"); nil, the default, reports nothing.
 func (q *Quantizer) SetProgress(f func(stage string, done, total int)) { q.progress = f }
 
-func checkGeometry(dim, m, k int) error {
+// CheckGeometry checks a quantizer's geometry against the limits: Dim
+// values per vector in 1..MaxDim, M subspaces dividing Dim, K centroids in
+// 2..MaxK.
+func CheckGeometry(dim, m, k int) error {
 	switch {
 	case dim < 1 || dim > MaxDim:
 		return fmt.Errorf("opq: dimension %d out of range 1..%d", dim, MaxDim)
@@ -115,6 +118,37 @@ func checkGeometry(dim, m, k int) error {
 		return fmt.Errorf("opq: K=%d out of range 2..%d", k, MaxK)
 	}
 	return nil
+}
+
+// New returns the quantizer of the given rotations and codebooks: one
+// rotation and codebook set shared by all slot vectors, or one per slot
+// (at most MaxSlots). rot[i] is Dim×Dim, row-major (the rotated vector is
+// y = rot[i]·x); cent[i] holds M×K centroids of Dim/M values, subspace by
+// subspace. Every value must be finite; the slices are kept, not copied.
+// This is how a trainer (package train) or a quantizer trained elsewhere
+// becomes a Quantizer.
+func New(dim, m, k int, rot, cent [][]float32) (*Quantizer, error) {
+	if err := CheckGeometry(dim, m, k); err != nil {
+		return nil, err
+	}
+	if len(rot) < 1 || len(rot) > MaxSlots || len(cent) != len(rot) {
+		return nil, fmt.Errorf("opq: %d rotations and %d codebook sets, want as many, 1 to %d", len(rot), len(cent), MaxSlots)
+	}
+	books := make([]book, len(rot))
+	for i := range books {
+		if len(rot[i]) != dim*dim || len(cent[i]) != k*dim {
+			return nil, fmt.Errorf("opq: set %d: %d rotation and %d centroid values, want %d and %d", i, len(rot[i]), len(cent[i]), dim*dim, k*dim)
+		}
+		for _, v := range [][]float32{rot[i], cent[i]} {
+			for _, f := range v {
+				if f-f != 0 {
+					return nil, fmt.Errorf("opq: set %d holds a value that is not finite", i)
+				}
+			}
+		}
+		books[i] = book{rot: rot[i], cent: cent[i]}
+	}
+	return newQuantizer(dim, m, k, books), nil
 }
 
 // newQuantizer builds the derived tables of each book.
@@ -128,14 +162,14 @@ func newQuantizer(dim, m, k int, books []book) *Quantizer {
 
 func (b *book) prepare(dim, m, k int) {
 	dsub := dim / m
-	b.enc = packCols(b.rot, dim, dim, dim)
-	b.dec = packRows(b.rot, dim, dim, dim)
-	b.cb = make([]*packed, m)
+	b.enc = gemm.PackCols(b.rot, dim, dim, dim)
+	b.dec = gemm.PackRows(b.rot, dim, dim, dim)
+	b.cb = make([]*gemm.Packed, m)
 	b.cnorm2 = make([][]float32, m)
 	scaled := make([]float32, k*dsub)
 	for s := 0; s < m; s++ {
 		c := b.cent[s*k*dsub : (s+1)*k*dsub]
-		norms := make([]float32, padTo16(k))
+		norms := make([]float32, gemm.PadTo16(k))
 		for j := 0; j < k; j++ {
 			var n2 float32
 			for t := 0; t < dsub; t++ {
@@ -148,7 +182,7 @@ func (b *book) prepare(dim, m, k int) {
 		for j := k; j < len(norms); j++ {
 			norms[j] = float32(math.Inf(1)) // padding columns never win
 		}
-		b.cb[s] = packCols(scaled, k, dsub, dsub)
+		b.cb[s] = gemm.PackCols(scaled, k, dsub, dsub)
 		b.cnorm2[s] = norms
 	}
 }
@@ -165,9 +199,9 @@ type scratch struct {
 
 func (q *Quantizer) newScratch() *scratch {
 	return &scratch{
-		y:    make([]float32, batch*padTo16(q.dim)),
-		out:  make([]float32, batch*padTo16(q.dim)),
-		dots: make([]float32, batch*padTo16(q.k)),
+		y:    make([]float32, batch*gemm.PadTo16(q.dim)),
+		out:  make([]float32, batch*gemm.PadTo16(q.dim)),
+		dots: make([]float32, batch*gemm.PadTo16(q.k)),
 	}
 }
 
@@ -209,8 +243,8 @@ func (q *Quantizer) EncodeRotated(vectors []float32, codes []uint16, rotated []f
 	tasksPerBook := (n + batch - 1) / batch
 	threads := q.threadCount()
 	scr := make([]*scratch, threads)
-	prog := newProgress(q.progress, "encode", n*nb)
-	parallelFor(threads, tasksPerBook*nb, func(w, t int) {
+	prog := gemm.NewProgress(q.progress, "encode", n*nb)
+	gemm.Parallel(threads, tasksPerBook*nb, func(w, t int) {
 		if scr[w] == nil {
 			scr[w] = q.newScratch()
 		}
@@ -219,12 +253,12 @@ func (q *Quantizer) EncodeRotated(vectors []float32, codes []uint16, rotated []f
 		s := scr[w]
 		q.books[bi].encode(q, vectors[r0*stride+bi*q.dim:], stride, rows, codes[(r0*nb+bi)*q.m:], nb*q.m, s)
 		if rotated != nil {
-			dimPad := padTo16(q.dim)
+			dimPad := gemm.PadTo16(q.dim)
 			for i := range rows {
 				copy(rotated[(r0+i)*stride+bi*q.dim:(r0+i)*stride+(bi+1)*q.dim], s.y[i*dimPad:i*dimPad+q.dim])
 			}
 		}
-		prog.add(rows)
+		prog.Add(rows)
 	})
 	return nil
 }
@@ -238,31 +272,14 @@ func (q *Quantizer) threadCount() int {
 
 // encode quantizes rows vectors of x (stride lda) into codes (stride ldc).
 func (b *book) encode(q *Quantizer, x []float32, lda, rows int, codes []uint16, ldc int, s *scratch) {
-	dimPad, kPad := padTo16(q.dim), padTo16(q.k)
-	gemm(s.y, dimPad, x, lda, rows, b.enc, nil)
+	dimPad, kPad := gemm.PadTo16(q.dim), gemm.PadTo16(q.k)
+	gemm.Gemm(s.y, dimPad, x, lda, rows, b.enc, nil)
 	for m := 0; m < q.m; m++ {
-		gemm(s.dots, kPad, s.y[m*q.dsub:], dimPad, rows, b.cb[m], b.cnorm2[m])
+		gemm.Gemm(s.dots, kPad, s.y[m*q.dsub:], dimPad, rows, b.cb[m], b.cnorm2[m])
 		for i := 0; i < rows; i++ {
-			codes[i*ldc+m] = uint16(argmin(s.dots[i*kPad : i*kPad+q.k]))
+			codes[i*ldc+m] = uint16(gemm.Argmin(s.dots[i*kPad : i*kPad+q.k]))
 		}
 	}
-}
-
-// argmin returns the index of the first smallest value (0 when the values
-// are NaN, which only non-finite input produces).
-func argmin(x []float32) int {
-	return max(vek32.ArgMin(x), 0)
-}
-
-// argminGeneric is argmin without SIMD, for tests.
-func argminGeneric(x []float32) int {
-	best, bv := 0, x[0]
-	for i, v := range x[1:] {
-		if v < bv {
-			best, bv = i+1, v
-		}
-	}
-	return best
 }
 
 // Decode maps codes, n x M values ([n][Slots][M] for a per-slot quantizer),
@@ -285,21 +302,21 @@ func (q *Quantizer) Decode(codes []uint16, vectors []float32) error {
 	tasksPerBook := (n + batch - 1) / batch
 	threads := q.threadCount()
 	scr := make([]*scratch, threads)
-	prog := newProgress(q.progress, "decode", n*nb)
-	parallelFor(threads, tasksPerBook*nb, func(w, t int) {
+	prog := gemm.NewProgress(q.progress, "decode", n*nb)
+	gemm.Parallel(threads, tasksPerBook*nb, func(w, t int) {
 		if scr[w] == nil {
 			scr[w] = q.newScratch()
 		}
 		bi, r0 := t/tasksPerBook, t%tasksPerBook*batch
 		rows := min(batch, n-r0)
 		q.books[bi].decode(q, codes[(r0*nb+bi)*q.m:], nb*q.m, rows, vectors[(r0*nb+bi)*q.dim:], nb*q.dim, scr[w])
-		prog.add(rows)
+		prog.Add(rows)
 	})
 	return nil
 }
 
 func (b *book) decode(q *Quantizer, codes []uint16, ldc, rows int, x []float32, ldx int, s *scratch) {
-	dimPad, dsub := padTo16(q.dim), q.dsub
+	dimPad, dsub := gemm.PadTo16(q.dim), q.dsub
 	for i := 0; i < rows; i++ {
 		y := s.y[i*dimPad : i*dimPad+q.dim]
 		for m := 0; m < q.m; m++ {
@@ -307,7 +324,7 @@ func (b *book) decode(q *Quantizer, codes []uint16, ldc, rows int, x []float32, 
 			copy(y[m*dsub:(m+1)*dsub], b.cent[(m*q.k+c)*dsub:])
 		}
 	}
-	gemm(s.out, dimPad, s.y, dimPad, rows, b.dec, nil)
+	gemm.Gemm(s.out, dimPad, s.y, dimPad, rows, b.dec, nil)
 	for i := 0; i < rows; i++ {
 		copy(x[i*ldx:i*ldx+q.dim], s.out[i*dimPad:])
 	}

@@ -5,231 +5,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
+
+	"github.com/wmzip/wmzip/internal/testkit"
 )
-
-// planted returns n vectors of dim whose rotated sub-vectors (M subspaces,
-// under a random orthogonal rotation) are one of k planted centers plus
-// Gaussian noise of deviation sigma, and the planted labels (n x M).
-func planted(seed uint64, n, dim, m, k int, sigma float64, rotated bool) ([]float32, []int) {
-	r := rand.New(rand.NewPCG(seed, 99))
-	dsub := dim / m
-	centers := make([]float64, m*k*dsub)
-	for i := range centers {
-		centers[i] = r.NormFloat64()
-	}
-	rot := randomOrthogonal(r, dim)
-	if !rotated {
-		clear(rot)
-		for i := 0; i < dim; i++ {
-			rot[i*dim+i] = 1
-		}
-	}
-	x := make([]float32, n*dim)
-	labels := make([]int, n*m)
-	z := make([]float64, dim)
-	for i := 0; i < n; i++ {
-		for s := 0; s < m; s++ {
-			c := r.IntN(k)
-			labels[i*m+s] = c
-			for j := 0; j < dsub; j++ {
-				z[s*dsub+j] = centers[(s*k+c)*dsub+j] + sigma*r.NormFloat64()
-			}
-		}
-		for a := 0; a < dim; a++ { // x = rotᵀ·z
-			var v float64
-			for b := 0; b < dim; b++ {
-				v += rot[b*dim+a] * z[b]
-			}
-			x[i*dim+a] = float32(v)
-		}
-	}
-	return x, labels
-}
-
-// randomOrthogonal returns a dim x dim orthogonal matrix by Gram-Schmidt.
-func randomOrthogonal(r *rand.Rand, dim int) []float64 {
-	q := make([]float64, dim*dim)
-	for i := 0; i < dim; i++ {
-		row := q[i*dim : (i+1)*dim]
-		for j := range row {
-			row[j] = r.NormFloat64()
-		}
-		for p := 0; p < i; p++ {
-			prev := q[p*dim : (p+1)*dim]
-			var d float64
-			for j := range row {
-				d += row[j] * prev[j]
-			}
-			for j := range row {
-				row[j] -= d * prev[j]
-			}
-		}
-		var n float64
-		for _, v := range row {
-			n += v * v
-		}
-		n = math.Sqrt(n)
-		for j := range row {
-			row[j] /= n
-		}
-	}
-	return q
-}
-
-func relMSE(t *testing.T, q *Quantizer, x []float32) float64 {
-	t.Helper()
-	codes := make([]uint16, len(x)/q.Dim()*q.M()*max(q.Slots(), 1)/max(q.Slots(), 1))
-	if err := q.Encode(x, codes); err != nil {
-		t.Fatal(err)
-	}
-	rec := make([]float32, len(x))
-	if err := q.Decode(codes, rec); err != nil {
-		t.Fatal(err)
-	}
-	var e, n float64
-	for i, v := range x {
-		d := float64(rec[i]) - float64(v)
-		e += d * d
-		n += float64(v) * float64(v)
-	}
-	return e / n
-}
-
-func smallConfig() Config {
-	return Config{Dim: 32, M: 4, K: 8, Iters: 10, OPQIters: 8, Seed: 42, Threads: 2}
-}
-
-func TestPlantedClustersRecovered(t *testing.T) {
-	const n, sigma = 2000, 0.02
-	cfg := smallConfig()
-	cfg.OPQIters = -1 // clusters planted in the input coordinates: plain PQ
-	x, labels := planted(1, n, cfg.Dim, cfg.M, cfg.K, sigma, false)
-	q, err := Train(x, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The noise alone costs sigma² per coordinate against a mean squared
-	// norm of about 1 per coordinate.
-	if got := relMSE(t, q, x); got > 2*sigma*sigma {
-		t.Errorf("relative MSE %.5f, want <= %.5f", got, 2*sigma*sigma)
-	}
-	codes := make([]uint16, n*cfg.M)
-	if err := q.Encode(x, codes); err != nil {
-		t.Fatal(err)
-	}
-	// Each planted cluster should map to one code of its own.
-	for s := 0; s < cfg.M; s++ {
-		code := map[int]uint16{}
-		used := map[uint16]int{}
-		for i := 0; i < n; i++ {
-			l, c := labels[i*cfg.M+s], codes[i*cfg.M+s]
-			if prev, ok := code[l]; !ok {
-				code[l] = c
-				used[c]++
-			} else if prev != c {
-				t.Fatalf("subspace %d: cluster %d split over codes %d and %d", s, l, prev, c)
-			}
-		}
-		if len(used) != len(code) {
-			t.Errorf("subspace %d: %d clusters share %d codes", s, len(code), len(used))
-		}
-	}
-}
-
-// TestRotationHelps plants clusters in a randomly rotated space: the learned
-// rotation must beat plain PQ by a wide margin.
-func TestRotationHelps(t *testing.T) {
-	cfg := smallConfig()
-	x, _ := planted(9, 2000, cfg.Dim, cfg.M, cfg.K, 0.02, true)
-	pqCfg := cfg
-	pqCfg.OPQIters = -1
-	pq, err := Train(x, pqCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.OPQIters = 30
-	opq, err := Train(x, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := relMSE(t, pq, x), relMSE(t, opq, x)
-	t.Logf("relative MSE: PQ %.4f, OPQ %.4f", a, b)
-	if b > 0.7*a {
-		t.Errorf("OPQ %.4f is not well below PQ %.4f", b, a)
-	}
-}
-
-func sum(v []int) int {
-	s := 0
-	for _, x := range v {
-		s += x
-	}
-	return s
-}
-
-func TestDeterministic(t *testing.T) {
-	cfg := smallConfig()
-	x, _ := planted(2, 1500, cfg.Dim, cfg.M, cfg.K, 0.3, true)
-	var ref []byte
-	var refCodes []uint16
-	for _, threads := range []int{1, 2, 5} {
-		c := cfg
-		c.Threads = threads
-		q, err := Train(x, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := q.MarshalBinary()
-		codes := make([]uint16, 1500*cfg.M)
-		q.SetThreads(threads)
-		if err := q.Encode(x, codes); err != nil {
-			t.Fatal(err)
-		}
-		if ref == nil {
-			ref, refCodes = b, codes
-			continue
-		}
-		if !bytes.Equal(b, ref) {
-			t.Errorf("threads=%d: trained quantizer differs", threads)
-		}
-		if !slices.Equal(codes, refCodes) {
-			t.Errorf("threads=%d: codes differ", threads)
-		}
-	}
-	// Encoding in pieces gives the same codes as one call.
-	q, _ := UnmarshalQuantizer(ref)
-	var pieces []uint16
-	for i := 0; i < 1500; i += 333 {
-		j := min(i+333, 1500)
-		c := make([]uint16, (j-i)*cfg.M)
-		if err := q.Encode(x[i*cfg.Dim:j*cfg.Dim], c); err != nil {
-			t.Fatal(err)
-		}
-		pieces = append(pieces, c...)
-	}
-	if !slices.Equal(pieces, refCodes) {
-		t.Error("codes depend on the batch split")
-	}
-	// Another seed gives another quantizer.
-	cfg.Seed++
-	q2, err := Train(x, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := q2.MarshalBinary(); bytes.Equal(b, ref) {
-		t.Error("seed has no effect")
-	}
-}
 
 func TestEncodeDecodeShapes(t *testing.T) {
 	cfg := smallConfig()
-	x, _ := planted(3, 300, cfg.Dim, cfg.M, cfg.K, 0.1, true)
-	q, err := Train(x, cfg)
+	x, _ := testkit.Planted(3, 300, cfg.Dim, cfg.M, cfg.K, 0.1, true)
+	q, err := fitted(x, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,66 +59,10 @@ func TestEncodeDecodeShapes(t *testing.T) {
 	}
 }
 
-func TestTrainErrors(t *testing.T) {
-	x := make([]float32, 32*100)
-	for _, c := range []Config{
-		{Dim: 32, M: 5, K: 8},                          // M does not divide Dim
-		{Dim: 32, M: 4, K: 1},                          // K too small
-		{Dim: 32, M: 4, K: 1 << 17},                    // K too large
-		{Dim: 32, M: 4, K: 200},                        // fewer vectors than K
-		{Dim: 32, M: 4, K: 8, PerSlot: true},           // no slot count
-		{Dim: 64, M: 4, K: 8, Slots: 3, PerSlot: true}, // not whole slots
-	} {
-		if _, err := Train(x, c); err == nil {
-			t.Errorf("Train(%+v) succeeded", c)
-		}
-	}
-	x[5] = float32(math.NaN())
-	if _, err := Train(x, Config{Dim: 32, M: 4, K: 8}); err == nil {
-		t.Error("Train accepted NaN")
-	}
-}
-
-func TestPerSlot(t *testing.T) {
-	const n, slots = 400, 3
-	cfg := smallConfig()
-	cfg.PerSlot, cfg.Slots = true, slots
-	cfg.OPQIters = -1
-	x := make([]float32, n*slots*cfg.Dim)
-	for s := 0; s < slots; s++ {
-		xs, _ := planted(uint64(10+s), n, cfg.Dim, cfg.M, cfg.K, 0.05, false)
-		for i := 0; i < n; i++ {
-			copy(x[(i*slots+s)*cfg.Dim:], xs[i*cfg.Dim:(i+1)*cfg.Dim])
-		}
-	}
-	q, err := Train(x, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q.Slots() != slots {
-		t.Fatalf("Slots() = %d", q.Slots())
-	}
-	if err := q.Encode(x[:cfg.Dim*2], make([]uint16, 2*cfg.M)); err == nil {
-		t.Error("Encode accepted a partial step")
-	}
-	// Each slot has its own clusters: per-slot codebooks find them all.
-	if got := relMSE(t, q, x); got > 2*0.05*0.05 {
-		t.Errorf("relative MSE %.5f", got)
-	}
-	b, _ := q.MarshalBinary()
-	q2, err := UnmarshalQuantizer(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := q2.DistanceTables(8); len(got) != slots*cfg.M {
-		t.Errorf("%d distance tables, want %d", len(got), slots*cfg.M)
-	}
-}
-
 func TestMarshalRoundTrip(t *testing.T) {
 	cfg := smallConfig()
-	x, _ := planted(4, 500, cfg.Dim, cfg.M, cfg.K, 0.1, true)
-	q, err := Train(x, cfg)
+	x, _ := testkit.Planted(4, 500, cfg.Dim, cfg.M, cfg.K, 0.1, true)
+	q, err := fitted(x, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,8 +91,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 
 func TestUnmarshalCorrupt(t *testing.T) {
 	cfg := smallConfig()
-	x, _ := planted(5, 200, cfg.Dim, cfg.M, cfg.K, 0.1, true)
-	q, _ := Train(x, cfg)
+	x, _ := testkit.Planted(5, 200, cfg.Dim, cfg.M, cfg.K, 0.1, true)
+	q, _ := fitted(x, cfg)
 	good, _ := q.MarshalBinary()
 	reseal := func(b []byte) []byte {
 		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.ChecksumIEEE(b[:len(b)-4]))
@@ -390,8 +120,8 @@ func TestUnmarshalCorrupt(t *testing.T) {
 
 func FuzzUnmarshalQuantizer(f *testing.F) {
 	cfg := Config{Dim: 8, M: 2, K: 4, Iters: 2, OPQIters: 1, Seed: 1}
-	x, _ := planted(6, 50, 8, 2, 4, 0.1, true)
-	q, _ := Train(x, cfg)
+	x, _ := testkit.Planted(6, 50, 8, 2, 4, 0.1, true)
+	q, _ := fitted(x, cfg)
 	good, _ := q.MarshalBinary()
 	f.Add(good)
 	f.Add(good[:30])
@@ -409,8 +139,8 @@ func FuzzUnmarshalQuantizer(f *testing.F) {
 
 func TestDistanceTables(t *testing.T) {
 	cfg := smallConfig()
-	x, _ := planted(7, 500, cfg.Dim, cfg.M, cfg.K, 0.1, true)
-	q, _ := Train(x, cfg)
+	x, _ := testkit.Planted(7, 500, cfg.Dim, cfg.M, cfg.K, 0.1, true)
+	q, _ := fitted(x, cfg)
 	for _, bits := range []uint{0, 33} {
 		if q.DistanceTables(bits) != nil {
 			t.Errorf("bits=%d accepted", bits)
@@ -445,43 +175,77 @@ func TestDistanceTables(t *testing.T) {
 	}
 }
 
-func TestArgmin(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 8))
-	for n := 1; n < 100; n++ {
-		x := randFloats(r, n)
-		if n > 3 {
-			x[n-1] = x[1] // ties go to the first
-		}
-		if a, b := argmin(x), argminGeneric(x); a != b {
-			t.Fatalf("n=%d: argmin %d, generic %d", n, a, b)
-		}
+func randFloats(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
 	}
+	return x
 }
 
-func TestProgress(t *testing.T) {
-	cfg := smallConfig()
-	x, _ := planted(11, 600, cfg.Dim, cfg.M, cfg.K, 0.1, true)
-	last := map[string][2]int{}
-	cfg.Progress = func(stage string, done, total int) {
-		if p, ok := last[stage]; ok && done < p[0] {
-			t.Errorf("%s: done went back from %d to %d", stage, p[0], done)
-		}
-		last[stage] = [2]int{done, total}
-	}
-	q, err := Train(x, cfg)
-	if err != nil {
+func relMSE(t *testing.T, q *Quantizer, x []float32) float64 {
+	t.Helper()
+	codes := make([]uint16, len(x)/q.Dim()*q.M()*max(q.Slots(), 1)/max(q.Slots(), 1))
+	if err := q.Encode(x, codes); err != nil {
 		t.Fatal(err)
 	}
-	q.SetProgress(cfg.Progress)
-	if err := q.Encode(x, make([]uint16, 600*cfg.M)); err != nil {
+	rec := make([]float32, len(x))
+	if err := q.Decode(codes, rec); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"pca", "opq", "kmeans", "encode"} {
-		if p, ok := last[s]; !ok || p[0] != p[1] {
-			t.Errorf("stage %s: last report %v", s, p)
+	var e, n float64
+	for i, v := range x {
+		d := float64(rec[i]) - float64(v)
+		e += d * d
+		n += float64(v) * float64(v)
+	}
+	return e / n
+}
+
+func smallConfig() Config {
+	return Config{Dim: 32, M: 4, K: 8, Iters: 10, OPQIters: 8, Seed: 42, Threads: 2}
+}
+
+// fitted stands in for training in this package's tests: a random
+// orthogonal rotation and, per subspace, centroids taken from the rotated
+// vectors (evenly spaced rows), one set per slot when cfg.PerSlot is set.
+func fitted(x []float32, cfg Config) (*Quantizer, error) {
+	r := rand.New(rand.NewPCG(cfg.Seed, 5))
+	books := 1
+	if cfg.PerSlot {
+		books = cfg.Slots
+	}
+	dim, m, k := cfg.Dim, cfg.M, cfg.K
+	dsub := dim / m
+	n := len(x) / (dim * books)
+	rot, cent := make([][]float32, books), make([][]float32, books)
+	for b := range books {
+		o := testkit.RandomOrthogonal(r, dim)
+		rot[b] = make([]float32, dim*dim)
+		for i, v := range o {
+			rot[b][i] = float32(v)
+		}
+		cent[b] = make([]float32, k*dim)
+		for j := range k {
+			row := x[((j*n/k)*books+b)*dim:][:dim]
+			for a := range dim { // y = rot·x, split into subspaces
+				var y float32
+				for c := range dim {
+					y += rot[b][a*dim+c] * row[c]
+				}
+				s := a / dsub
+				cent[b][(s*k+j)*dsub+a%dsub] = y
+			}
 		}
 	}
-	if TerminalProgress(nil, false) != nil || TerminalProgress(os.Stderr, true) != nil {
-		t.Error("TerminalProgress reports when it should be quiet")
+	return New(dim, m, k, rot, cent)
+}
+
+func sqDist(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		s += d * d
 	}
+	return s
 }

@@ -19,7 +19,7 @@ func TestQualityRotated(t *testing.T) {
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
-		q, err := Train(x, cfg)
+		q, err := fitted(x, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

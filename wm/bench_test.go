@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 )
 
 // benchWorld is a graphworld model and walk, built once: 4 walks of 300

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/wm"
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func checkTailGuard(g float64) error {
@@ -64,7 +65,7 @@ func accessFlags(set map[string]bool, trace string, other bool, budget, tau floa
 
 // encodeByAccess is `wmzip encode --access`.
 func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyframe int, embed, quiet bool) error {
-	tr, err := wmzlib.ReadTrajectory(path, c)
+	tr, err := traj.ReadCodes(path, c)
 	if err != nil {
 		return err
 	}
@@ -81,8 +82,12 @@ func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyf
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.trace, err)
 	}
-	eps := wmzlib.TrajectoryEpisodes(tr, false)
-	counts, outside := wmzlib.AccessCounts(acc, eps)
+	eps := traj.Episodes(tr, false)
+	lens := make([]int, len(eps))
+	for i, e := range eps {
+		lens[i] = len(e.Actions)
+	}
+	counts, outside := alloc.Counts(acc, lens)
 	used := int64(len(acc)) - outside
 	if outside > 0 {
 		logf("%s: %d of %d accesses name states the trajectory does not have (ignored)", a.trace, outside, used+outside)
@@ -91,9 +96,9 @@ func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyf
 		logf("%s: no access to a state of the trajectory: every state ranks alike (uniform allocation)", a.trace)
 	}
 	var buf bytes.Buffer
-	r, err := wmzlib.StoreByAccess(context.Background(), &buf, c, eps, counts, a.budget,
-		wmzlib.WithTau(a.tau), wmzlib.WithAllocation(a.space, a.tail), wmzlib.WithTailGuard(a.guard),
-		wmzlib.WithKeyframeInterval(keyframe), wmzlib.WithEmbeddedModel(embed), wmzlib.WithLog(logf))
+	r, err := alloc.Store(context.Background(), &buf, c, eps, counts, a.budget,
+		alloc.WithTau(a.tau), alloc.WithAllocation(a.space, a.tail), alloc.WithTailGuard(a.guard),
+		alloc.WithKeyframeInterval(keyframe), alloc.WithEmbeddedModel(embed), alloc.WithLog(logf))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {
@@ -69,7 +70,7 @@ recover' restores the old episodes and the new ones written so far.
 	if c == nil {
 		c = old.Codec()
 	}
-	episodes, tailLen := old.Episodes(), old.Info().IndexBytes
+	episodes, tailLen := len(old.Episodes()), old.Info().IndexBytes
 	tail := make([]byte, tailLen)
 	if _, err := f.ReadAt(tail, st.Size()-tailLen); err != nil {
 		return err
@@ -90,13 +91,13 @@ recover' restores the old episodes and the new ones written so far.
 		states += src.Header().T
 	}
 	bar := progress(*quiet, "appending")
-	w, err := wmzlib.Append(f, c, wmzlib.WithThreads(threads()))
+	w, err := wmzlib.Append(f, c, wmzlib.WithEncoderThreads(threads()))
 	if err != nil {
 		return wmzError(target, err, *modelPath)
 	}
 	err = func() error {
 		for i, src := range srcs {
-			if err := w.WriteTrajectory(src); err != nil {
+			if err := traj.Write(w, c, src, nil); err != nil {
 				return err
 			}
 			bar(i+1, len(srcs))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/plot"
 )
 
 func init() {
@@ -95,7 +96,7 @@ func writePlot(path string, counts []int64, rep *ctmc.Report, title string) erro
 	if err != nil {
 		return err
 	}
-	if err := ctmc.PlotCCDF(f, counts, rep, title); err != nil {
+	if err := plot.CCDF(f, counts, rep, title); err != nil {
 		f.Abort()
 		return err
 	}

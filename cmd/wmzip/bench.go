@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/bench"
 	"github.com/wmzip/wmzip/npz"
 )
 

@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/graphworld"
 )
 
 func runBenchAlloc(args []string) error {
-	fs := newFlags("bench alloc", "[flags]\n\nTable 6 analogue: storage allocated by access rank at matched storage. For each graphworld\nfamily: a world, a training walk (model, quantizer and gate), a stored walk (the file), and a\nseparate access walk on the same world whose every step at node u reads one stored state at u.\nThe stored walk is encoded at one budget (bits/state) under four allocations of\n`encode --access`: CTMC (ranks by access count, τ), uniform (τ = 0), shuffled ranks and\nreversed ranks (τ), in each allocation space of --alloc-space (the rank weights r^-τ scale\nthe states' λ or their bits; encode --access's --alloc-space) and each tail of --tail\n(encode --access's --tail: flat weighs every state min(r, k)^-τ, k the rank cut of the\nsmallest set of top-ranked states carrying 80% of the accesses; the same k for the CTMC,\nshuffled and reversed rows, each on its own ranks). d_i is a state's gate distortion (LastAccount().DistSum / (S·slot norm),\nas bench rd's gate_distortion); reported: bits/state of the file, access-weighted distortion\nΣ c_i·d_i / Σ c_i, and tail distortion (mean d_i over the 50% least-accessed states).\nAll five families at the defaults take about 13 minutes on 2 cores (docs/results-ctmc.md).")
+	fs := newFlags("bench alloc", "[flags]\n\nStorage allocated by access rank at matched storage, for each graphworld family: a\ntraining walk (the model), a stored walk (the file) and an access walk on the same world\nthat reads stored states. The stored walk is encoded at one budget under four allocations\n(encode --access): CTMC (ranks by access count), uniform (τ = 0), shuffled and reversed\nranks; reported: bits/state, access-weighted distortion and the distortion of the 50%\nleast-accessed states (docs/results-ctmc.md).")
+
 	families := fs.String("families", strings.Join(graphworld.Families, ","), "comma-separated graph families")
 	nodes := fs.Int("nodes", 500, "nodes of each world")
 	gseed := fs.Uint64("graph-seed", 5, "seed of the worlds")
@@ -25,12 +26,12 @@ func runBenchAlloc(args []string) error {
 	storedSteps := fs.Int("stored-steps", 200, "stored walk: steps per episode")
 	accEps := fs.Int("access-episodes", 10, "access walk: episodes")
 	accSteps := fs.Int("access-steps", 400, "access walk: steps per episode")
-	pick := fs.String("pick", "uniform", "stored state an access at node u reads: uniform (a seeded uniform choice among the stored visits to u) or recent (the last stored visit)")
+	pick := fs.String("pick", "uniform", "stored state an access at node u reads: uniform (a seeded choice among the visits to u) or recent")
 	frac := fs.Float64("budget-frac", 0.4, "budget as a fraction of the lossless rate (of each family's stored walk)")
 	budgetAbs := fs.Float64("budget", 0, "budget in bits/state for every family (overrides --budget-frac)")
 	tau := fs.Float64("tau", 1, "τ of the CTMC, shuffled and reversed allocations")
 	spacesF := fs.String("alloc-space", "lambda,bits", "comma-separated allocation spaces (lambda, bits): what the rank weights scale (encode --access --alloc-space)")
-	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows (each guards the least-read half by its own ranks); 0 is off")
+	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "encode --access's --tail-guard for the CTMC, shuffled and reversed rows; 0 is off")
 	tailsF := fs.String("tail", string(alloc.DefaultTail), "comma-separated tails (ranked, flat): the weights of the states outside the access core (encode --access --tail)")
 	seed := fs.Uint64("seed", 1, "seed of the walks (train: seed, stored: seed+1, access: seed+2), of the access picks and of the shuffle")
 	codes := fs.Bool("codes", false, "code space: the generator's codes, uniform distances (default: float obs through a trained OPQ quantizer)")

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/wmzip/wmzip/bench"
+	"github.com/wmzip/wmzip/internal/bench"
 )
 
 func runBenchCapacity(args []string) error {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"os"
 
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/bench"
 )
 
 func runBenchLossless(args []string) error {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/bench"
 )
 
 func runBenchSpeed(args []string) error {

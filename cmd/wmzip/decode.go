@@ -9,6 +9,7 @@ import (
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {
@@ -69,7 +70,7 @@ func runDecode(args []string) (err error) {
 		}()
 		opts = append(opts, wmzlib.WithAccessLog(tw.Access))
 	}
-	opts = append(opts, wmzlib.WithThreads(threads()))
+	opts = append(opts, wmzlib.WithDecoderThreads(threads()))
 	streamingGC()
 	f, fh, err := openWMZ(pos[0], *modelPath, opts...)
 	if err != nil {
@@ -77,16 +78,16 @@ func runDecode(args []string) (err error) {
 	}
 	defer fh.Close()
 	if to < 0 { // A: runs to the end of the episode
-		to = 0 // an episode the file has not: NPZHeader says so
-		if *episode < f.Episodes() {
-			to = f.EpisodeLen(*episode)
+		to = 0 // an episode the file has not: DecodeHeader says so
+		if lens := f.Episodes(); *episode < len(lens) {
+			to = lens[*episode]
 			if *step >= to {
 				return fmt.Errorf("--steps %q: episode %d has steps 0 to %d", *steps, *episode, to-1)
 			}
 		}
 	}
-	o := wmzlib.NPZOptions{Episode: *episode, Step: *step, To: to, CodesOnly: *codesOnly, Progress: progress(*quiet, "decoding")}
-	h, err := f.NPZHeader(o)
+	o := traj.DecodeOptions{Episode: *episode, Step: *step, To: to, CodesOnly: *codesOnly, Progress: progress(*quiet, "decoding")}
+	h, err := traj.DecodeHeader(f, o)
 	what := ""
 	switch {
 	case err != nil:
@@ -94,19 +95,20 @@ func runDecode(args []string) (err error) {
 	case h.T == 0 && *episode >= 0:
 		return fmt.Errorf("%s: episode %d has no states", pos[0], *episode)
 	case h.T == 0:
-		return fmt.Errorf("%s: no states to decode (%d episodes, none with a state)", pos[0], f.Episodes())
+		return fmt.Errorf("%s: no states to decode (%d episodes, none with a state)", pos[0], len(f.Episodes()))
 	case *step >= 0 && h.T > 1:
 		what = fmt.Sprintf(" (episode %d, steps %d to %d)", *episode, *step, *step+h.T-1)
 	case *step >= 0:
 		what = fmt.Sprintf(" (episode %d, step %d)", *episode, *step)
 	case *episode >= 0:
 		what = fmt.Sprintf(" (episode %d)", *episode)
-	case f.Episodes() > len(h.EpisodeStart):
-		what = fmt.Sprintf(" (left out %d of %d episodes: without states, which an .npz cannot hold)", f.Episodes()-len(h.EpisodeStart), f.Episodes())
+	case len(f.Episodes()) > len(h.EpisodeStart):
+		n := len(f.Episodes())
+		what = fmt.Sprintf(" (left out %d of %d episodes: without states, which an .npz cannot hold)", n-len(h.EpisodeStart), n)
 	}
 	// States stream from the file into the .npz: memory does not grow with
 	// either.
-	if err := f.WriteNPZ(*out, o); err != nil {
+	if err := traj.WriteDecoded(*out, f, o); err != nil {
 		return wmzError(pos[0], err, *modelPath)
 	}
 	if !*quiet {

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/baseline"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/graphworld"
+	"github.com/wmzip/wmzip/internal/baseline"
+	"github.com/wmzip/wmzip/internal/graphworld"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/train"
+	"github.com/wmzip/wmzip/traj"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -63,26 +65,33 @@ func runDemo(args []string) error {
 	n := g.N()
 	split := func(r *graphworld.Result) []wmzlib.Episode {
 		tr := &npz.Trajectory{T: len(r.Actions), Codes: r.Codes, S: r.S, M: r.M, Actions: r.Actions, EpisodeStart: r.EpisodeStart}
-		return wmzlib.TrajectoryEpisodes(tr, false)
+		return traj.Episodes(tr, false)
 	}
 
 	// 2. Train the world model.
 	step("training on %d states", len(trainRes.Actions))
 	ctx := context.Background()
 	bar := progress(*quiet, "calibrating")
-	c, err := wmzlib.Train(ctx, split(trainRes), wmzlib.WithGate(0, gate.CalibOptions{}), wmzlib.WithAlphabet(g.K),
-		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
+	c, err := train.Codec(ctx, split(trainRes), train.WithGate(0, gate.CalibOptions{}), train.WithAlphabet(g.K),
+		train.WithProgress(func(_ string, done, total int) { bar(done, total) }))
 	if err != nil {
 		return err
 	}
-	if err := c.Save(filepath.Join(dir, "model.wmm")); err != nil {
+	if err := saveCodec(c, filepath.Join(dir, "model.wmm")); err != nil {
 		return err
 	}
 
 	// 3. Encode the test walk losslessly.
 	step("encoding %d states", len(testRes.Actions))
 	var buf bytes.Buffer
-	if _, err := wmzlib.Encode(ctx, &buf, c, split(testRes), wmzlib.WithKeyframeInterval(256)); err != nil {
+	w, err := wmzlib.NewWriter(&buf, c, wmzlib.WithKeyframeInterval(256))
+	if err != nil {
+		return err
+	}
+	if err := w.WriteAll(split(testRes)); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "test.wmz"), buf.Bytes(), 0o644); err != nil {
@@ -95,7 +104,7 @@ func runDemo(args []string) error {
 	if err != nil {
 		return err
 	}
-	got, _, err := f.Trajectory(nil)
+	got, _, err := traj.Decode(f, nil)
 	if err != nil {
 		return err
 	}
@@ -132,7 +141,7 @@ func runDemo(args []string) error {
 	tw.Flush()
 	mb, _ := c.MarshalBinary()
 	fmt.Printf("\n%d test states of %dx%d codes < %d; model %s (%d bytes, not counted); decode verified exact.\n",
-		len(testRes.Actions), g.S, g.M, g.K, c.ID(), len(mb))
+		len(testRes.Actions), g.S, g.M, g.K, c.Model().ID(), len(mb))
 	step("done")
 	return nil
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {
@@ -41,16 +43,16 @@ func runEncode(args []string) error {
 	modelPath := fs.String("m", "", "model file (required)")
 	out := fs.String("o", "", "output .wmz (required)")
 	lossless := fs.Bool("lossless", false, "code every coordinate (the default unless --lambda or --distortion is given)")
-	lambdaF := fs.Float64("lambda", -1, "retention trade-off λ ≥ 0: keep a coordinate iff λ·ê·V ≥ H (needs a model trained with a gate)")
-	distortion := fs.Float64("distortion", -1, "the least storage whose distortion against the lossless reconstruction is at most D: what retention may lose, as a mean over slot vectors of squared error over squared norm (0.01: 1%); the quantizer's own error comes on top")
-	srcDistortion := fs.Float64("source-distortion", -1, "the least storage whose distortion against the input's float observations is at most D (quantizer and retention together, the same mean); D must exceed what the quantizer alone loses on them")
+	lambdaF := fs.Float64("lambda", -1, "retention trade-off λ ≥ 0, larger keeps more (needs a model with a gate)")
+	distortion := fs.Float64("distortion", -1, "smallest file whose distortion against the lossless reconstruction is at most D (0.01: 1%), what retention may lose")
+	srcDistortion := fs.Float64("source-distortion", -1, "smallest file whose distortion against the input's float obs is at most D (quantizer and retention together)")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval G: most states per independently decodable chunk")
-	access := fs.String("access", "", "access trace (header \"episode<TAB>step\", one line per access; package ctmc): store each state at one of 16 retention levels (15 λ fitted to the file, and lossless) by its access rank r, weight r^-τ scaling its λ (or its bits, --alloc-space), the file within --budget; needs a model with a gate")
+	access := fs.String("access", "", "access trace (TSV \"episode<TAB>step\"): give states read more often more bits, within --budget")
 	budget := fs.Float64("budget", 0, "with --access: average bits/state of the file, model excluded")
 	tau := fs.Float64("tau", 1, "with --access: exponent τ ≥ 0 of the rank weights w(r) = r^-τ (0: uniform)")
-	space := fs.String("alloc-space", string(alloc.DefaultSpace), "with --access: what the rank weights scale: lambda (state i's retention λ_i ∝ w_i, the Lagrangian of minimising access-weighted distortion under the budget; a state takes the highest ladder λ at or below λ_i) or bits (state i's bit budget b_i ∝ w_i; it takes the highest level whose measured cost fits). lambda is the default: in bench alloc (docs/results-ctmc.md) it has the lower access-weighted distortion (τ = 1: on 3 of 5 families and on average; τ = 0: on all five), though at τ = 1 the heavier tail on 4 of 5")
-	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "with --access: the tail guard G: the half of the states read least may lose at most G times the distortion one λ for every state (τ = 0, access-blind) would give them at the same budget (predicted from the measured ladder; every state is floored at the lowest level that keeps it); 0 turns the guard off")
-	tail := fs.String("tail", string(alloc.DefaultTail), "with --access: ranked (every state weighs r^-τ) or flat (a ranked core, the smallest set of top-ranked states carrying 80% of the accesses, and a flat tail: w = min(r, k)^-τ, k the core's rank cut; ranks among rarely read states are noise). ranked is the default: flat did not meet bench alloc's bar either (docs/results-ctmc.md)")
+	space := fs.String("alloc-space", string(alloc.DefaultSpace), "with --access: what the rank weights r^-τ scale: lambda (each state's λ) or bits (each state's bits)")
+	guard := fs.Float64("tail-guard", alloc.DefaultTailGuard, "with --access: the least-read half of the states may lose at most G times what one λ for all would give them; 0 is off")
+	tail := fs.String("tail", string(alloc.DefaultTail), "with --access: ranked (every state weighs r^-τ) or flat (the states outside the core carrying 80% of the accesses weigh alike)")
 	embed := fs.Bool("embed-model", false, "store the model in the file so that it decodes without -m")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	threads := threadsFlag(fs, "encoding losslessly or at --lambda")
@@ -106,13 +108,13 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
-	if (withLambda || withDist || withSrc || *access != "") && !c.HasGate() {
+	if (withLambda || withDist || withSrc || *access != "") && !hasGate(c) {
 		return fmt.Errorf("%s has no retention gate (it was trained with --gate-holdout 0): --lambda, --distortion, --source-distortion and --access need one; train with the default --gate-holdout, or encode losslessly", *modelPath)
 	}
 	if withSrc && c.Quantizer() == nil {
 		return fmt.Errorf("%s has no quantizer (it was trained on codes): --source-distortion needs float observations and a model trained on such; use --distortion", *modelPath)
 	}
-	if n := c.Geometry().N(); *keyframe > format.MaxChunkCoords/n {
+	if n := c.Model().Geom.N(); *keyframe > format.MaxChunkCoords/n {
 		return fmt.Errorf("--keyframe %d: at most %d with this model's %d coordinates per state", *keyframe, format.MaxChunkCoords/n, n)
 	}
 	// The trajectory is read state by state (--access reads it whole).
@@ -144,12 +146,11 @@ func runEncode(args []string) error {
 	bw := bufio.NewWriterSize(f, 1<<16)
 	bar := progress(*quiet, "encoding")
 	w, err := wmzlib.NewWriter(bw, c,
-		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithFormatOptions(format.WithLambda(lambda)), wmzlib.WithThreads(threads()),
-		wmzlib.WithProgress(func(_ string, done, total int) { bar(done, total) }))
+		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), withFormat(format.WithLambda(lambda)), wmzlib.WithEncoderThreads(threads()))
 	if err != nil {
 		return err
 	}
-	if err := w.WriteTrajectory(src); err != nil {
+	if err := traj.Write(w, c, src, bar); err != nil {
 		return err
 	}
 	if err := w.Close(); err != nil {
@@ -163,11 +164,12 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		quant, n := w.QuantizerDistortion()
+		quant, n := hook.Quantizer(w)
 		if n == 0 {
 			quant = -1
 		}
-		printWrote(c.Model(), *out, src.Header().T, size, lambda, w.Account(), w.Report(), quant)
+		acct := w.Account()
+		printWrote(c.Model(), *out, src.Header().T, size, lambda, acct, acct.Report, quant)
 	}
 	warnAboveRaw(c, *out, src.Header().T, size, *embed)
 	return nil

@@ -9,7 +9,9 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/traj"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -62,18 +64,18 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
 	}
 	var buf bytes.Buffer
-	w, err := wmzlib.NewWriter(&buf, c, mode, wmzlib.WithProbe(report),
+	w, err := wmzlib.NewWriter(&buf, c, mode, hook.WithProbe(report).(wmzlib.WriterOption),
 		wmzlib.WithKeyframeInterval(keyframe), wmzlib.WithEmbeddedModel(embed))
 	if err != nil {
 		return err
 	}
-	if err := w.WriteTrajectory(src); err != nil {
+	if err := traj.Write(w, c, src, nil); err != nil {
 		return err
 	}
 	if err := w.Close(); err != nil {
 		return err
 	}
-	r := w.Search()
+	r := hook.Search(w)
 	if !quiet {
 		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
 		switch {
@@ -90,7 +92,7 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 	}
 	warnAboveRaw(c, out, T, int64(len(r.File)), embed)
 	if !quiet {
-		quant, n := w.QuantizerDistortion()
+		quant, n := hook.Quantizer(w)
 		if n == 0 {
 			quant = -1
 		}

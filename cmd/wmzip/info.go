@@ -6,8 +6,10 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/bench"
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/hook"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {
@@ -16,7 +18,7 @@ func init() {
 
 // infoJSON is the object `wmzip info --json` prints.
 type infoJSON struct {
-	wmzlib.Description
+	Description
 	bench.Storage // the model amortized over the file, and break-evens
 }
 
@@ -25,7 +27,7 @@ func runInfo(args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	modelPath := fs.String("m", "", "model file, checked against the file (not needed: header and index tell the rest)")
 	baselines := fs.Bool("baselines", false, "decode and measure zstd best and xz -9e on the states: the break-even horizons of this model against them (needs the model)")
-	ref := fs.String("ref", "", "source trajectory (.npz): decode and report the distortion against its codes (or its float obs quantized) (needs the model: -m or the embedded one)")
+	ref := fs.String("ref", "", "source trajectory (.npz): report the distortion against it (needs the model)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -53,24 +55,24 @@ func runInfo(args []string) error {
 			return err
 		}
 		defer fh.Close()
-		h, in = f.Format().Header(), f.Info()
+		h, in = hook.Container(f).Header(), f.Info()
 	} else if h, in, err = readInfo(pos[0]); err != nil {
 		return err
 	}
-	j := infoJSON{Description: wmzlib.Describe(pos[0], h, in)}
+	j := infoJSON{Description: Describe(pos[0], h, in)}
 	if *ref != "" && !h.Lossless() {
-		want, err := wmzlib.ReadTrajectory(*ref, f.Codec())
+		want, err := traj.ReadCodes(*ref, f.Codec())
 		if err != nil {
 			return err
 		}
-		got, _, err := f.Trajectory(nil)
+		got, _, err := traj.Decode(f, nil)
 		if err != nil {
 			return wmzError(pos[0], err, *modelPath)
 		}
 		if got.T != want.T {
 			return fmt.Errorf("%d states decoded, %s has %d", got.T, *ref, want.T)
 		}
-		j.Distortion, _ = f.Codec().Distortion(got.Codes, want.Codes)
+		j.Distortion, _ = codesDistortion(f.Codec(), got.Codes, want.Codes)
 	}
 	j.Storage = bench.NewStorage(j.States, sharedModelBytes(j.ModelEmbedded, j.ModelBytes, *modelPath), j.BitsPerState)
 	if *baselines {

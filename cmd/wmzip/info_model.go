@@ -22,7 +22,7 @@ func infoModel(path string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	d := wmzlib.DescribeModel(path, c, st.Size())
+	d := DescribeModel(path, c, st.Size())
 	if asJSON {
 		return printJSON(d)
 	}

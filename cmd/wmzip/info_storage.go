@@ -4,7 +4,8 @@ import (
 	"errors"
 	"os"
 
-	"github.com/wmzip/wmzip/bench"
+	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/traj"
 )
 
 // sharedModelBytes is the size of the model a file is read with: embedded,
@@ -30,7 +31,7 @@ func measureBaselines(s *bench.Storage, path, modelPath string, k int) error {
 		return err
 	}
 	defer fh.Close()
-	tr, _, err := f.Trajectory(nil)
+	tr, _, err := traj.Decode(f, nil)
 	if err != nil {
 		return wmzError(path, err, modelPath)
 	}

@@ -6,6 +6,7 @@ import (
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {
@@ -45,7 +46,7 @@ func runQuantize(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.QuantizeTrajectory(tr); err != nil {
+	if err := traj.Quantize(tr, c); err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	if !*keepObs {

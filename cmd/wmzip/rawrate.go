@@ -17,7 +17,7 @@ func warnAboveRaw(c *wmzlib.Codec, out string, states int, size int64, embedded 
 			size -= int64(len(b))
 		}
 	}
-	bits, raw := float64(size)*8/float64(max(states, 1)), wmzlib.RawBits(c.Geometry())
+	bits, raw := float64(size)*8/float64(max(states, 1)), c.Model().Geom.RawBits()
 	if bits > raw {
 		fmt.Fprintf(os.Stderr, "wmzip: warning: %s codes %.1f bits/state, above the raw %.0f of its states: the model predicts them worse than no model; train one on trajectories like these (wmzip train)\n", out, bits, raw)
 	}

@@ -8,7 +8,10 @@ import (
 	"runtime/debug"
 	"strings"
 
-	wmzlib "github.com/wmzip/wmzip"
+	progressBar "github.com/wmzip/wmzip/internal/progress"
+	"github.com/wmzip/wmzip/train"
+	"github.com/wmzip/wmzip/traj"
+
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
@@ -25,8 +28,8 @@ func runTrain(args []string) error {
 	out := fs.String("o", "", "output model file (required)")
 	prec := fs.Uint("precision", wm.DefaultPrecision, "rANS probability precision in bits (10..16)")
 	maxRef := fs.Int("max-ref", 65536, "most states kept in the model's reference store")
-	maxStates := fs.Int("max-states", wmzlib.DefaultMaxTrainStates, "most training states read: the most recent of the inputs")
-	capacity := fs.Float64("capacity", 1, "fraction (0,1] of the training states the reference store keeps: smaller models, more bits per state (see: wmzip bench capacity)")
+	maxStates := fs.Int("max-states", train.DefaultMaxStates, "most training states read: the most recent of the inputs")
+	capacity := fs.Float64("capacity", 1, "fraction (0,1] of the training states the reference store keeps: smaller models, more bits per state")
 	alpha := fs.Int("alphabet", 0, "alphabet size K (0: the smallest power of two above the largest code)")
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
 	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
@@ -65,7 +68,7 @@ func runTrain(args []string) error {
 		// collecting at +25% instead of +100% keeps the peak near the live heap.
 		debug.SetGCPercent(25)
 	}
-	eps, err := wmzlib.ReadTrainingEpisodes(pos, !*noQuant, *maxStates)
+	eps, err := traj.ReadTraining(pos, !*noQuant, *maxStates)
 	if err != nil {
 		return err
 	}
@@ -74,18 +77,18 @@ func runTrain(args []string) error {
 			return err
 		}
 	}
-	opts := []wmzlib.TrainOption{
-		wmzlib.WithQuantizer(opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}),
-		wmzlib.WithAlphabet(*alpha),
-		wmzlib.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity}),
-		wmzlib.WithGate(*gateHold, gopt),
-		wmzlib.WithMaxStates(*maxStates),
-		wmzlib.WithProgress(trainProgress(*quiet)),
+	opts := []train.Option{
+		train.WithQuantizer(opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}),
+		train.WithAlphabet(*alpha),
+		train.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity}),
+		train.WithGate(*gateHold, gopt),
+		train.WithMaxStates(*maxStates),
+		train.WithProgress(trainProgress(*quiet)),
 	}
 	if *noQuant {
-		opts = append(opts, wmzlib.WithCodesOnly())
+		opts = append(opts, train.WithCodesOnly())
 	}
-	c, err := wmzlib.Train(context.Background(), eps, opts...)
+	c, err := train.Codec(context.Background(), eps, opts...)
 	if err != nil {
 		return err
 	}
@@ -94,14 +97,14 @@ func runTrain(args []string) error {
 		return err
 	}
 	if !*quiet {
-		g := c.Geometry()
-		fmt.Printf("wrote %s: model %s, %d bytes, geometry %dx%d K=%d, %d reference states", *out, c.ID(), len(b), g.S, g.M, g.K, c.Model().RefStates())
+		g := c.Model().Geom
+		fmt.Printf("wrote %s: model %s, %d bytes, geometry %dx%d K=%d, %d reference states", *out, c.Model().ID(), len(b), g.S, g.M, g.K, c.Model().RefStates())
 		if c.Quantizer() != nil {
-			fmt.Printf(", quantizer %d-d", c.Dim())
+			fmt.Printf(", quantizer %d-d", c.Quantizer().Dim())
 		}
 		fmt.Println()
 	}
-	if qu, ok := c.QuantizerQuality(); ok {
+	if qu, ok := train.QuantizerQuality(c); ok {
 		if !*quiet {
 			fmt.Printf("quantizer on %d held-out slot vectors: relative squared error %.4g, mean cosine %.4f (a lossless file of such observations decodes to them at that distortion)\n",
 				qu.Vectors, qu.Distortion(), qu.Cosine())
@@ -122,8 +125,8 @@ const poorCosine = 0.95
 
 // trainProgress draws a bar per quantizer stage and one per calibration
 // (the gate's, the world model's), or lines away from a terminal.
-func trainProgress(quiet bool) wmzlib.Progress {
-	qp := opq.TerminalProgress(os.Stderr, quiet)
+func trainProgress(quiet bool) func(stage string, done, total int) {
+	qp := progressBar.Terminal(os.Stderr, quiet)
 	other := stages(quiet)
 	return func(stage string, done, total int) {
 		if s, ok := strings.CutPrefix(stage, "quantizer "); ok && qp != nil {

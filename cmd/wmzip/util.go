@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/hook"
 	progressBar "github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/npz"
 )
@@ -121,7 +123,7 @@ func gateBinsFlag(v string) (gate.CalibOptions, error) {
 	return gate.CalibOptions{}, fmt.Errorf("--gate-bins %q: want modal or entropy", v)
 }
 
-const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the table's own modal error probability) or entropy (GATE version 1, MemoWM's binning)"
+const gateBinsUsage = "what the gate's error-rate bins are taken on: modal (the modal probability) or entropy"
 
 // logger prints a line to stderr unless quiet.
 func logger(quiet bool) func(format string, args ...any) {
@@ -137,4 +139,16 @@ func printJSON(v any) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// hasGate reports whether the codec has a calibrated retention gate, which
+// the lossy modes need.
+func hasGate(c *wmzlib.Codec) bool {
+	_, err := gate.FromModel(c.Model())
+	return err == nil
+}
+
+// withFormat passes options to the container's writer.
+func withFormat(opts ...format.Option) wmzlib.WriterOption {
+	return hook.WithFormatOptions(opts...).(wmzlib.WriterOption)
 }

@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {
@@ -16,7 +18,7 @@ func init() {
 func runVerify(args []string) error {
 	fs := newFlags("verify", "[-m model.wmm] [--against in.npz] [--json] in.wmz")
 	modelPath := fs.String("m", "", "model file (default: the embedded one)")
-	against := fs.String("against", "", "the source trajectory (.npz): codes must equal its codes (or the quantization of its float obs) when lossless; the decoded observations are compared with its float obs")
+	against := fs.String("against", "", "source trajectory (.npz): lossless codes must equal its own; report the distortion against its float obs")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := threadsFlag(fs, "verifying")
@@ -31,7 +33,7 @@ func runVerify(args []string) error {
 	if err := checkFiles([]*string{&pos[0], modelPath, against}); err != nil {
 		return err
 	}
-	f, fh, err := openWMZ(pos[0], *modelPath, wmzlib.WithThreads(threads()))
+	f, fh, err := openWMZ(pos[0], *modelPath, wmzlib.WithDecoderThreads(threads()))
 	if err != nil {
 		return err
 	}
@@ -39,7 +41,7 @@ func runVerify(args []string) error {
 	if err := f.Verify(); err != nil {
 		return wmzError(pos[0], err, *modelPath)
 	}
-	got, eps, err := f.Trajectory(progress(*quiet, "decoding"))
+	got, eps, err := traj.Decode(f, progress(*quiet, "decoding"))
 	if err != nil {
 		return wmzError(pos[0], err, *modelPath)
 	}
@@ -47,8 +49,8 @@ func runVerify(args []string) error {
 	n := got.S * got.M
 	for i, st := range got.EpisodeStart {
 		e := eps[i]
-		last := f.EpisodeLen(e) - 1
-		c, err := f.Format().State(e, last)
+		last := f.Episodes()[e] - 1
+		c, err := hook.Container(f).State(e, last)
 		if err != nil {
 			return fmt.Errorf("%s: episode %d state %d: %w", pos[0], e, last, err)
 		}
@@ -57,11 +59,11 @@ func runVerify(args []string) error {
 			return fmt.Errorf("%s: episode %d state %d: random access differs from sequential decoding", pos[0], e, last)
 		}
 	}
-	h := f.Format().Header()
+	h := hook.Container(f).Header()
 	lossless := h.Lossless()
-	res := verifyResult{File: pos[0], States: got.T, Episodes: f.Episodes(), Checks: "passed", Lossless: lossless}
+	res := verifyResult{File: pos[0], States: got.T, Episodes: len(f.Episodes()), Checks: "passed", Lossless: lossless}
 	if *against != "" {
-		want, err := wmzlib.ReadTrajectory(*against, f.Codec())
+		want, err := traj.ReadCodes(*against, f.Codec())
 		if err != nil {
 			return err
 		}
@@ -81,7 +83,7 @@ func runVerify(args []string) error {
 		}
 		same := slices.Equal(want.Codes, got.Codes)
 		res.CodesIdentical = &same
-		d, wrong := f.Codec().Distortion(got.Codes, want.Codes)
+		d, wrong := codesDistortion(f.Codec(), got.Codes, want.Codes)
 		res.Distortion, res.WrongCodes = &d, &wrong
 		if want.Obs != nil && f.Codec().Quantizer() != nil {
 			// The decoded observations against the source's floats: what a
@@ -91,14 +93,14 @@ func runVerify(args []string) error {
 			if err != nil {
 				return err
 			}
-			src, err := opq.Compare(want.Obs, rec, c.Dim())
+			src, err := opq.Compare(want.Obs, rec, c.Quantizer().Dim())
 			if err != nil {
 				return err
 			}
 			if rec, err = c.Reconstruct(rec[:0], want.Codes); err != nil {
 				return err
 			}
-			qu, err := opq.Compare(want.Obs, rec, c.Dim())
+			qu, err := opq.Compare(want.Obs, rec, c.Quantizer().Dim())
 			if err != nil {
 				return err
 			}
@@ -124,7 +126,7 @@ func runVerify(args []string) error {
 				msg += fmt.Sprintf(", distortion %.6g against the lossless reconstruction of %s (%d wrong codes)", *res.Distortion, *against, *res.WrongCodes)
 			}
 		}
-		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, f.Episodes(), msg)
+		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, len(f.Episodes()), msg)
 		if res.SourceDistortion != nil {
 			fmt.Printf("  decoded observations against %s: distortion %.6g, mean cosine %.6f (the quantizer alone: %.6g)\n",
 				*against, *res.SourceDistortion, *res.SourceCosine, *res.QuantizerDistortion)

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +31,13 @@ func TestLines(t *testing.T) {
 	p(2, 2)
 	if b.Len() != 0 {
 		t.Fatalf("a short step wrote %q", b.String())
+	}
+}
+
+// TestTerminalQuiet: no bar when asked to be quiet or away from a
+// terminal.
+func TestTerminalQuiet(t *testing.T) {
+	if Terminal(nil, false) != nil || Terminal(os.Stderr, true) != nil {
+		t.Error("Terminal reports when it should be quiet")
 	}
 }

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"codeberg.org/sbinet/npyio/npz"
+	"github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/train"
 )
 
 func main() {
@@ -82,7 +84,7 @@ func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, o
 	if sample <= 0 {
 		sample = -1
 	}
-	progress := opq.TerminalProgress(os.Stderr, quiet)
+	progress := progress.Terminal(os.Stderr, quiet)
 	cfg := opq.Config{Dim: dim, M: m, K: 1 << bits, Sample: sample, Seed: seed, Threads: threads,
 		Iters: iters, OPQIters: opqIters, Progress: progress}
 	var ms0, ms1 runtime.MemStats
@@ -107,7 +109,7 @@ func run(trainPath, testPath string, m, bits, sample, threads, repeats, iters, o
 	} else {
 		start := time.Now()
 		var err error
-		if q, err = opq.Train(xtrain, cfg); err != nil {
+		if q, err = train.Quantizer(xtrain, cfg); err != nil {
 			return err
 		}
 		trainS = time.Since(start).Seconds()

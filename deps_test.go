@@ -1,0 +1,57 @@
+package wmzip_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rootDeps are the packages from outside the standard library and this
+// module that importing the codec may pull in: the SIMD kernels of the
+// quantizer's distances (vek) and CPU feature detection. Training (package
+// train), plots, progress bars and the command line's needs stay out.
+var rootDeps = []string{
+	"github.com/chewxy/math32",
+	"github.com/viterin/partial",
+	"github.com/viterin/vek",
+	"github.com/viterin/vek/internal/functions",
+	"github.com/viterin/vek/vek32",
+	"golang.org/x/exp/constraints",
+	"golang.org/x/exp/rand",
+	"golang.org/x/exp/slices",
+	"golang.org/x/sys/cpu",
+}
+
+// TestRootDependencies (issue 26): the codec's import graph holds what
+// coding needs and nothing more.
+func TestRootDependencies(t *testing.T) {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(gobin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	var got []string
+	for _, p := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(p, "github.com/wmzip/wmzip") {
+			got = append(got, p)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, rootDeps) {
+		t.Errorf("the root package imports\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(rootDeps, "\n\t"))
+	}
+	all, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(all)) {
+		for _, banned := range []string{"gonum.org/v1/plot", "progressbar", "golang.org/x/term", "net/http", "/npz", "/alloc", "/ctmc", "/train"} {
+			if strings.Contains(p, banned) {
+				t.Errorf("the root package imports %s", p)
+			}
+		}
+	}
+}
