@@ -11,7 +11,9 @@
 // rotation updates). Encode maps vectors to codes, Decode maps codes back to
 // vectors, MarshalBinary and UnmarshalQuantizer store the quantizer in a
 // model file, and DistanceTables exports integer centroid distances for the
-// retention gate.
+// retention gate. RotateQuery, RotatedCentroids and QueryTable serve
+// asymmetric distance computation for search (package search): a query
+// rotated once, then its distance to every centroid of every subspace.
 //
 // Determinism. For a given Config (including Seed) Train returns the same
 // quantizer, and Encode the same codes, whatever the thread count or batch
