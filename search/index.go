@@ -159,7 +159,7 @@ func Build(ctx context.Context, name string, c *wmzip.Codec, opt BuildOptions) (
 		cells = DefaultCells(total)
 	}
 	if cells > 0 && total > 0 {
-		if err := ix.partition(ctx, c, cells, threads, opt.Progress); err != nil {
+		if err := ix.partition(ctx, c.Quantizer(), cells, threads, opt.Progress); err != nil {
 			return nil, err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/gemm"
 	"github.com/wmzip/wmzip/opq"
 )
@@ -85,8 +84,8 @@ func (pt *partition) probe(rotated [][]float64, nprobe int) []int {
 
 // partition builds ix's partition into the given number of cells and
 // reorders its codes cell by cell.
-func (ix *Index) partition(ctx context.Context, c *wmzip.Codec, cells, threads int, progress func(string, int64, int64)) error {
-	q, g := c.Quantizer(), ix.geom
+func (ix *Index) partition(ctx context.Context, q *opq.Quantizer, cells, threads int, progress func(string, int64, int64)) error {
+	g := ix.geom
 	n := int(ix.States())
 	cells = min(cells, n)
 	pt := &partition{cells: cells, r: SketchDims}
@@ -226,7 +225,7 @@ func (ix *Index) directions(q *opq.Quantizer, b, r int) ([]float32, error) {
 	z := make([]float64, r*dim)
 	rng := rand.New(rand.NewPCG(7, uint64(b)))
 	for i := range z {
-		z[i] = rng.NormFloat64()
+		z[i] = rng.Float64() - 0.5 // not NormFloat64: its math.Log may round differently by machine
 	}
 	w := make([]float64, r*dim)
 	for range pcaIters {
