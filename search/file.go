@@ -260,7 +260,7 @@ func Parse(b []byte) (*Index, error) {
 		return nil, bad("episode lengths sum to %d, not %d states", sum, states)
 	}
 	p = p[8*eps:]
-	ix.codes = p[:int64(states)*n:int64(states)*n]
+	ix.codes = p[: int64(states)*n : int64(states)*n]
 	for i, v := range ix.codes {
 		if int(v) >= g.K {
 			return nil, bad("code %d at %d is not below K=%d", v, i, g.K)
