@@ -176,7 +176,7 @@ func Load(indexName, wmzName string, c *wmzip.Codec) (*Index, error) {
 	if ix.id.model != c.Model().ID() {
 		return nil, fmt.Errorf("%w: %s was built with model %s, not %s", ErrStale, indexName, ix.id.model, c.Model().ID())
 	}
-	if ix.geom != c.Model().Geom || c.Quantizer().Dim() != ix.dim() {
+	if ix.geom != c.Model().Geom || ix.part != nil && c.Quantizer().Dim() != ix.dim() || ix.part != nil && len(ix.part.proj) != max(c.Quantizer().Slots(), 1) {
 		return nil, fmt.Errorf("%w: %s: geometry differs from the model's", ErrIndex, indexName)
 	}
 	id, err := fileIdentity(f, st.Size(), c)

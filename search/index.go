@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 
@@ -201,3 +202,22 @@ func (ix *Index) Bytes() int64 { return ix.bytes }
 
 // ModelID returns the ID of the model the index was built with.
 func (ix *Index) ModelID() wm.ModelID { return ix.id.model }
+
+// Open returns the index of the .wmz file name for codec c (nil: the
+// model the file embeds): the one saved beside it (IndexPath) when it
+// belongs to the file as it is now and to c, otherwise one built now with
+// opt, which Open does not save. rebuilt is nil when the saved index
+// served, else why it did not: an error wrapping fs.ErrNotExist, ErrStale
+// or ErrIndex.
+func Open(ctx context.Context, name string, c *wmzip.Codec, opt BuildOptions) (ix *Index, rebuilt, err error) {
+	ix, rebuilt = Load(IndexPath(name), name, c)
+	if rebuilt == nil {
+		return ix, nil, nil
+	}
+	var pe *fs.PathError
+	if !errors.Is(rebuilt, fs.ErrNotExist) && !errors.Is(rebuilt, ErrStale) && !errors.Is(rebuilt, ErrIndex) && !errors.As(rebuilt, &pe) {
+		return nil, nil, rebuilt // the .wmz file or the codec is at fault
+	}
+	ix, err = Build(ctx, name, c, opt)
+	return ix, rebuilt, err
+}
