@@ -221,3 +221,44 @@ func Open(ctx context.Context, name string, c *wmzip.Codec, opt BuildOptions) (i
 	ix, err = Build(ctx, name, c, opt)
 	return ix, rebuilt, err
 }
+
+// FromCodes returns the index of states held in memory rather than in a
+// file: episodes of the given lengths whose codes (S·M per state, below
+// K) follow one another, with a partition of the given number of cells as
+// BuildOptions.Cells has it. It belongs to no file: saved, it would be
+// refused as stale beside any.
+func FromCodes(c *wmzip.Codec, lens []int, codes []uint16, cells int) (*Index, error) {
+	if err := checkCodec(c); err != nil {
+		return nil, err
+	}
+	ix := &Index{geom: c.Model().Geom, epLens: append([]int(nil), lens...)}
+	ix.id.model = c.Model().ID()
+	n := ix.geom.N()
+	var total int64
+	for _, l := range lens {
+		if l < 0 {
+			return nil, fmt.Errorf("%w: episode of %d states", ErrInput, l)
+		}
+		total += int64(l)
+	}
+	if int64(len(codes)) != total*int64(n) {
+		return nil, fmt.Errorf("%w: %d codes for %d states of %d", ErrInput, len(codes), total, n)
+	}
+	ix.codes = make([]byte, len(codes))
+	for i, v := range codes {
+		if int(v) >= ix.geom.K {
+			return nil, fmt.Errorf("%w: code %d at %d is not below K=%d", ErrInput, v, i, ix.geom.K)
+		}
+		ix.codes[i] = byte(v)
+	}
+	if cells == 0 {
+		cells = DefaultCells(total)
+	}
+	if cells > 0 && total > 0 {
+		if err := ix.partition(context.Background(), c.Quantizer(), cells, 0, nil); err != nil {
+			return nil, err
+		}
+	}
+	ix.bytes = ix.encodedSize()
+	return ix, nil
+}
