@@ -429,3 +429,33 @@ func grow32(b []uint32, n int) []uint32 {
 	}
 	return b[:n]
 }
+
+// NewCodesMemory returns the memory of states held as codes under any
+// quantizer q (one trained elsewhere, say): episodes of the given lengths
+// of slots slot vectors each, whose codes (M per slot vector, below K ≤
+// MaxK) follow one another. It has no partition.
+func NewCodesMemory(q *opq.Quantizer, slots int, lens []int, codes []uint16) (*Memory, error) {
+	if q == nil || q.K() > MaxK || slots < 1 || q.Slots() > 0 && q.Slots() != slots {
+		return nil, fmt.Errorf("%w: a quantizer with K ≤ %d for %d slots", ErrInput, MaxK, slots)
+	}
+	g := wm.Geometry{S: slots, M: q.M(), K: q.K()}
+	ix := &Index{geom: g, epLens: append([]int(nil), lens...)}
+	var total int64
+	for _, l := range lens {
+		if l < 0 {
+			return nil, fmt.Errorf("%w: episode of %d states", ErrInput, l)
+		}
+		total += int64(l)
+	}
+	if int64(len(codes)) != total*int64(g.N()) {
+		return nil, fmt.Errorf("%w: %d codes for %d states of %d", ErrInput, len(codes), total, g.N())
+	}
+	ix.codes = make([]byte, len(codes))
+	for i, v := range codes {
+		if int(v) >= g.K {
+			return nil, fmt.Errorf("%w: code %d at %d is not below K=%d", ErrInput, v, i, g.K)
+		}
+		ix.codes[i] = byte(v)
+	}
+	return newMemory(q, g, []*Index{ix}), nil
+}
