@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
@@ -19,6 +21,7 @@ func runBenchRetrieval(args []string) error {
 	checkInt("state-queries", stateQ, 1, 1<<20, "a count from 1")
 	k := fs.Int("k", 10, "recall@k")
 	checkInt("k", k, 1, 1000, "a count from 1 to 1000")
+	lambdas := fs.String("lambdas", "", "comma-separated λ of the rule (default: powers of two from 16384 down to 1/16)")
 	policies := fs.Bool("policies", false, "also the other retention policies of bench rd")
 	keyframe := fs.Int("keyframe", format.DefaultKeyframeInterval, "keyframe interval of the encodings")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -37,6 +40,18 @@ func runBenchRetrieval(args []string) error {
 	if err := checkFiles([]*string{&pos[0], modelPath}, output{flag: "--plot", path: plotPath}); err != nil {
 		return err
 	}
+	var knobs []float64
+	if *lambdas != "" {
+		if knobs, err = parseList(*lambdas, func(v string) (float64, error) {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x > 0) || x >= 65536 {
+				return 0, fmt.Errorf("--lambdas %q: want λ values in (0, 65536)", v)
+			}
+			return x, nil
+		}); err != nil {
+			return err
+		}
+	}
 	codec, err := wmzlib.LoadCodec(*modelPath)
 	if err != nil {
 		return err
@@ -47,7 +62,7 @@ func runBenchRetrieval(args []string) error {
 	}
 	c := bench.RetrievalConfig{
 		RD:          bench.RDConfig{Input: pos[0], Traj: tr, Model: codec.Model(), Keyframe: *keyframe},
-		SlotQueries: *slotQ, StateQueries: *stateQ, K: *k, Policies: *policies,
+		SlotQueries: *slotQ, StateQueries: *stateQ, K: *k, Policies: *policies, Lambdas: knobs,
 	}
 	rep, err := bench.Retrieval(c, logger(*quiet))
 	if err != nil {

@@ -21,7 +21,7 @@ func init() {
 func runSearch(args []string) error {
 	fs := newFlags("search", "[-m model.wmm] --query q.npy|q.npz [--k 10] [--slot|--state] [--nprobe N] [--episodes A:B] [--steps A:B] [--json] memory.wmz...")
 	modelPath := fs.String("m", "", "model file (default: the model embedded in the first file)")
-	queryPath := fs.String("query", "", "queries (required): a .npy of floats ([d] or [n,d] slot vectors, [S,d] or [n,S,d] states) or of codes, or an .npz with `obs` or `codes`")
+	queryPath := fs.String("query", "", "queries (required): a .npy of floats ([d] or [n,d] slot vectors, [S,d] or [n,S,d] states) or of codes, or an .npz with an obs or codes array")
 	k := fs.Int("k", 10, "neighbours per query")
 	checkInt("k", k, 1, 1<<20, "a count from 1 to 1048576")
 	slot := fs.Bool("slot", false, "slot queries: each query is one slot vector (the default for [d] and [n,d])")

@@ -30,11 +30,12 @@ import (
 // recall against exact float ground truth, for memories stored at several
 // rates.
 type RetrievalConfig struct {
-	RD           RDConfig // with Model (a gate and a quantizer) and Traj (with obs)
-	SlotQueries  int      // slot vector queries (default 1,000)
-	StateQueries int      // state queries (default 200)
-	K            int      // recall@K (default 10)
-	Policies     bool     // also the other policies of bench rd
+	RD           RDConfig  // with Model (a gate and a quantizer) and Traj (with obs)
+	SlotQueries  int       // slot vector queries (default 1,000)
+	StateQueries int       // state queries (default 200)
+	K            int       // recall@K (default 10)
+	Policies     bool      // also the other policies of bench rd
+	Lambdas      []float64 // λ of the rule (nil: powers of two from 2^14 down to 2^-4)
 }
 
 // RetrievalPoint is one memory's recall.
@@ -162,8 +163,8 @@ func Retrieval(c RetrievalConfig, logf func(string, ...any)) (*RetrievalReport, 
 	for _, pol := range pols {
 		knobs := coarseKnobs(pol)
 		if pol == policy.Rule {
-			knobs = nil
-			for k := 14.0; k >= -4; k-- {
+			knobs = c.Lambdas
+			for k := 14.0; k >= -4 && c.Lambdas == nil; k-- {
 				knobs = append(knobs, math.Exp2(k))
 			}
 		}
