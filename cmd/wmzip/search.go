@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/npz"
@@ -106,9 +107,17 @@ func runSearch(args []string) error {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
 	res, err := mem.Search(ctx, qs, opt)
 	if err != nil {
 		return err
+	}
+	if !*quiet {
+		how := "every state"
+		if opt.NProbe > 0 {
+			how = fmt.Sprintf("%d cells of each partition", opt.NProbe)
+		}
+		fmt.Fprintf(os.Stderr, "searched %d states (%s) for %d queries in %.3f ms\n", mem.States(), how, len(qs), float64(time.Since(t0).Microseconds())/1000)
 	}
 	if *asJSON {
 		return printJSON(searchJSON(res))

@@ -47,6 +47,11 @@ type RetrievalPoint struct {
 	Cosine       float64 `json:"cosine"`
 	SlotRecall   float64 `json:"slot_recall"`
 	StateRecall  float64 `json:"state_recall"`
+	// Tie-aware recall: a result counts when its exact float distance is
+	// at most that of the exact K-th neighbour, so that among exactly
+	// equal vectors (repeated screens) any K serve.
+	SlotRecallTies  float64 `json:"slot_recall_ties"`
+	StateRecallTies float64 `json:"state_recall_ties"`
 }
 
 // RetrievalReport is the outcome of a retrieval benchmark.
@@ -121,8 +126,8 @@ func Retrieval(c RetrievalConfig, logf func(string, ...any)) (*RetrievalReport, 
 		stq = append(stq, search.Query{Vectors: tr.Obs[t*S*d : (t+1)*S*d]})
 	}
 	mem := tr.Obs[:memStates*S*d]
-	truthSlot := exactKNN(sq, mem, d, 1, c.K)
-	truthState := exactKNN(stq, mem, d, S, c.K)
+	truthSlot, kthSlot := exactKNN(sq, mem, d, 1, c.K)
+	truthState, kthState := exactKNN(stq, mem, d, S, c.K)
 	logf("memory: %d states; %d slot and %d state queries from %d held-out episodes", memStates, len(sq), len(stq), hold)
 	measure := func(pt *RDPoint) error {
 		n := s.m.Geom.N()
@@ -143,10 +148,12 @@ func Retrieval(c RetrievalConfig, logf func(string, ...any)) (*RetrievalReport, 
 			return err
 		}
 		p := RetrievalPoint{Policy: pt.Policy, Knob: pt.Knob, BitsPerState: pt.BitsPerState, Cosine: pt.Cosine,
-			SlotRecall: recall(rs, truthSlot, first, S, false), StateRecall: recall(rt, truthState, first, S, true)}
+			SlotRecall: recall(rs, truthSlot, first, S, false), StateRecall: recall(rt, truthState, first, S, true),
+			SlotRecallTies:  tieRecall(rs, sq, kthSlot, mem, d, 1, first, S, false, c.K),
+			StateRecallTies: tieRecall(rt, stq, kthState, mem, d, S, first, S, true, c.K)}
 		rep.Points = append(rep.Points, p)
-		logf("%-11s knob %-9.4g %8.1f bits/state  cosine %.4f  slot recall@%d %.3f  state recall@%d %.3f",
-			p.Policy, p.Knob, p.BitsPerState, p.Cosine, c.K, p.SlotRecall, c.K, p.StateRecall)
+		logf("%-11s knob %-9.4g %8.1f bits/state  cosine %.4f  slot recall@%d %.3f (ties %.3f)  state recall@%d %.3f (ties %.3f)",
+			p.Policy, p.Knob, p.BitsPerState, p.Cosine, c.K, p.SlotRecall, p.SlotRecallTies, c.K, p.StateRecall, p.StateRecallTies)
 		return nil
 	}
 	ll, err := s.run("", 0)
@@ -208,8 +215,9 @@ func evenly(n, total int) []int {
 // (groups of per vectors of d floats: slot vectors, or states with per =
 // S) by squared Euclidean distance in float64, ties by position: the
 // positions (state·S + slot for slot queries, states for state queries).
-func exactKNN(qs []search.Query, mem []float32, d, per, k int) [][]int {
+func exactKNN(qs []search.Query, mem []float32, d, per, k int) ([][]int, []float64) {
 	out := make([][]int, len(qs))
+	kth := make([]float64, len(qs))
 	rows := len(mem) / (d * per)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -239,6 +247,7 @@ func exactKNN(qs []search.Query, mem []float32, d, per, k int) [][]int {
 					ids[j] = all[j].i
 				}
 				out[qi] = ids
+				kth[qi] = all[len(ids)-1].d
 			}
 		}()
 	}
@@ -247,7 +256,34 @@ func exactKNN(qs []search.Query, mem []float32, d, per, k int) [][]int {
 	}
 	close(next)
 	wg.Wait()
-	return out
+	return out, kth
+}
+
+// sqDist is the squared Euclidean distance between a query and the
+// vectors of row r of mem, in float64 as exactKNN computes it.
+func sqDist(q []float32, mem []float32, d, per, r int) float64 {
+	var sum float64
+	for j, x := range mem[r*d*per : (r+1)*d*per] {
+		y := float64(q[j]) - float64(x)
+		sum += y * y
+	}
+	return sum
+}
+
+// tieRecall is the mean fraction of K results whose exact distance is at
+// most the exact K-th neighbour's.
+func tieRecall(res [][]search.Result, qs []search.Query, kth []float64, mem []float32, d, per int, first []int, S int, states bool, k int) float64 {
+	var sum float64
+	for i, rs := range res {
+		found := 0
+		for _, r := range rs {
+			if sqDist(qs[i].Vectors, mem, d, per, position(r, first, S, states)) <= kth[i] {
+				found++
+			}
+		}
+		sum += float64(found) / float64(k)
+	}
+	return sum / float64(len(res))
 }
 
 // recall is the mean fraction of the true neighbours found.
@@ -286,9 +322,9 @@ func PrintRetrieval(w io.Writer, rep *RetrievalReport) {
 	fmt.Fprintf(w, "%s: memory of %d states (model %s); recall@%d of %d slot and %d state queries against exact float neighbours\n",
 		rep.Input, rep.MemoryStates, rep.ModelID, rep.K, rep.SlotQueries, rep.StateQueries)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tknob\tbits/state\tvs lossless\tcosine\tslot recall\tstate recall\t")
+	fmt.Fprintln(tw, "policy\tknob\tbits/state\tvs lossless\tcosine\tslot recall\tstate recall\tslot, ties\tstate, ties\t")
 	for _, p := range rep.Points {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.1f\t%.3fx\t%.4f\t%.3f\t%.3f\t\n", p.Policy, p.Knob, p.BitsPerState, p.RateRatio, p.Cosine, p.SlotRecall, p.StateRecall)
+		fmt.Fprintf(tw, "%s\t%.4g\t%.1f\t%.3fx\t%.4f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", p.Policy, p.Knob, p.BitsPerState, p.RateRatio, p.Cosine, p.SlotRecall, p.StateRecall, p.SlotRecallTies, p.StateRecallTies)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "rule at ≤ 0.15x the lossless rate: state recall %.3f, slot recall %.3f of the lossless memory's\n", rep.StateRecallAt015, rep.SlotRecallAt015)
