@@ -353,3 +353,51 @@ func ExampleLoadCodec() {
 	fmt.Printf("same model: %v; %d slots × %d codes < %d; %d states decoded\n", loaded.Model().ID() == codec.Model().ID(), g.S, g.M, g.K, len(eps[0].Actions))
 	// Output: same model: true; 8 slots × 8 codes < 16; 50 states decoded
 }
+
+// A distortion target against the lossless reconstruction: what
+// retention alone may lose, whatever the quantizer loses besides.
+func ExampleWithDistortion() {
+	codec := codesCodec()
+	test := walks.CodesOnly(walks.Episodes(2, 2))
+	var file bytes.Buffer
+	w, err := wmzip.NewWriter(&file, codec, wmzip.WithDistortion(0.02))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.WriteAll(test); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil { // searches λ, then writes the file
+		log.Fatal(err)
+	}
+	acct := w.Account()
+	fmt.Println("at most 0.02:", acct.Report.RetentionDistortion() <= 0.02, "coordinates kept < all:", acct.Retained < uint64(acct.States)*64)
+	// Output: at most 0.02: true coordinates kept < all: true
+}
+
+// One Writer writes many files: Reset points it at the next, with the
+// same codec and options.
+func ExampleWriter_Reset() {
+	codec := codesCodec()
+	days := [][]wmzip.Episode{walks.CodesOnly(walks.Episodes(2, 1)), walks.CodesOnly(walks.Episodes(3, 1))}
+	w, err := wmzip.NewWriter(io.Discard, codec, wmzip.WithKeyframeInterval(32))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, day := range days {
+		var file bytes.Buffer
+		if err := w.Reset(&file); err != nil {
+			log.Fatal(err)
+		}
+		if err := w.WriteAll(day); err != nil {
+			log.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("day %d: %d states\n", i, w.Account().States)
+	}
+	// Output:
+	// day 0: 50 states
+	// day 1: 50 states
+}

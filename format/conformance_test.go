@@ -679,7 +679,8 @@ func firstDiff(a, b []byte) int {
 // conformance files and cuts them at every offset: decoding must fail with
 // a format error or give exactly the committed decode, never other data.
 // A cut file must fail without recovery, and give a prefix of the decode
-// with it.
+// with it. The sweep is in full with WMZIP_LONG=1 (testkit.Long), a
+// sample of it by default.
 func TestConformanceCorruption(t *testing.T) {
 	s := loadConformance(t)
 	for i := range s.vectors {
@@ -691,14 +692,14 @@ func TestConformanceCorruption(t *testing.T) {
 		}
 		n := s.models[v.Model].Geom.N()
 		t.Run(v.File, func(t *testing.T) {
+			t.Parallel()
 			b := bytes.Clone(s.files[v.File])
 			opts := v.options()
 			m := s.modelFor(v)
-			step := 1
-			if testing.Short() {
-				step = 61 // a sample of the offsets under the race detector
-			}
-			for i := 0; i < 8*len(b); i += step {
+			// Every bit and every cut in a long run; else every 13th (all
+			// eight bits of a byte in turn), or every 61st with -short.
+			step, first := testkit.Stride(t.Name(), 13, 61)
+			for i := first; i < 8*len(b); i += step {
 				b[i/8] ^= 1 << (i % 8)
 				got, err := decodeAllWays(b, m, opts...)
 				switch {
@@ -716,7 +717,7 @@ func TestConformanceCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			ropts := append(opts[:len(opts):len(opts)], WithRecovery(true))
-			for cut := 0; cut < len(b); cut += step {
+			for cut := first; cut < len(b); cut += step {
 				if _, err := readAll(b[:cut], m, opts...); !errors.Is(err, io.ErrUnexpectedEOF) {
 					t.Fatalf("cut at %d: sequential decode: %v", cut, err)
 				}

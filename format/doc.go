@@ -1,6 +1,6 @@
-// Package format implements the wmzip container (.wmz), version 3, as
-// specified in SPEC.md, section 6 "Container" (whose source is
-// docs/spec-format.md).
+// Package format implements the wmzip container (.wmz), version 4 (it
+// reads version 3 too), as specified in SPEC.md, section 6 "Container"
+// (whose source is docs/spec-format.md).
 //
 // A .wmz file holds episodes of states (vectors of codes) and the actions
 // that led into them. Each state is entropy coded with the rANS coder of

@@ -99,14 +99,17 @@ func recoveryFile(t *testing.T, lossy bool) ([]byte, *wm.Model, []episode, []Opt
 // TestRecoverEveryCut cuts a file at every offset, as a crash mid-write
 // would: recovery must return exactly the complete records before the
 // cut, Recover must write a valid file holding them, and a Reader with
-// recovery must read the same.
+// recovery must read the same. Every offset with WMZIP_LONG=1
+// (testkit.Long), a sample of them and the complete file by default.
 func TestRecoverEveryCut(t *testing.T) {
 	for _, lossy := range []bool{false, true} {
 		b, m, eps, opts := recoveryFile(t, lossy)
 		rs := records(t, b, m, opts...)
 		bodyStart := rs[0].off
 		ropts := append(opts[:len(opts):len(opts)], WithRecovery(true))
-		for cut := int64(0); cut <= int64(len(b)); cut++ {
+		step, first := testkit.Stride(fmt.Sprint(t.Name(), lossy), 5, 11)
+		for c := first; c < len(b)+step; c += step {
+			cut := int64(min(c, len(b))) // the last is the complete file
 			in := b[:cut]
 			f, err := Open(bytes.NewReader(in), cut, nil, ropts...)
 			if cut < bodyStart {

@@ -9,7 +9,7 @@ import (
 	"github.com/wmzip/wmzip/internal/gemm"
 )
 
-// Limits on the geometry, checked by Train and UnmarshalQuantizer.
+// Limits on the geometry, checked by New, UnmarshalQuantizer and training.
 const (
 	MaxDim   = 1 << 16 // largest vector dimension
 	MaxK     = 1 << 16 // largest number of centroids per subspace (codes fit in uint16)
@@ -26,8 +26,8 @@ const (
 	DefaultSample   = 65536 // training vectors drawn from the input (per slot when PerSlot)
 )
 
-// Config sets the geometry and training of a quantizer. Zero fields take
-// the defaults above.
+// Config sets the geometry and training of a quantizer (train.Quantizer).
+// Zero fields take the defaults above.
 type Config struct {
 	Dim int // vector dimension (default 512)
 	M   int // subspaces; must divide Dim (default 32)

@@ -12,6 +12,7 @@ import (
 // −145549.97, σ 288.97, a point its search stopped at on a ridge without
 // maximum, and a Vuong test that depended on it.
 func TestAuditDegenerateLogNormal(t *testing.T) {
+	t.Parallel()
 	inputs := [][]string{{"--counts", "../../testdata/ctmc/web-pgdocs_train_pages.counts"}}
 	if _, err := os.Stat("../../../shared/data/web-pgdocs/train_steps.jsonl"); err == nil {
 		inputs = append(inputs, []string{"../../../shared/data/web-pgdocs/train_steps.jsonl"})

@@ -10,6 +10,7 @@ import (
 // TestBenchCapacityCLI: --json prints the capacities, the horizons and the
 // best capacity per horizon; --png writes a plot; bad capacities fail.
 func TestBenchCapacityCLI(t *testing.T) {
+	t.Parallel()
 	d := t.TempDir()
 	p := func(n string) string { return filepath.Join(d, n) }
 	gen := []string{"gen", "graphworld", "--nodes", "20", "--graph-seed", "3", "--steps", "20", "-q"}

@@ -9,6 +9,7 @@ import (
 // TestBenchSpeedCLI: --json prints one object with a checked row per coder;
 // bad arguments give a one-line error.
 func TestBenchSpeedCLI(t *testing.T) {
+	t.Parallel()
 	d := t.TempDir()
 	p := func(n string) string { return filepath.Join(d, n) }
 	gen := []string{"gen", "graphworld", "--nodes", "20", "--graph-seed", "3", "--steps", "20", "-q"}

@@ -18,6 +18,7 @@ import (
 // reconstruction hashes, decode returns exactly the writer's
 // reconstruction, info reports λ, distortion and the retained fraction.
 func TestLossyCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "gw.npz")
 	model := filepath.Join(dir, "m.wmm")
@@ -95,6 +96,7 @@ func TestLossyCLI(t *testing.T) {
 
 // TestBenchRD runs a small sweep of every policy.
 func TestBenchRD(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}

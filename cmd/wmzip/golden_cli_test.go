@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden-cli.txt")
@@ -56,6 +57,11 @@ var goldenSteps = [][]string{
 	{"bench", "alloc", "--json", "--families", "modular", "--nodes", "40", "--train-episodes", "4", "--train-steps", "40", "--stored-episodes", "1", "--stored-steps", "40", "--access-episodes", "2", "--access-steps", "40", "--codes", "--alloc-space", "bits", "-j", "1"},
 }
 
+// goldenLong says which steps only a long run (WMZIP_LONG=1, or -update)
+// takes: the two experiments of bench alloc, half the session's time,
+// whose options TestBenchAlloc covers by default. They write no file.
+func goldenLong(args []string) bool { return args[0] == "bench" && args[1] == "alloc" }
+
 // goldenMasks hide what changes from run to run: times and speeds.
 var goldenMasks = []struct {
 	re   *regexp.Regexp
@@ -69,9 +75,10 @@ var goldenMasks = []struct {
 
 // TestGoldenCLI runs goldenSteps and compares every verb's stdout, stderr
 // and exit status, and the bytes of every file they write (as SHA-256),
-// with testdata/golden-cli.txt; -update rewrites it. Training the
-// quantizer is float arithmetic that may round differently elsewhere, so
-// the comparison holds on amd64 only.
+// with testdata/golden-cli.txt; -update rewrites it. A default run leaves
+// out the goldenLong steps and compares the others with their part of the
+// file. Training the quantizer is float arithmetic that may round
+// differently elsewhere, so the comparison holds on amd64 only.
 func TestGoldenCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -79,9 +86,14 @@ func TestGoldenCLI(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the golden session was recorded on amd64")
 	}
+	t.Parallel()
+	all := *update || testkit.Long()
 	d := t.TempDir()
 	var log strings.Builder
 	for _, args := range goldenSteps {
+		if !all && goldenLong(args) {
+			continue
+		}
 		switch args[0] {
 		case "encode":
 			if slices.Contains(args, "trace.tsv") {
@@ -105,7 +117,7 @@ func TestGoldenCLI(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&log, "$ wmzip %s\nexit %d\n--- stdout\n%s--- stderr\n%s\n", strings.Join(args, " "), code, ensureNL(out.String()), ensureNL(errb.String()))
+		fmt.Fprintf(&log, "%sexit %d\n--- stdout\n%s--- stderr\n%s\n", goldenHeader(args), code, ensureNL(out.String()), ensureNL(errb.String()))
 	}
 	ents, err := os.ReadDir(d)
 	if err != nil {
@@ -133,12 +145,16 @@ func TestGoldenCLI(t *testing.T) {
 		}
 		return
 	}
-	want, err := os.ReadFile(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v (run go test -run TestGoldenCLI -update)", err)
 	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	want := string(b)
+	if !all {
+		want = goldenWithout(t, want, goldenLong)
+	}
+	if got != want {
+		gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
 		for i := range max(len(gl), len(wl)) {
 			g, w := "", ""
 			if i < len(gl) {
@@ -153,6 +169,38 @@ func TestGoldenCLI(t *testing.T) {
 		}
 	}
 }
+
+// goldenWithout returns the golden session less the blocks of the steps
+// skip says a run left out. Each step's block starts with its command line
+// and ends where the next step's, or the list of files, starts.
+func goldenWithout(t *testing.T, golden string, skip func([]string) bool) string {
+	t.Helper()
+	var out strings.Builder
+	at := 0
+	for i, args := range goldenSteps {
+		if !strings.HasPrefix(golden[at:], goldenHeader(args)) {
+			t.Fatalf("testdata/golden-cli.txt: step %d is not %q (run go test -run TestGoldenCLI -update)", i, goldenHeader(args))
+		}
+		next := "--- files\n"
+		if i+1 < len(goldenSteps) {
+			next = goldenHeader(goldenSteps[i+1])
+		}
+		end := strings.Index(golden[at:], "\n"+next)
+		if end < 0 {
+			t.Fatalf("testdata/golden-cli.txt: no %q after step %d", next, i)
+		}
+		end += at + 1
+		if !skip(args) {
+			out.WriteString(golden[at:end])
+		}
+		at = end
+	}
+	out.WriteString(golden[at:])
+	return out.String()
+}
+
+// goldenHeader is the line that starts a step's block.
+func goldenHeader(args []string) string { return "$ wmzip " + strings.Join(args, " ") + "\n" }
 
 // writeGoldenTrace writes an access trace over testc.npz's two episodes of
 // 24 steps: the first ten states of episode 0 read often, a few others

@@ -10,6 +10,7 @@ import (
 // per state at the file's horizon) and, with --baselines, gives the
 // break-evens against the general-purpose compressors.
 func TestInfoStorage(t *testing.T) {
+	t.Parallel()
 	p := smallSet(t)
 	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("ll.wmz"), p("test.npz"))
 	out := mustRun(t, "info", "--json", "--baselines", "-m", p("m.wmm"), p("ll.wmz"))

@@ -11,22 +11,10 @@ import (
 	"github.com/wmzip/wmzip/npz"
 )
 
-// smallSet generates train and test trajectories (32x32 codes, K=64) and
-// trains a model with a gate; it returns the path maker.
-func smallSet(t *testing.T) func(string) string {
-	t.Helper()
-	d := t.TempDir()
-	p := func(n string) string { return filepath.Join(d, n) }
-	gen := []string{"gen", "graphworld", "--nodes", "40", "--graph-seed", "3", "--steps", "30", "-q"}
-	mustRun(t, append(gen, "--episodes", "8", "--seed", "1", "-o", p("train.npz"))...)
-	mustRun(t, append(gen, "--episodes", "3", "--seed", "2", "-o", p("test.npz"))...)
-	mustRun(t, "train", "-q", "--gate-holdout", "2", "-o", p("m.wmm"), p("train.npz"))
-	return p
-}
-
 // TestInfoWithoutModel (issue 15, point 2): info reads the header, index
 // and trailer of a file whose model is neither given nor embedded.
 func TestInfoWithoutModel(t *testing.T) {
+	t.Parallel()
 	p := smallSet(t)
 	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("ll.wmz"), p("test.npz"))
 	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "--lambda", "2", "-o", p("lossy.wmz"), p("test.npz"))
@@ -74,6 +62,7 @@ func TestInfoWithoutModel(t *testing.T) {
 // states are refused with one line and no output; a flat [T,N] is taken,
 // and input without actions is stored with actions -1, as the help says.
 func TestWrongInputRefused(t *testing.T) {
+	t.Parallel()
 	p := smallSet(t)
 	src, err := npz.ReadTrajectory(p("test.npz"))
 	if err != nil {
@@ -129,6 +118,7 @@ func TestWrongInputRefused(t *testing.T) {
 // recover; a missing output folder is named as given, not by the
 // temporary file.
 func TestErrorMessages(t *testing.T) {
+	t.Parallel()
 	p := smallSet(t)
 	mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("t.wmz"), p("test.npz"))
 	b, err := os.ReadFile(p("t.wmz"))

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zip"
@@ -20,57 +19,12 @@ import (
 	"github.com/wmzip/wmzip/npz"
 )
 
-// tinySet copies into a folder of the test's own a small trajectory of
-// codes (t.npz: 3 episodes of 20 states, 32x32 codes), a model trained on
-// it with a gate (m.wmm) and the trajectory encoded with keyframe
-// interval 8 (t.wmz), made once for all tests; it returns the path maker.
-func tinySet(t *testing.T) func(string) string {
-	t.Helper()
-	tiny.once.Do(func() {
-		tiny.dir = filepath.Join(filepath.Dir(bin), "tiny")
-		p := func(n string) string { return filepath.Join(tiny.dir, n) }
-		if tiny.err = os.Mkdir(tiny.dir, 0o755); tiny.err != nil {
-			return
-		}
-		for _, args := range [][]string{
-			{"gen", "graphworld", "--nodes", "30", "--graph-seed", "3", "--steps", "20", "--episodes", "3", "--seed", "1", "-q", "-o", p("t.npz")},
-			{"train", "-q", "--gate-holdout", "1", "-o", p("m.wmm"), p("t.npz")},
-			{"encode", "-q", "--keyframe", "8", "-m", p("m.wmm"), "-o", p("t.wmz"), p("t.npz")},
-		} {
-			if out, err := command(args...).CombinedOutput(); err != nil {
-				tiny.err = fmt.Errorf("wmzip %s: %v: %s", strings.Join(args, " "), err, out)
-				return
-			}
-		}
-	})
-	if tiny.err != nil {
-		t.Fatal(tiny.err)
-	}
-	d := t.TempDir()
-	for _, n := range []string{"t.npz", "m.wmm", "t.wmz"} {
-		b, err := os.ReadFile(filepath.Join(tiny.dir, n))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(d, n), b, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return func(n string) string { return filepath.Join(d, n) }
-}
-
-// tiny is the fixture of tinySet.
-var tiny struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
 // TestOutputNamesInput (issue 24, point 1): every verb with an input and
 // an output refuses an output that names one of its inputs, by the same
 // path, a symbolic link or a hard link, with one line and before any
 // work; the input stays byte-identical and nothing is left beside it.
 func TestOutputNamesInput(t *testing.T) {
+	t.Parallel()
 	p := tinySet(t)
 	os.WriteFile(p("trace.tsv"), []byte("episode\tstep\n0\t1\n1\t2\n"), 0o644)
 	os.WriteFile(p("counts.txt"), []byte("5\n3\n1\n1\n"), 0o644)
@@ -134,6 +88,7 @@ func TestOutputNamesInput(t *testing.T) {
 // a symbolic link is written through; a device is written, not replaced;
 // a folder, or a file in a missing folder, is refused before any work.
 func TestOutputPaths(t *testing.T) {
+	t.Parallel()
 	p := tinySet(t)
 	want, err := os.ReadFile(p("t.wmz"))
 	if err != nil {
@@ -257,6 +212,7 @@ func writeFortran(t *testing.T, path string, tr *npz.Trajectory) {
 // of the wrong dtype get one line saying what to do; impossible flag
 // values are refused before any work.
 func TestInputChecks(t *testing.T) {
+	t.Parallel()
 	p, src := obsSet(t)
 	mustRun(t, "encode", "-q", "-m", p("q.wmm"), "-o", p("ref.wmz"), p("obs.npz"))
 	ref, _ := os.ReadFile(p("ref.wmz"))
@@ -321,6 +277,7 @@ func TestInputChecks(t *testing.T) {
 // model predicts worse than no model (random codes) make encode warn and
 // info say so.
 func TestInfoModel(t *testing.T) {
+	t.Parallel()
 	p := tinySet(t)
 	text := mustRun(t, "info", p("m.wmm"))
 	var file, model map[string]any
@@ -370,6 +327,7 @@ func TestInfoModel(t *testing.T) {
 // them at once; an append that fails leaves the file byte-identical;
 // decode --steps A:B gives exactly those steps of the episode.
 func TestAppendAndSteps(t *testing.T) {
+	t.Parallel()
 	p := tinySet(t)
 	src, err := npz.ReadTrajectory(p("t.npz"))
 	if err != nil {
@@ -433,6 +391,7 @@ func TestAppendAndSteps(t *testing.T) {
 // the last episode with metadata saying where it comes from; decode's
 // hint names -m when the file does not embed its model.
 func TestRecoverKeepsAll(t *testing.T) {
+	t.Parallel()
 	p := tinySet(t)
 	orig, _ := os.ReadFile(p("t.wmz"))
 	mustRun(t, "encode", "-q", "--keyframe", "8", "--embed-model", "-m", p("m.wmm"), "-o", p("e.wmz"), p("t.npz"))
@@ -534,6 +493,7 @@ func mustCodec(t *testing.T, path string) *wmzlib.Codec {
 // another kind of file is wanted is named as what it is, and a lossy
 // encoding asked of a model without a gate says how to get one.
 func TestWrongFileKind(t *testing.T) {
+	t.Parallel()
 	p := tinySet(t)
 	for _, c := range []struct {
 		want string

@@ -80,6 +80,7 @@ func mustFail(t *testing.T, out string, want string, args ...string) {
 }
 
 func TestPipeline(t *testing.T) {
+	t.Parallel()
 	d := t.TempDir()
 	p := func(n string) string { return filepath.Join(d, n) }
 	gen := []string{"gen", "graphworld", "--nodes", "40", "--graph-seed", "3", "--episodes", "3", "--steps", "40", "-q"}
@@ -193,6 +194,7 @@ func isStart(starts []int64, i int) bool {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"gen", "train", "quantize", "encode", "decode", "append", "info", "verify", "recover", "audit", "bench", "demo"} {
 		_, errs, ok := wmzip(t, v, "-h")
 		if !ok || !strings.Contains(errs, "usage") {
@@ -205,6 +207,7 @@ func TestHelp(t *testing.T) {
 // decoded obs are exactly the quantizer's reconstruction of the quantized
 // input, and the codes equal what `quantize` gives.
 func TestObsPipeline(t *testing.T) {
+	t.Parallel()
 	d := t.TempDir()
 	p := func(n string) string { return filepath.Join(d, n) }
 	gen := []string{"gen", "graphworld", "--obs", "--nodes", "20", "--graph-seed", "4", "--episodes", "2", "--steps", "20", "-q"}

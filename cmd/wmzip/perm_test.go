@@ -10,14 +10,16 @@ import (
 )
 
 // TestOutputPermissions (issue 15, point 4): every verb's output is
-// created with mode 0666 less the umask, like other tools' outputs.
+// created with mode 0666 less the umask, like other tools' outputs. It
+// sets the process's umask, so it is the one test here that does not run
+// in parallel with the others.
 func TestOutputPermissions(t *testing.T) {
 	for _, c := range []struct {
 		umask int
 		want  os.FileMode
 	}{{0o022, 0o644}, {0o077, 0o600}} {
 		old := syscall.Umask(c.umask) // inherited by the verbs run
-		p := smallSet(t)
+		p := small.fresh(t)           // made under the umask
 		mustRun(t, "encode", "-q", "-m", p("m.wmm"), "-o", p("t.wmz"), p("test.npz"))
 		mustRun(t, "decode", "-q", "-m", p("m.wmm"), "-o", p("back.npz"), p("t.wmz"))
 		mustRun(t, "recover", "-q", "-m", p("m.wmm"), "-o", p("fixed.wmz"), p("t.wmz"))

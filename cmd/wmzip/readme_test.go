@@ -14,6 +14,7 @@ import (
 // row names is one of its verb's flags; so are those of the README's
 // quick start.
 func TestREADMECommandTable(t *testing.T) {
+	t.Parallel()
 	defer func(fs *flag.FlagSet, failed bool) { verbFlags, flagsFailed = fs, failed }(verbFlags, flagsFailed)
 	b, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/npz"
 )
 
@@ -18,6 +19,7 @@ import (
 // complete file comes back unchanged; bad input fails with one line and
 // leaves no output.
 func TestRecover(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
 	mustRun(t, "gen", "graphworld", "--nodes", "30", "--graph-seed", "4", "--episodes", "3", "--steps", "30", "--seed", "1", "-q", "-o", p("t.npz"))
@@ -98,12 +100,14 @@ func recordEnds(t *testing.T, path, model string, g int) (b []byte, epEnd []int6
 }
 
 // TestRecoverThenDecode (issues 15 and 24): a 6-episode file cut at every
-// 997th byte, or with a byte flipped in any one chunk, recovers to a file
+// 997th byte, or with a byte flipped in any one chunk (a sample of both
+// unless WMZIP_LONG is set: testkit.Long), recovers to a file
 // that decodes to every intact episode and every complete chunk of a cut
 // one, or every state outside the damaged chunk (states as in the
 // source); where no state survives, recover fails with one line and
 // writes nothing.
 func TestRecoverThenDecode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
 	gen := []string{"gen", "graphworld", "--nodes", "40", "--graph-seed", "3", "--episodes", "6", "--steps", "50", "-q"}
@@ -171,8 +175,14 @@ func TestRecoverThenDecode(t *testing.T) {
 		}
 	}
 	check("cut inside the first chunk", full[:epEnd[0]+5], nil)
+	// Every cut and every damaged chunk in a long run, else a third of
+	// each (two recover and decode runs a case).
+	step, first := testkit.Stride(t.Name(), 3, 3)
 	cuts := 0
-	for cut := 997; cut < len(full); cut += 997 {
+	for i, cut := 0, 997; cut < len(full); i, cut = i+1, cut+997 {
+		if i%step != first {
+			continue
+		}
 		var segs [][3]int
 		for e, cs := range chunks {
 			k := 0
@@ -189,24 +199,27 @@ func TestRecoverThenDecode(t *testing.T) {
 	// A flipped byte in a chunk loses its states only (issue 24, point
 	// 3): the episode keeps its steps before it, and those after it follow
 	// the last episode.
-	flips := 0
+	flips, nth := 0, 0
 	for e, cs := range chunks {
-		start, step := epEnd[e], 0
+		start, done := epEnd[e], 0
 		for c, ch := range cs {
-			bad := bytes.Clone(full)
-			bad[(start+ch[0])/2] ^= 0x10
-			var segs [][3]int
-			for i := range chunks {
-				if i != e {
-					segs = append(segs, [3]int{i, 0, srcEps[i][1] - srcEps[i][0]})
-				} else {
-					segs = append(segs, [3]int{i, 0, step})
+			if nth%step == first {
+				bad := bytes.Clone(full)
+				bad[(start+ch[0])/2] ^= 0x10
+				var segs [][3]int
+				for i := range chunks {
+					if i != e {
+						segs = append(segs, [3]int{i, 0, srcEps[i][1] - srcEps[i][0]})
+					} else {
+						segs = append(segs, [3]int{i, 0, done})
+					}
 				}
+				segs = append(segs, [3]int{e, done + int(ch[1]), srcEps[e][1] - srcEps[e][0]})
+				check(fmt.Sprintf("episode %d chunk %d damaged", e, c), bad, segs)
+				flips++
 			}
-			segs = append(segs, [3]int{e, step + int(ch[1]), srcEps[e][1] - srcEps[e][0]})
-			check(fmt.Sprintf("episode %d chunk %d damaged", e, c), bad, segs)
-			start, step = ch[0], step+int(ch[1])
-			flips++
+			nth++
+			start, done = ch[0], done+int(ch[1])
 		}
 	}
 	t.Logf("%d cuts, %d damaged chunks, %d bytes", cuts, flips, len(full))

@@ -24,6 +24,7 @@ var valueNames = map[string]bool{"PNG": true, "page|state": true}
 // verb's flags are checked; `wmzip decode -h` and `wmzip train -h` are
 // read as a user sees them.
 func TestHelpFlagValueNames(t *testing.T) {
+	t.Parallel()
 	defer func(fs *flag.FlagSet, failed bool) { verbFlags, flagsFailed = fs, failed }(verbFlags, flagsFailed)
 	var names []string
 	for n := range verbs {
@@ -82,6 +83,7 @@ func TestHelpFlagValueNames(t *testing.T) {
 // TestUnknownFlagOneLine is issue 15, point 5: an unknown or malformed flag
 // printed the verb's whole usage; it prints one line with a hint.
 func TestUnknownFlagOneLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -105,6 +107,7 @@ func TestUnknownFlagOneLine(t *testing.T) {
 // print the module version, with the VCS revision when the binary was
 // built from a checkout, and the format versions.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	formats := fmt.Sprintf("formats: container %d, model %d", format.Version, wm.ModelVersion)
 	for _, arg := range []string{"--version", "version", "-version"} {
 		out := mustRun(t, arg)

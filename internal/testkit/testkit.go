@@ -1,7 +1,8 @@
-// Package testkit holds the test helpers that format's own tests and the
+// Package testkit holds the test helpers that the packages' tests and the
 // fuzz targets share: episode generators, decode-everything helpers and
-// their comparison. It does not import format, whose internal tests import
-// it; readers and files come in through the small interfaces below.
+// their comparison, and the switch of the long suites (Long, Stride). It
+// does not import format, whose internal tests import it; readers and
+// files come in through the small interfaces below.
 package testkit
 
 import (
