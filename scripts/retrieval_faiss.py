@@ -13,7 +13,12 @@ them) reports:
   (package search, through scripts/retrieval_faiss) as in IndexPQ, ties
   and float rounding aside;
 - single-thread flat-scan throughput of both, vectors/s, timed in turn in
-  this one run over the memory tiled to about half a million vectors.
+  this one run over the memory tiled to about half a million vectors;
+- faiss's partitioned IndexIVFPQ (same M and bits, nlist about 4·√n) on
+  the memory: recall and single-thread time against its flat IndexPQ at
+  several nprobe. (wmzip partitions states, not slot vectors: its
+  partitioned search is measured by `wmzip search --nprobe`, see
+  docs/results-retrieval.md.)
 
 Prints one JSON object. Needs Debian's python3-faiss (run with
 /usr/bin/python3) and a Go toolchain.
@@ -158,6 +163,33 @@ def main():
             f8.append(time.perf_counter() - t0)
         f8v = n / float(np.median(f8))
 
+        # Partitioned: faiss's IndexIVFPQ (the same M and bits, residuals
+        # coded, nlist about 4·√n) on the untiled memory, against its flat
+        # IndexPQ, one thread, every query, at several nprobe.
+        nlist = max(8, min(int(4 * np.sqrt(mem.shape[0])), xr.shape[0] // 39))
+        coarse = faiss.IndexFlatL2(d)
+        ivf = faiss.IndexIVFPQ(coarse, d, nlist, a.M, a.bits)
+        ivf.train(xr)
+        ivf.add(opq.apply_py(mem))
+        def timed(index, reps):
+            ts = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                _, ids = index.search(qr, a.k)
+                ts.append(time.perf_counter() - t0)
+            return ids, float(np.median(ts))
+        _, flat_s = timed(pq, a.repeat)
+        ivf_rows = []
+        for nprobe in (1, 2, 4, 8, 16, 32):
+            if nprobe > nlist:
+                break
+            ivf.nprobe = nprobe
+            ids, sec = timed(ivf, a.repeat)
+            r = float(np.mean([len(set(ids[i]) & set(truth[i])) / a.k for i in range(len(q))]))
+            ivf_rows.append({"nprobe": nprobe, "recall": round(r, 4),
+                             "recall_vs_flat": round(r / recall, 3),
+                             "time_vs_flat": round(sec / flat_s, 3)})
+
     print(json.dumps({
         "train": a.train, "test": a.test, "M": a.M, "bits": a.bits,
         "faiss_version": faiss.__version__, "faiss_train_seconds": round(train_s, 1),
@@ -169,6 +201,8 @@ def main():
                                "faiss_vectors_per_s": round(fv), "wmzip_vectors_per_s": round(wv),
                                "wmzip_over_faiss": round(wv / fv, 3), "repeats": a.repeat,
                                "faiss_8bit_codes_vectors_per_s": round(f8v)},
+        "faiss_IndexIVFPQ": {"nlist": nlist, "vectors": int(mem.shape[0]), "queries": int(len(q)),
+                             "flat_IndexPQ_seconds": round(flat_s, 4), "by_nprobe": ivf_rows},
     }, indent=1))
 
 
