@@ -65,7 +65,7 @@ func TestGoldenResults(t *testing.T) {
 	for _, c := range []struct {
 		perSlot bool
 		want    string
-	}{{false, "c84d333d093847054269e2cf"}, {true, "50de03bbbec861f261f30771"}} {
+	}{{false, "6a2e2f005c2c85c251f0fc3a"}, {true, "0b2836106337d174a59a69b3"}} {
 		mem, q := goldenMemory(t, c.perSlot)
 		rng := rand.New(rand.NewPCG(21, 22))
 		h := sha256.New()

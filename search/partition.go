@@ -21,8 +21,10 @@ import (
 // sum of table entries, one per code, like a distance.
 
 // SketchDims is how many principal directions of a slot vector a state's
-// sketch keeps.
-const SketchDims = 2
+// sketch keeps. (On a million states of web-pgdocs tiled, probing 64 of
+// 1,000 cells: 8 directions found 0.96 of the flat scan's neighbours, 2
+// found 0.79.)
+const SketchDims = 8
 
 // Training of the partition.
 const (
