@@ -22,6 +22,10 @@ type RetrievalOptions struct {
 	// Floor bounds the weights below, as a fraction of their mean
 	// (default 1/8); they are normalized to mean 1.
 	Floor float64
+	// Subspaces also weighs each subspace (across slots), as each slot
+	// is weighed: a coordinate's weight is then its slot's times its
+	// subspace's. Without it the weights are one per slot.
+	Subspaces bool
 }
 
 // RetrievalWeights calibrates per-coordinate weights for the retention
@@ -35,8 +39,11 @@ type RetrievalOptions struct {
 // each slot, the memory with only that slot's coordinates as the gate
 // left them (the others lossless) is searched (package search), and the
 // recall it loses, over the squared distance those coordinates moved,
-// is the slot's weight. Slots whose errors move states across the K-th
-// neighbour get more bits. Floating point is used only here.
+// is the slot's weight (with Subspaces, likewise each subspace's). Slots
+// whose errors move states across the K-th neighbour get more bits. c must
+// not have seen eps (its world model would predict them from memory):
+// train it on other episodes. Floating point is used only here, offline,
+// like the gate's other tables.
 func RetrievalWeights(ctx context.Context, c *wmzip.Codec, eps []wmzip.Episode, opt RetrievalOptions) ([]float64, error) {
 	if opt.Rate == 0 {
 		opt.Rate = 0.15
@@ -179,39 +186,71 @@ func RetrievalWeights(ctx context.Context, c *wmzip.Codec, eps []wmzip.Episode, 
 	if err != nil {
 		return nil, err
 	}
-	// Per slot: the recall lost with only its coordinates lossy, over the
-	// squared distance they moved (in the quantizer's rotated space).
+	// Per group of coordinates (a slot; with opt.Subspaces, also a
+	// subspace across slots): the recall lost with only the group lossy,
+	// over the squared distance it moved (in the quantizer's rotated space).
 	n := g.N()
-	w := make([]float64, g.S)
+	sub := q.Dim() / g.M
 	hybrid := make([]uint16, len(lossless))
 	var ya, yb []float64
-	for s := range g.S {
+	groupWeight := func(in func(s, m int) bool) (float64, error) {
 		copy(hybrid, lossless)
 		var moved float64
 		for t := range len(lossless) / n {
-			o := t*n + s*g.M
-			copy(hybrid[o:o+g.M], lossy[o:o+g.M])
-			if ya, err = q.RotatedCentroids(ya, lossless[o:o+g.M], s); err != nil {
-				return nil, err
-			}
-			if yb, err = q.RotatedCentroids(yb, lossy[o:o+g.M], s); err != nil {
-				return nil, err
-			}
-			for i := range ya {
-				d := ya[i] - yb[i]
-				moved += d * d
+			for s := range g.S {
+				o := t*n + s*g.M
+				if ya, err = q.RotatedCentroids(ya, lossless[o:o+g.M], s); err != nil {
+					return 0, err
+				}
+				if yb, err = q.RotatedCentroids(yb, lossy[o:o+g.M], s); err != nil {
+					return 0, err
+				}
+				for m := range g.M {
+					if !in(s, m) {
+						continue
+					}
+					hybrid[o+m] = lossy[o+m]
+					for i := m * sub; i < (m+1)*sub; i++ {
+						d := ya[i] - yb[i]
+						moved += d * d
+					}
+				}
 			}
 		}
 		r, err := score(hybrid)
-		if err != nil {
+		if err != nil || moved == 0 {
+			return 0, err
+		}
+		return max(base-r, 0) / moved, nil
+	}
+	ws := make([]float64, g.S)
+	for s := range g.S {
+		if ws[s], err = groupWeight(func(s2, _ int) bool { return s2 == s }); err != nil {
 			return nil, err
 		}
-		if moved > 0 {
-			w[s] = max(base-r, 0) / moved
+	}
+	wm := make([]float64, g.M)
+	for m := range g.M {
+		wm[m] = 1
+		if opt.Subspaces {
+			if wm[m], err = groupWeight(func(_, m2 int) bool { return m2 == m }); err != nil {
+				return nil, err
+			}
 		}
 	}
-	// Normalize the slots that moved to mean 1, floor them, and give
-	// slots the gate left untouched the mean.
+	ws, wm = normalize(ws, opt.Floor), normalize(wm, opt.Floor)
+	out := make([]float64, n)
+	for s := range g.S {
+		for m := range g.M {
+			out[s*g.M+m] = ws[s] * wm[m]
+		}
+	}
+	return out, nil
+}
+
+// normalize scales the positive weights of w to mean 1, floored, and gives
+// the others (groups the gate left untouched) the mean.
+func normalize(w []float64, floor float64) []float64 {
 	var sum float64
 	var cnt int
 	for _, v := range w {
@@ -219,17 +258,14 @@ func RetrievalWeights(ctx context.Context, c *wmzip.Codec, eps []wmzip.Episode, 
 			sum, cnt = sum+v, cnt+1
 		}
 	}
-	out := make([]float64, n)
-	for s, v := range w {
-		x := 1.0
+	out := make([]float64, len(w))
+	for i, v := range w {
+		out[i] = 1
 		if cnt > 0 && sum > 0 {
-			x = max(v/(sum/float64(cnt)), opt.Floor)
-		}
-		for m := range g.M {
-			out[s*g.M+m] = x
+			out[i] = max(v/(sum/float64(cnt)), floor)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // exact returns each query's K nearest rows of x (rows of d floats) by

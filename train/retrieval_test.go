@@ -33,6 +33,17 @@ func TestRetrievalWeights(t *testing.T) {
 			t.Fatalf("weight %d = %v: want ≥ 1/8, one per slot", j, v)
 		}
 	}
+	ws, err := train.RetrievalWeights(ctx, c, eps, train.RetrievalOptions{Rate: 0.9, Subspaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A slot's factor (as without Subspaces) times a subspace's.
+	for j, v := range ws {
+		want := w[j/g.M*g.M] * ws[j%g.M] / w[0]
+		if !(v >= 1.0/64) || math.Abs(v-want) > 1e-9*want {
+			t.Fatalf("weight %d = %v, want %v: a slot's times a subspace's", j, v, want)
+		}
+	}
 	// The weights calibrate a gate.
 	if _, err := train.Codec(ctx, walks.Episodes(1, 8), train.WithQuantizer(opq.Config{M: 8, K: 16, Seed: 1, OPQIters: -1}), train.WithGate(-1, gateWith(w))); err != nil {
 		t.Fatal(err)

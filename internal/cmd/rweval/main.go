@@ -36,6 +36,9 @@ func main() {
 	rate := flag.Float64("rate", 0.15, "fraction of the lossless rate the weights are tuned at")
 	calibEps := flag.Int("calib", 6, "last episodes of the input that calibrate the weights")
 	wout := flag.String("w", "", "optional: the weights as .npy")
+	subspaces := flag.Bool("subspaces", false, "weigh subspaces too (train.RetrievalOptions.Subspaces)")
+	marginal := flag.Bool("marginal", false, "calibrate ê as each coordinate's marginal error rate (gate.CalibOptions.Marginal)")
+	noWeights := flag.Bool("no-weights", false, "skip the weights (unit weights in -o)")
 	flag.Parse()
 	ctx := context.Background()
 	c, err := wmzip.LoadCodec(*model)
@@ -65,16 +68,9 @@ func main() {
 	check(err)
 	ma, _, err = train.CalibrateGate(ca, ma, base[len(base)-ha:], gate.CalibOptions{})
 	check(err)
-	ac, err := hook.NewCodec(ma)
-	check(err)
-	w, err := train.RetrievalWeights(ctx, ac.(*wmzip.Codec), eps[len(eps)-*calibEps:], train.RetrievalOptions{Rate: *rate})
-	check(err)
-	for s := range g.S {
-		fmt.Printf("%.2f ", w[s*g.M])
-	}
-	fmt.Println()
-	if *wout != "" {
-		check(npz.WriteNPY(*wout, npz.Array{Name: "w", Dtype: "float64", Shape: []int{len(w)}, Data: w}))
+	var w []float64
+	if !*noWeights {
+		w = weights(ctx, ma, eps[len(eps)-*calibEps:], train.RetrievalOptions{Rate: *rate, Subspaces: *subspaces}, *wout)
 	}
 
 	// The final gate, calibrated as training calibrates it.
@@ -84,16 +80,39 @@ func main() {
 	for _, o := range []struct {
 		path string
 		w    []float64
-	}{{*out, w}, {*unit, nil}} {
+		marg bool
+	}{{*out, w, *marginal}, {*unit, nil, false}} {
 		if o.path == "" {
 			continue
 		}
-		m, _, err := train.CalibrateGate(calib, c.Model(), weps[len(weps)-hold:], gate.CalibOptions{Weights: o.w})
+		m, _, err := train.CalibrateGate(calib, c.Model(), weps[len(weps)-hold:], gate.CalibOptions{Weights: o.w, Marginal: o.marg})
 		check(err)
 		b, err := m.MarshalBinary()
 		check(err)
 		check(os.WriteFile(o.path, b, 0o644))
 	}
+}
+
+// weights calibrates and prints the retrieval weights of the codec of
+// model m on episodes it never saw.
+func weights(ctx context.Context, m *wm.Model, eps []wmzip.Episode, opt train.RetrievalOptions, wout string) []float64 {
+	ac, err := hook.NewCodec(m)
+	check(err)
+	w, err := train.RetrievalWeights(ctx, ac.(*wmzip.Codec), eps, opt)
+	check(err)
+	g := m.Geom
+	for s := range g.S {
+		fmt.Printf("%.2f ", w[s*g.M]/w[0])
+	}
+	fmt.Println("(slots, over slot 0)")
+	for m := range g.M {
+		fmt.Printf("%.2f ", w[m]/w[0])
+	}
+	fmt.Println("(subspaces, over subspace 0)")
+	if wout != "" {
+		check(npz.WriteNPY(wout, npz.Array{Name: "w", Dtype: "float64", Shape: []int{len(w)}, Data: w}))
+	}
+	return w
 }
 
 func check(err error) {
