@@ -261,14 +261,6 @@ func newEncodeCoder(h *Header, m *wm.Model, ret *retention, gp *gate.Params, ms 
 	return c, nil
 }
 
-// freq returns the frequency of symbol v of a cumulative table.
-func freq(cum []uint16, v int, prec uint) uint32 {
-	if v+1 < len(cum) {
-		return uint32(cum[v+1]) - uint32(cum[v])
-	}
-	return 1<<prec - uint32(cum[v])
-}
-
 // putCode codes value v of the current coordinate under the predictor's
 // prediction and returns its cost: a two-step prediction codes whether v
 // is its top value, then, on a miss, v among the others.
@@ -313,7 +305,7 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 	if v < 0 || v >= len(cum) {
 		return 0, 0 // only on a failed stream, which Err reports
 	}
-	return v, symbolCost(freq(cum, v, c.prec), c.prec)
+	return v, symbolCost(rans.Freq(cum, v, c.prec), c.prec)
 }
 
 // encodeState codes one state at the given level into the chunk's encoder:

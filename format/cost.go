@@ -3,6 +3,8 @@ package format
 import (
 	"math/bits"
 	"sync"
+
+	"github.com/wmzip/wmzip/internal/fixed"
 )
 
 // Ideal code lengths are reported in units of 2^-16 bit and computed in
@@ -13,40 +15,19 @@ const costFrac = 16 // fractional bits of a cost
 
 var (
 	log2Once sync.Once
-	// log2Frac[m − 2^15] is the fraction of log2Fixed(m) for every 16-bit
-	// mantissa m in [2^15, 2^16): log2Fixed(f) of any f ≤ 2^16 is its
-	// exponent above that fraction, f normalized to 16 bits being exact.
+	// costFracs[m − 2^15] is the fraction of log2fix(m) (SPEC.md 1.4) for
+	// every 16-bit mantissa m in [2^15, 2^16): log2fix(f) of any f ≤ 2^16 is
+	// its exponent above that fraction, f normalized to 16 bits being exact.
 	// 64 KiB, where a table of every f took 256.
-	log2Frac []uint16
+	costFracs []uint16
 )
-
-// log2Fixed returns floor(log2(x) · 2^16) for x ≥ 1, by repeated squaring of
-// the mantissa in Q1.31: each squaring yields one fractional bit.
-func log2Fixed(x uint64) uint32 {
-	n := uint(bits.Len64(x) - 1)
-	var y uint64 // x / 2^n in Q1.31, in [2^31, 2^32)
-	if n <= 31 {
-		y = x << (31 - n)
-	} else {
-		y = x >> (n - 31)
-	}
-	r := uint32(n) << costFrac
-	for i := costFrac - 1; i >= 0; i-- {
-		y = y * y >> 31
-		if y >= 1<<32 {
-			y >>= 1
-			r |= 1 << uint(i)
-		}
-	}
-	return r
-}
 
 // initCosts fills the table of symbolCost; coders call it once when made.
 func initCosts() {
 	log2Once.Do(func() {
-		log2Frac = make([]uint16, 1<<15)
-		for i := range log2Frac {
-			log2Frac[i] = uint16(log2Fixed(uint64(1<<15 + i)))
+		costFracs = make([]uint16, 1<<15)
+		for i := range costFracs {
+			costFracs[i] = uint16(fixed.Log2Fix(uint64(1<<15 + i)))
 		}
 	})
 }
@@ -56,5 +37,5 @@ func initCosts() {
 func symbolCost(freq uint32, precision uint) uint64 {
 	n := uint(bits.Len32(freq) - 1)
 	m := freq << 15 >> n // freq's 16-bit mantissa, exactly
-	return uint64(precision)<<costFrac - (uint64(n)<<costFrac + uint64(log2Frac[(m-1<<15)&(1<<15-1)]))
+	return uint64(precision)<<costFrac - (uint64(n)<<costFrac + uint64(costFracs[(m-1<<15)&(1<<15-1)]))
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -445,22 +446,16 @@ func TestEmptyFile(t *testing.T) {
 	}
 }
 
-func TestLog2Fixed(t *testing.T) {
-	for x := uint64(1); x <= 1<<16; x++ {
-		got := float64(log2Fixed(x)) / (1 << costFrac)
-		want := math.Log2(float64(x))
-		if got > want+1e-12 || want-got > 1.0/(1<<costFrac)+1e-9 {
-			t.Fatalf("log2Fixed(%d) = %v, want %v", x, got, want)
-		}
-	}
+// TestSymbolCost checks symbolCost's table, which holds log2fix of
+// normalized frequencies only, against log2fix itself.
+func TestSymbolCost(t *testing.T) {
 	initCosts()
-	if log2Fixed(1<<10) != 10<<costFrac || symbolCost(1<<9, 10) != 1<<costFrac {
+	if symbolCost(1<<9, 10) != 1<<costFrac {
 		t.Fatal("powers of two are not exact")
 	}
-	// symbolCost's table holds fractions of normalized frequencies only.
 	for f := uint32(1); f <= 1<<16; f++ {
 		for _, prec := range []uint{16, 17} {
-			if got, want := symbolCost(f, prec), uint64(prec)<<costFrac-uint64(log2Fixed(uint64(f))); got != want {
+			if got, want := symbolCost(f, prec), uint64(prec)<<costFrac-uint64(fixed.Log2Fix(uint64(f))); got != want {
 				t.Fatalf("symbolCost(%d, %d) = %d, want %d", f, prec, got, want)
 			}
 		}

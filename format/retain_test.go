@@ -1,6 +1,9 @@
 package format
 
-import "github.com/wmzip/wmzip/wm"
+import (
+	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/wm"
+)
 
 // testRetain is an integer-only retention rule for lossy tests, standing in
 // for package gate: it omits a coordinate whose prediction gives its modal
@@ -13,6 +16,6 @@ func testRetain(prec uint) retainFunc {
 		if _, hit := pr.Prediction(); hit > 0 {
 			return hit < 1<<(prec-1)
 		}
-		return freq(pr.Table(), int(pr.Modal()), prec) < 1<<(prec-1)
+		return rans.Freq(pr.Table(), int(pr.Modal()), prec) < 1<<(prec-1)
 	}
 }

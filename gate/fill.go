@@ -21,7 +21,7 @@ func Weak(f uint32, prec uint) bool { return f < 1<<(prec-1) }
 // below 2^16. Under uniform distances it is (2^prec − f_c)·UnitDistance.
 func (p *Params) ExpectedDistance(j int, cum []uint16, prec uint, c uint16) uint32 {
 	if p.Dist == nil {
-		return (uint32(1)<<prec - freqOf(cum, int(c), prec)) * UnitDistance
+		return (uint32(1)<<prec - rans.Freq(cum, int(c), prec)) * UnitDistance
 	}
 	return expDist(p.Dist[p.tableOf(j)], cum, prec, c)
 }
@@ -32,13 +32,6 @@ func expDist(d []uint16, cum []uint16, prec uint, c uint16) uint32 {
 	row := d[int(c)*K : (int(c)+1)*K]
 	e, _ := rans.Dots(cum, prec, row, row)
 	return e
-}
-
-func freqOf(cum []uint16, v int, prec uint) uint32 {
-	if v+1 < len(cum) {
-		return uint32(cum[v+1]) - uint32(cum[v])
-	}
-	return 1<<prec - uint32(cum[v])
 }
 
 // RowFill returns the value r of least ExpectedDistance under the first

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -23,7 +24,7 @@ func TestFillExample(t *testing.T) {
 	if e := p.ExpectedDistance(0, cum, 10, 0); e != 211200 {
 		t.Fatalf("E(0) = %d, want 211200", e)
 	}
-	h, _ := twoStepH(448, 10, lg(2))
+	h, _ := twoStepH(448, 10, uint32(fixed.Lg(2)))
 	if h != 396 {
 		t.Fatalf("H = %d, want 396", h)
 	}

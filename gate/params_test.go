@@ -38,14 +38,6 @@ func TestTableStats(t *testing.T) {
 	}
 }
 
-func TestLg(t *testing.T) {
-	for _, c := range []struct{ x, want uint32 }{{0, 0}, {1, 0}, {2, 256}, {3, 406}, {1 << 16, 4096}, {65535, 4095}} {
-		if got := lg(c.x); got != c.want {
-			t.Errorf("lg(%d) = %d, want %d", c.x, got, c.want)
-		}
-	}
-}
-
 func TestKeep(t *testing.T) {
 	// λ=1, ê=1/2, V=1, w=1 → 1/2 bit against H.
 	if !keep(1<<16, 1<<15, 1<<16, WeightOne, 128) || keep(1<<16, 1<<15, 1<<16, WeightOne, 129) {

@@ -3,6 +3,8 @@ package gate
 import (
 	"math/bits"
 
+	"github.com/wmzip/wmzip/internal/fixed"
+	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -18,20 +20,14 @@ type Stats struct {
 //
 //	H = ⌊ Σ_v f_v · (256·prec − lg(f_v)) / 2^prec ⌋
 func TableStats(cum []uint16, prec uint) Stats {
-	top := uint32(1) << prec
 	var st Stats
 	var h uint64
 	for v := range cum {
-		var f uint32
-		if v+1 < len(cum) {
-			f = uint32(cum[v+1]) - uint32(cum[v])
-		} else {
-			f = top - uint32(cum[v])
-		}
+		f := rans.Freq(cum, v, prec)
 		if f == 0 {
 			continue
 		}
-		h += uint64(f) * uint64(256*uint32(prec)-lg(f))
+		h += uint64(f) * uint64(256*uint32(prec)-uint32(fixed.Lg(uint64(f))))
 		if f > st.FMax {
 			st.FMax, st.Modal = f, uint16(v)
 		}
@@ -47,7 +43,7 @@ func TableStats(cum []uint16, prec uint) Stats {
 //
 //	H = ⌊ (F·(256·P − lg F) + R·(256·P − lg R) + R·lg(K−1)) / 2^P ⌋, R = 2^P − F
 func TwoStepStats(top uint16, hit uint32, prec uint, k int) Stats {
-	h, _ := twoStepH(hit, prec, lg(uint32(k-1)))
+	h, _ := twoStepH(hit, prec, uint32(fixed.Lg(uint64(uint32(k-1)))))
 	return Stats{H: h, Modal: top, FMax: hit}
 }
 
@@ -55,8 +51,8 @@ func TwoStepStats(top uint16, hit uint32, prec uint, k int) Stats {
 // lg(2^P − hit).
 func twoStepH(hit uint32, prec uint, lgK1 uint32) (h, lgR uint32) {
 	r := uint32(1)<<prec - hit
-	lgR = lg(r)
-	x := uint64(hit)*uint64(256*uint32(prec)-lg(hit)) + uint64(r)*uint64(256*uint32(prec)-lgR+lgK1)
+	lgR = uint32(fixed.Lg(uint64(r)))
+	x := uint64(hit)*uint64(256*uint32(prec)-uint32(fixed.Lg(uint64(hit)))) + uint64(r)*uint64(256*uint32(prec)-lgR+lgK1)
 	return uint32(x >> prec), lgR
 }
 
@@ -92,7 +88,7 @@ func (p *Params) impact(j int, st Stats) uint32 {
 // own probability that its modal value is wrong (2^P − F ≥ 1 when H > 0).
 func (p *Params) binKey(st Stats) uint32 {
 	if p.Axis == AxisModal {
-		return lg(uint32(1)<<p.Precision - st.FMax)
+		return uint32(fixed.Lg(uint64(uint32(1)<<p.Precision - st.FMax)))
 	}
 	return st.H
 }
@@ -136,7 +132,7 @@ type Rule struct {
 // Rule returns the retention rule of p at λ = lambda/65536. λ = 0xFFFFFFFF
 // (lossless) is handled by the container, which then calls no rule.
 func (p *Params) Rule(lambda uint32) *Rule {
-	return &Rule{p: p, lambda: lambda, lgK1: lg(uint32(max(p.Geom.K-1, 0)))}
+	return &Rule{p: p, lambda: lambda, lgK1: uint32(fixed.Lg(uint64(uint32(max(p.Geom.K-1, 0)))))}
 }
 
 // Retain reports whether coordinate j, whose prediction pr holds (after

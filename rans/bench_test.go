@@ -93,7 +93,7 @@ func BenchmarkStatic(b *testing.B) {
 		size := 0
 		for j := range streams {
 			e.Reset()
-			e.PutN(0, syms[j*benchBlock:(j+1)*benchBlock], cum, 64)
+			putN(e, 0, syms[j*benchBlock:(j+1)*benchBlock], cum, 64)
 			streams[j], _ = e.Finish(streams[j][:0])
 			size += len(streams[j])
 		}
@@ -124,42 +124,6 @@ func BenchmarkStatic(b *testing.B) {
 					for k := range out {
 						out[k] = uint16(d.Decode(k%DefaultLanes, cum))
 					}
-					if err := d.Close(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			reportSize(b, size, ideal, n)
-		})
-	})
-	b.Run("rans/decodeN", func(b *testing.B) {
-		withImpl(b, func(b *testing.B) {
-			b.SetBytes(n)
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				for _, s := range streams {
-					d.Reset(s)
-					d.DecodeN(0, out, cum, 64)
-					if err := d.Close(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			reportSize(b, size, ideal, n)
-		})
-	})
-	tab, err := NewStaticTable(cum, DefaultPrecision)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("rans/decodeStatic", func(b *testing.B) {
-		withImpl(b, func(b *testing.B) {
-			b.SetBytes(n)
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				for _, s := range streams {
-					d.Reset(s)
-					d.DecodeStatic(0, out, tab)
 					if err := d.Close(); err != nil {
 						b.Fatal(err)
 					}
@@ -263,7 +227,7 @@ func BenchmarkCycled(b *testing.B) {
 		encodeAll := func() []byte {
 			e.Reset()
 			for s := 0; s < n; s += nt {
-				e.PutN(0, syms[s:s+nt], cums, k)
+				putN(e, 0, syms[s:s+nt], cums, k)
 			}
 			stream, _ := e.Finish(nil)
 			return stream
@@ -278,7 +242,7 @@ func BenchmarkCycled(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					e.Reset()
 					for s := 0; s < n; s += nt {
-						e.PutN(0, syms[s:s+nt], cums, k)
+						putN(e, 0, syms[s:s+nt], cums, k)
 					}
 					e.Finish(buf[:0])
 				}
@@ -306,34 +270,6 @@ func BenchmarkCycled(b *testing.B) {
 				reportSize(b, len(stream), ideal, n)
 			})
 		})
-		b.Run(name+"/decodeN", func(b *testing.B) {
-			withImpl(b, func(b *testing.B) {
-				b.SetBytes(n)
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					d.Reset(stream)
-					for s := 0; s < n; s += nt {
-						d.DecodeN(0, out, cums, k)
-					}
-					if err := d.Close(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				reportSize(b, len(stream), ideal, n)
-			})
-		})
-	}
-}
-
-// BenchmarkNewStaticTable measures building a StaticTable for a 64-symbol
-// table at P = 16 (one 64 KiB slot map).
-func BenchmarkNewStaticTable(b *testing.B) {
-	cum, _, _ := skewedStatic(0)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := NewStaticTable(cum, DefaultPrecision); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

@@ -51,8 +51,11 @@ func TestCrossCheck(t *testing.T) {
 						continue
 					}
 					gg, ga := make([]uint16, n), make([]uint16, n)
-					decodeNGo(dg, 0, gg, cums, 64, 64)
-					da.DecodeN(0, ga, cums, 64)
+					saved := useAsm
+					useAsm = false
+					decodeN(dg, 0, gg, cums, 64)
+					useAsm = saved
+					decodeN(da, 0, ga, cums, 64)
 					if !equal16(gg, ga) || dg.x != da.x || dg.pos != da.pos || (dg.err == nil) != (da.err == nil) {
 						t.Fatalf("P=%d lanes=%d n=%d: decoders differ", prec, lanes, n)
 					}
@@ -75,6 +78,58 @@ func TestCrossCheck(t *testing.T) {
 				t.Fatalf("table %d slot %d: searchGo %d, search %d", i, slot, g, a)
 			} else if a < 0 || a >= 64 {
 				t.Fatalf("table %d slot %d: search out of range: %d", i, slot, a)
+			}
+		}
+	}
+}
+
+// TestDecodeCrossCheck compares the assembly step of Decode with the Go one,
+// symbol by symbol, on valid, garbled and truncated streams; on malformed
+// tables, where the binary search and the vector count may disagree, it
+// checks that every symbol stays in the alphabet.
+func TestDecodeCrossCheck(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 71))
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	for _, prec := range []uint{10, 16} {
+		for _, lanes := range []int{1, 8} {
+			const n = 300
+			syms, cums := randomInput(r, n, 64, prec)
+			e, _ := NewEncoder(lanes, prec)
+			stream := encodeAll(t, e, syms, cums, 64)
+			junk := bytes.Clone(stream)
+			for i := 4 * lanes; i < len(junk); i++ {
+				junk[i] = byte(r.Uint32())
+			}
+			bad := append([]uint16(nil), cums...)
+			for i := range bad {
+				if i%3 == 0 {
+					bad[i] = uint16(r.Uint32())
+				}
+			}
+			for _, s := range [][]byte{stream, junk, stream[:len(stream)-1], stream[:len(stream)-2], stream[:len(stream)/2]} {
+				for _, c := range [][]uint16{cums, bad} {
+					dg, _ := NewDecoder(lanes, prec)
+					da, _ := NewDecoder(lanes, prec)
+					dg.Reset(s)
+					da.Reset(s)
+					malformed := &c[0] == &bad[0]
+					for i := 0; i < n; i++ {
+						useAsm = false
+						g := dg.Decode(i%lanes, c[i*64:(i+1)*64])
+						useAsm = saved
+						a := da.Decode(i%lanes, c[i*64:(i+1)*64])
+						if a < 0 || a >= 64 || g < 0 || g >= 64 {
+							t.Fatalf("symbol %d or %d out of range", g, a)
+						}
+						if malformed {
+							continue
+						}
+						if g != a || !sameState(dg, da) {
+							t.Fatalf("P=%d lanes=%d len=%d symbol %d: Go %d (pos %d, %v), asm %d (pos %d, %v)", prec, lanes, len(s), i, g, dg.pos, dg.err, a, da.pos, da.err)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -159,40 +159,6 @@ func (d *Decoder) fail(lane, k int) {
 	}
 }
 
-// DecodeN decodes len(dst) symbols; symbol i is on lane (lane+i) mod Lanes()
-// and uses table cums[i*k:(i+1)*k], or the one table cums if len(cums) == k.
-// The tables are trusted, as in Decode. It returns Err().
-func (d *Decoder) DecodeN(lane int, dst []uint16, cums []uint16, k int) error {
-	if d.err != nil {
-		return d.err
-	}
-	if uint(lane) >= uint(d.lanes) || k <= 0 || k > MaxSymbols || (len(cums) != k && len(cums) != len(dst)*k) {
-		d.err = fmt.Errorf("%w: DecodeN of %d symbols from lane %d with %d table entries of %d", ErrParam, len(dst), lane, len(cums), k)
-		return d.err
-	}
-	stride := k
-	if len(cums) == k {
-		stride = 0
-	}
-	decodeN(d, lane, dst, cums, k, stride)
-	return d.err
-}
-
-// decodeNGo is the reference for decodeN.
-func decodeNGo(d *Decoder, lane int, dst []uint16, cums []uint16, k, stride int) {
-	for i := range dst {
-		o := i * stride
-		v := d.Decode(lane, cums[o:o+k])
-		if d.err != nil {
-			return
-		}
-		dst[i] = uint16(v)
-		if lane++; lane == d.lanes {
-			lane = 0
-		}
-	}
-}
-
 // searchGo returns the largest s with cum[s] <= slot, or 0 if there is
 // none; it is a branch-free binary search and never leaves [0, len(cum)).
 func searchGo(cum []uint16, slot uint32) int {

@@ -62,41 +62,6 @@ func (e *Encoder) fail(lane int, start, freq uint32) {
 	}
 }
 
-// PutSymbol buffers symbol v of table cum on a lane. It does not validate
-// cum (see CheckTable); v out of range records an error.
-func (e *Encoder) PutSymbol(lane int, cum []uint16, v int) {
-	if uint(v) >= uint(len(cum)) {
-		if e.err == nil {
-			e.err = fmt.Errorf("%w: symbol %d: value %d outside a %d-symbol table", ErrTable, len(e.syms), v, len(cum))
-		}
-		return
-	}
-	start, freq := Symbol(cum, v, e.prec)
-	e.Put(lane, start, freq)
-}
-
-// PutN buffers len(syms) symbols; symbol i goes on lane (lane+i) mod Lanes()
-// with table cums[i*k:(i+1)*k], or with the one table cums if len(cums) == k.
-// It is the counterpart of Decoder.DecodeN.
-func (e *Encoder) PutN(lane int, syms []uint16, cums []uint16, k int) {
-	if uint(lane) >= uint(e.lanes) || k <= 0 || (len(cums) != k && len(cums) != len(syms)*k) {
-		if e.err == nil {
-			e.err = fmt.Errorf("%w: PutN of %d symbols with %d table entries of %d", ErrParam, len(syms), len(cums), k)
-		}
-		return
-	}
-	stride := k
-	if len(cums) == k {
-		stride = 0
-	}
-	for i, v := range syms {
-		e.PutSymbol(lane, cums[i*stride:i*stride+k], int(v))
-		if lane++; lane == e.lanes {
-			lane = 0
-		}
-	}
-}
-
 // Finish codes the buffered symbols and appends the complete stream to dst:
 // Lanes() final states of 4 bytes, then the renormalization bytes in the
 // order the decoder reads them. The buffered symbols stay until Reset.

@@ -18,32 +18,6 @@ func search(cum []uint16, slot uint32) int {
 	return searchGo(cum, slot)
 }
 
-func decodeN(d *Decoder, lane int, dst []uint16, cums []uint16, k, stride int) {
-	if !useAsm || k != 64 || len(dst) == 0 {
-		decodeNGo(d, lane, dst, cums, k, stride)
-		return
-	}
-	done, pos := decode64AVX2(&d.x, d.lanes, lane, dst, &cums[0], 2*stride, d.src, d.pos, uint64(d.prec))
-	d.pos = pos
-	if done < len(dst) {
-		// Repeat the failing step in Go, which records the error.
-		decodeNGo(d, (lane+done)%d.lanes, dst[done:done+1], cums[done*stride:], k, stride)
-	}
-}
-
-func decodeStatic(d *Decoder, lane int, dst []uint16, t *StaticTable) {
-	if !useAsm || len(dst) == 0 {
-		decodeStaticGo(d, lane, dst, t)
-		return
-	}
-	done, pos := decodeStaticBMI2(&d.x, d.lanes, lane, dst, &t.sym[0], &t.freq[0], d.src, d.pos, uint64(d.prec))
-	d.pos = pos
-	if done < len(dst) {
-		// Repeat the failing step in Go, which records the error.
-		d.Decode((lane+done)%d.lanes, t.cum)
-	}
-}
-
 // decodeFast is Decode's step in assembly for a 64-entry table. It reports
 // false, having changed nothing, when the assembly is not in use or the step
 // fails; Decode then takes the Go path, which records the error.

@@ -12,7 +12,7 @@ func encodeAll(t testing.TB, e *Encoder, syms []uint16, cums []uint16, k int) []
 	t.Helper()
 	e.Reset()
 	for i, v := range syms {
-		e.PutSymbol(i%e.Lanes(), cums[i*k:(i+1)*k], int(v))
+		putSymbol(e, i%e.Lanes(), cums[i*k:(i+1)*k], int(v))
 	}
 	out, err := e.Finish(nil)
 	if err != nil {
@@ -60,39 +60,12 @@ func TestRoundTrip(t *testing.T) {
 					// DecodeN, starting on lane 0.
 					got := make([]uint16, n)
 					d.Reset(stream)
-					if err := d.DecodeN(0, got, cums, k); err != nil || !equal16(got, syms) || d.Close() != nil {
+					if err := decodeN(d, 0, got, cums, k); err != nil || !equal16(got, syms) || d.Close() != nil {
 						t.Fatalf("P=%d lanes=%d k=%d n=%d: DecodeN: %v", prec, lanes, k, n, d.Err())
 					}
 				}
 			}
 		}
-	}
-}
-
-func TestStaticTable(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 9))
-	cum := randomTables(r, 1, 64, DefaultPrecision)
-	syms := make([]uint16, 777)
-	for i := range syms {
-		syms[i] = sample(r, cum, DefaultPrecision)
-	}
-	e, _ := NewEncoder(DefaultLanes, DefaultPrecision)
-	e.PutN(0, syms, cum, 64)
-	stream, err := e.Finish(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := NewDecoder(DefaultLanes, DefaultPrecision)
-	d.Reset(stream)
-	got := make([]uint16, len(syms))
-	if err := d.DecodeN(0, got[:5], cum, 64); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.DecodeN(5, got[5:], cum, 64); err != nil {
-		t.Fatal(err)
-	}
-	if !equal16(got, syms) || d.Close() != nil {
-		t.Fatalf("static table round trip failed: %v", d.Err())
 	}
 }
 
@@ -115,46 +88,40 @@ func TestBadStreams(t *testing.T) {
 	e, _ := NewEncoder(lanes, DefaultPrecision)
 	stream := encodeAll(t, e, syms, cums, k)
 	d, _ := NewDecoder(lanes, DefaultPrecision)
-	decodeAll := func(s []byte, batch bool) error {
+	decodeAll := func(s []byte) error {
 		if err := d.Reset(s); err != nil {
 			return err
 		}
-		if batch {
-			d.DecodeN(0, make([]uint16, n), cums, k)
-		} else {
-			for i := 0; i < n; i++ {
-				d.Decode(i%lanes, cums[i*k:(i+1)*k])
-			}
+		for i := 0; i < n; i++ {
+			d.Decode(i%lanes, cums[i*k:(i+1)*k])
 		}
 		return d.Close()
 	}
-	for _, batch := range []bool{false, true} {
-		if err := decodeAll(stream, batch); err != nil {
-			t.Fatal(err)
+	if err := decodeAll(stream); err != nil {
+		t.Fatal(err)
+	}
+	for cut := 0; cut < len(stream); cut++ {
+		if err := decodeAll(stream[:cut]); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncated to %d of %d: err = %v", cut, len(stream), err)
 		}
-		for cut := 0; cut < len(stream); cut++ {
-			if err := decodeAll(stream[:cut], batch); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("truncated to %d of %d: err = %v", cut, len(stream), err)
-			}
+	}
+	for _, tail := range [][]byte{{0}, {1, 2}, {0, 0, 0, 0, 0}} {
+		if err := decodeAll(append(bytes.Clone(stream), tail...)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("extended by %d: err = %v", len(tail), err)
 		}
-		for _, tail := range [][]byte{{0}, {1, 2}, {0, 0, 0, 0, 0}} {
-			if err := decodeAll(append(bytes.Clone(stream), tail...), batch); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("extended by %d: err = %v", len(tail), err)
-			}
+	}
+	for i := range stream {
+		bad := bytes.Clone(stream)
+		bad[i] ^= 1 << (i % 8)
+		if err := decodeAll(bad); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("bit flip in byte %d: err = %v", i, err)
 		}
-		for i := range stream {
-			bad := bytes.Clone(stream)
-			bad[i] ^= 1 << (i % 8)
-			if err := decodeAll(bad, batch); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("bit flip in byte %d: err = %v", i, err)
-			}
-		}
-		// Too few symbols decoded leaves state behind.
-		d.Reset(stream)
-		d.Decode(0, cums[:k])
-		if err := d.Close(); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("early Close: err = %v", err)
-		}
+	}
+	// Too few symbols decoded leaves state behind.
+	d.Reset(stream)
+	d.Decode(0, cums[:k])
+	if err := d.Close(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("early Close: err = %v", err)
 	}
 	// Errors are sticky and Decode returns 0.
 	d.Reset(stream[:10])
@@ -183,11 +150,6 @@ func TestBadStreams(t *testing.T) {
 	if _, err := e.Finish(nil); !errors.Is(err, ErrParam) {
 		t.Fatalf("freq 0: %v", err)
 	}
-	e.Reset()
-	e.PutSymbol(0, cums[:k], k)
-	if _, err := e.Finish(nil); !errors.Is(err, ErrTable) {
-		t.Fatalf("symbol out of range: %v", err)
-	}
 }
 
 // TestMalformedTables feeds tables that fail CheckTable to the decoder: it
@@ -213,8 +175,6 @@ func TestMalformedTables(t *testing.T) {
 				t.Fatalf("symbol %d out of range", v)
 			}
 		}
-		d.Reset(stream)
-		d.DecodeN(0, make([]uint16, 200), cum, 64)
 	}
 }
 
@@ -256,7 +216,7 @@ func TestZeroAlloc(t *testing.T) {
 	run := func() {
 		e.Reset()
 		for i, v := range syms {
-			e.PutSymbol(i%DefaultLanes, cums[i*k:(i+1)*k], int(v))
+			putSymbol(e, i%DefaultLanes, cums[i*k:(i+1)*k], int(v))
 		}
 		stream, _ := e.Finish(buf[:0])
 		d.Reset(stream)
@@ -265,7 +225,7 @@ func TestZeroAlloc(t *testing.T) {
 		}
 		d.Close()
 		d.Reset(stream)
-		d.DecodeN(0, got, cums, k)
+		decodeN(d, 0, got, cums, k)
 		if d.Close() != nil {
 			t.Fatal(d.Err())
 		}

@@ -9,30 +9,12 @@ package rans
 //go:noescape
 func search64AVX2(cum *uint16, slot uint32) int
 
-// decode64AVX2 decodes len(dst) symbols with 64-entry tables, symbol i on
-// lane (lane+i) mod lanes with the table at cums + i*stride bytes. It stops
-// before a symbol that would read past src and returns how many symbols it
-// decoded and the position in src after them; that symbol's lane state is
-// left untouched so the Go code can repeat the step and report the error.
-//
-//go:noescape
-func decode64AVX2(x *[32]uint32, lanes int, lane int, dst []uint16, cums *uint16, stride int, src []byte, pos int, prec uint64) (done int, npos int)
-
 // step64AVX2 is one Decode step with a 64-entry table on the lane state
 // at x. If the step would read past src it leaves x unchanged and returns
 // npos = -1.
 //
 //go:noescape
 func step64AVX2(x *uint32, cum *uint16, src []byte, pos int, prec uint64) (sym int, npos int)
-
-// decodeStaticBMI2 decodes len(dst) symbols with a static table, symbol i
-// on lane (lane+i) mod lanes: sym maps every slot to its symbol, fs holds
-// 256 frequencies followed by 256 starts. It stops before a symbol that
-// would read past src and returns how many symbols it decoded and the
-// position in src after them; that symbol's lane state is left untouched.
-//
-//go:noescape
-func decodeStaticBMI2(x *[32]uint32, lanes int, lane int, dst []uint16, sym *uint8, fs *uint32, src []byte, pos int, prec uint64) (done int, npos int)
 
 // encodeAsm is encodeGo: it codes syms back to front into the lane states
 // and writes the renormalization bytes to out in emission order. The caller

@@ -79,12 +79,17 @@ func CheckTable(cum []uint16, precision uint) error {
 // Symbol returns the start and frequency of symbol v in table cum at the
 // given precision. It panics, as slice indexing does, if v is out of range.
 func Symbol(cum []uint16, v int, precision uint) (start, freq uint32) {
-	start = uint32(cum[v])
-	end := uint32(1) << precision
+	return uint32(cum[v]), Freq(cum, v, precision)
+}
+
+// Freq returns the frequency of symbol v in table cum at the given
+// precision: cum[v+1] − cum[v], or 2^precision − cum[v] for the last
+// symbol. It panics, as slice indexing does, if v is out of range.
+func Freq(cum []uint16, v int, precision uint) uint32 {
 	if v+1 < len(cum) {
-		end = uint32(cum[v+1])
+		return uint32(cum[v+1]) - uint32(cum[v])
 	}
-	return start, end - start
+	return 1<<precision - uint32(cum[v])
 }
 
 // Quantize turns integer weights w into a table cum (len(cum) = len(w) = K,

@@ -5,6 +5,8 @@
 // floating point and emits integer parameters only.
 package wm
 
+import "github.com/wmzip/wmzip/internal/fixed"
+
 // Geometry is the shape of one state: S slots of M subspace codes, each code
 // a value in [0, K). A state has N = S*M coordinates, coded in the order
 // j = s*M + m.
@@ -25,3 +27,7 @@ const (
 
 // NoAction is the action value of a state that has no predecessor.
 const NoAction = -1
+
+// Log2Q8 returns log2(x) in 1/256-bit units: lg(x) of SPEC.md 1.4, the
+// normative integer logarithm of the world model and the retention gate.
+func Log2Q8(x uint64) int32 { return fixed.Lg(x) }

@@ -82,7 +82,7 @@ func TestConformanceCaps(t *testing.T) {
 				inChunk++
 				// Anchors that give a successor, and a predecessor.
 				var next, prev int
-				for _, an := range p.anchors {
+				for _, an := range p.succ.anchors {
 					if an.r.store == storeHist && int(an.r.state) < p.t || an.r.store == storeRef && m.refNext[an.r.state] >= 0 {
 						next++
 					}
@@ -91,22 +91,22 @@ func TestConformanceCaps(t *testing.T) {
 					}
 				}
 				p.Begin(a)
-				s.anchors = s.anchors || next > m.anchorCap && len(p.succ) >= m.anchorCap
-				s.succ = s.succ || next+prev > m.succCap && len(p.succ) == max(m.succCap, m.anchorCap)
+				s.anchors = s.anchors || next > m.anchorCap && len(p.succ.list) >= m.anchorCap
+				s.succ = s.succ || next+prev > m.succCap && len(p.succ.list) == max(m.succCap, m.anchorCap)
 				for j := range n {
 					v := e.Codes[st*n+j]
 					p.Predict(j)
 					mm := p.mm
 					var epAvail, dictAvail int
-					if mm == 1 && p.epLive {
-						for _, r := range p.epFirst[p.epV0] {
+					if mm == 1 && p.ep.live {
+						for _, r := range p.ep.first[p.ep.v0] {
 							if p.tileOf(ref{storeHist, r / int32(p.S), r % int32(p.S)})[1] == v {
 								epAvail++
 							}
 						}
 					}
-					if mm == 1 && p.dicLive {
-						for _, pe := range m.dictPairs[p.dictV0] {
+					if mm == 1 && p.dict.live {
+						for _, pe := range m.dictPairs[p.dict.v0] {
 							if pe.v1 == v {
 								dictAvail = int(pe.hi - pe.lo)
 							}
@@ -117,7 +117,7 @@ func TestConformanceCaps(t *testing.T) {
 						// Groups of classes ep and dict are formed only at
 						// m = 1: those present are this commit's.
 						var ep, dict int
-						for _, g := range p.groups {
+						for _, g := range p.grp.list {
 							switch g.cls {
 							case clsEp:
 								ep++
@@ -129,7 +129,7 @@ func TestConformanceCaps(t *testing.T) {
 						s.dict = s.dict || dictAvail > dictCap && dict == dictCap
 					}
 					if p.mm == 0 {
-						s.conts = s.conts || len(p.conts) == contCap
+						s.conts = s.conts || len(p.cont.refs) == contCap
 					}
 				}
 			}

@@ -71,7 +71,7 @@ func TestEval(t *testing.T) {
 		p.Reset()
 		for s := range e.Actions {
 			p.Begin(e.Actions[s])
-			prev := p.hits[p.bucket]
+			prev := p.stats.hits[p.bucket]
 			slotBits := 0.0
 			for j := range n {
 				v := e.Codes[s*n+j]
@@ -80,9 +80,9 @@ func TestEval(t *testing.T) {
 				if s := j / g.M; s >= 8 && s < 28 {
 					mBits[j%g.M] += b
 					if j%g.M >= 8 {
-						best := p.top
-						if p.hit == 0 {
-							best = p.modal
+						best := p.pred.top
+						if p.pred.hit == 0 {
+							best = p.pred.modal
 						}
 						if v == best {
 							modalN++
@@ -98,11 +98,11 @@ func TestEval(t *testing.T) {
 				if j%g.M == g.M-1 {
 					c := nClasses
 					for k := range nClasses {
-						if p.hits[p.bucket][k] != prev[k] {
+						if p.stats.hits[p.bucket][k] != prev[k] {
 							c = k
 						}
 					}
-					prev = p.hits[p.bucket]
+					prev = p.stats.hits[p.bucket]
 					posBits[j/g.M] += slotBits
 					if j/g.M == 4 {
 						s4[c]++
@@ -121,9 +121,9 @@ func TestEval(t *testing.T) {
 	}
 	el := time.Since(t1)
 	t.Logf("ideal %.1f bits/state over %d states; %.0f ns/coord", bits/float64(states), states, float64(el.Nanoseconds())/float64(states*n))
-	t.Logf("hits after %v", p.hits[1])
+	t.Logf("hits after %v", p.stats.hits[1])
 	t.Logf("new slots by position %v", newSlot)
-	t.Logf("eps %v mis %v cn %v", p.eps, p.mis, p.cn)
+	t.Logf("eps %v mis %v cn %v", p.stats.eps, p.stats.mis, p.stats.cn)
 	for i := range posBits {
 		posBits[i] = float64(int(posBits[i]/float64(states)*10)) / 10
 	}

@@ -1,6 +1,10 @@
 package wm
 
-import "math"
+import (
+	"math"
+
+	"github.com/wmzip/wmzip/rans"
+)
 
 // predict runs Predict at coordinate j and returns the ideal code length
 // of v in bits under the coding it reports; when out is not nil it
@@ -30,5 +34,5 @@ func predictTable(p *Predictor, j int, v uint16, out *[]byte) (float64, []uint16
 			*out = append(*out, byte(c), byte(c>>8))
 		}
 	}
-	return bits - math.Log2(float64(freqAt(cum, int(v), p.prec))/scale), cum
+	return bits - math.Log2(float64(rans.Freq(cum, int(v), p.prec))/scale), cum
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/rans"
 )
 
@@ -1164,7 +1165,7 @@ func (m *Model) deriveDict() {
 		rep := int(m.tileRep[id])
 		copy(m.dictTiles[pos*M:(pos+1)*M], m.refCodes[rep*M:rep*M+M])
 		m.dictRef[pos] = ref{storeRef, int32(rep / g.S), int32(rep % g.S)}
-		m.dictLg[pos] = lg(uint64(m.tileCount[id]))
+		m.dictLg[pos] = fixed.Lg(uint64(m.tileCount[id]))
 	}
 	m.refPos = make([]int32, len(m.tileOf))
 	for rep, id := range m.tileOf {

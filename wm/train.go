@@ -3,9 +3,11 @@ package wm
 import (
 	"errors"
 	"fmt"
-	"github.com/wmzip/wmzip/rans"
 	"math"
 	"slices"
+
+	"github.com/wmzip/wmzip/internal/fixed"
+	"github.com/wmzip/wmzip/rans"
 )
 
 // Episode is one trajectory of states for training: Codes holds T states of
@@ -275,7 +277,7 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 			for j := range n {
 				s := j / M
 				if j%M == 0 {
-					copy(before[:], p.hitsS[s*nClasses:])
+					copy(before[:], p.stats.hitsS[s*nClasses:])
 				}
 				p.Predict(j)
 				p.Commit(j, st[j])
@@ -283,11 +285,11 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 					continue
 				}
 				for c := range nClasses {
-					if p.hitsS[s*nClasses+c] != before[c] {
+					if p.stats.hitsS[s*nClasses+c] != before[c] {
 						events[i] = append(events[i], slotEvent{uint8(p.bucket), uint8(c), uint16(s)})
 					}
 				}
-				if p.hitsS[s*nClasses+clsNew] != before[clsNew] {
+				if p.stats.hitsS[s*nClasses+clsNew] != before[clsNew] {
 					newTiles.add(g, st, s, -1)
 					continue
 				}
@@ -303,15 +305,15 @@ func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fa
 		}
 		for b := range nBuckets {
 			for c := range nClasses {
-				hits[b][c] += uint64(p.hits[b][c] - m.clsHits[b][c])
+				hits[b][c] += uint64(p.stats.hits[b][c] - m.clsHits[b][c])
 			}
 		}
 		for k := range slot {
-			slot[k] += uint64(p.hitsS[k] - m.clsSlot[k])
+			slot[k] += uint64(p.stats.hitsS[k] - m.clsSlot[k])
 		}
 		for c := range nClasses {
-			mis[c] += uint64(p.mis[c] - m.clsMis[c])
-			cn[c] += uint64(p.cn[c] - m.clsN[c])
+			mis[c] += uint64(p.stats.mis[c] - m.clsMis[c])
+			cn[c] += uint64(p.stats.cn[c] - m.clsN[c])
 		}
 		if progress != nil {
 			progress(i+1, len(eps))
@@ -414,7 +416,7 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 		hits = append(hits, h)
 		slot = append(slot, sl)
 	}
-	p := &Predictor{g: Geometry{S: S}}
+	var cs chunkStats
 	oh := make([]uint64, nClasses)
 	sl0 := make([]uint64, S*nClasses)
 	best, bestCost := [2]uint64{defaultScale, defaultScale}, int64(-1)
@@ -431,7 +433,7 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 							}
 						}
 					}
-					scale(oh, p.hits[b][:], bs)
+					scale(oh, cs.hits[b][:], bs)
 				}
 				clear(sl0)
 				for j := range events {
@@ -441,20 +443,15 @@ func chooseScales(S int, events [][]slotEvent, scale func([]uint64, []uint32, ui
 						}
 					}
 				}
-				p.hitsS = slices.Grow(p.hitsS[:0], S*nClasses)[:S*nClasses]
+				cs.hitsS = slices.Grow(cs.hitsS[:0], S*nClasses)[:S*nClasses]
 				for s := range S {
-					scale(sl0[s*nClasses:(s+1)*nClasses], p.hitsS[s*nClasses:(s+1)*nClasses], ss)
+					scale(sl0[s*nClasses:(s+1)*nClasses], cs.hitsS[s*nClasses:(s+1)*nClasses], ss)
 				}
-				p.sumHits()
+				cs.sum()
 				for _, e := range ev {
-					p.bucket, p.s = int(e.b), int(e.s)
-					p.computePriors()
-					cost -= int64(p.prior[e.c])
-					p.hits[e.b][e.c]++
-					p.hitsB[e.b]++
-					p.hitsC[e.c]++
-					p.hitsT++
-					p.hitsS[int(e.s)*nClasses+int(e.c)]++
+					cs.priors(int(e.b), int(e.s))
+					cost -= int64(cs.prior[e.c])
+					cs.count(int(e.b), int(e.s), int(e.c))
 				}
 			}
 			if bestCost < 0 || cost < bestCost {
@@ -704,7 +701,7 @@ func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float6
 			row := f[(k[0]*nctx+ctx)*K : (k[0]*nctx+ctx+1)*K]
 			l := make([]int32, K)
 			for v, x := range row {
-				l[v] = lg(uint64(x))
+				l[v] = fixed.Lg(uint64(x))
 			}
 			out[i] = l
 		}
@@ -736,11 +733,11 @@ func chooseFallback(g Geometry, src *fallSource, samples fallSamples) ([2]float6
 			}
 			var z uint64
 			for v := range K {
-				z += expWeight(mx - lw[v])
+				z += fixed.W(mx - lw[v])
 			}
 			lz := math.Log2(float64(z))
 			for _, x := range sorted[i] {
-				bits += x.c * (lz - math.Log2(float64(max(expWeight(mx-lw[x.v]), 1))))
+				bits += x.c * (lz - math.Log2(float64(max(fixed.W(mx-lw[x.v]), 1))))
 			}
 		}
 		return bits
@@ -1027,6 +1024,6 @@ func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
 	K := len(f1)
 	rans.QuantizeProducts(mixPowers(f1, K, m.fallExp[0]), mixPowers(f2, K, m.fallExp[1]), 16, cum[:K], w[:K])
 	for v := range out {
-		out[v] = uint16(freqAt(cum, v, 16))
+		out[v] = uint16(rans.Freq(cum, v, 16))
 	}
 }

@@ -3,10 +3,10 @@
 //
 //	go run . -pkg rans -out ../rans_amd64.s -stubs ../stubs_amd64.go
 //
-// The kernels mirror searchGo, Decode, decodeNGo, decodeStaticGo and
-// encodeGo in the parent package step for step; the tests there check that
-// both give identical results, and TestGeneratedAsm that the committed
-// assembly is this program's output.
+// The kernels mirror their Go twins in the parent package (searchGo,
+// Decode, encodeGo and the table functions) step for step; the tests there
+// check that both give identical results, and TestGeneratedAsm that the
+// committed assembly is this program's output.
 package main
 
 import (
@@ -20,9 +20,7 @@ const stateLow = 1 << 24
 func main() {
 	ConstraintExpr("!noasm")
 	genSearch64()
-	genDecode64()
 	genStep64()
-	genDecodeStatic()
 	genEncode()
 	genProducts64()
 	genQuantize64()
@@ -75,135 +73,6 @@ func genSearch64() {
 	VPBROADCASTW(x, b)
 	s := countLE64(cum, b)
 	Store(s.As64(), ReturnIndex(0))
-	VZEROUPPER()
-	RET()
-}
-
-func genDecode64() {
-	TEXT("decode64AVX2", NOSPLIT, "func(x *[32]uint32, lanes int, lane int, dst []uint16, cums *uint16, stride int, src []byte, pos int, prec uint64) (done int, npos int)")
-	Pragma("noescape")
-	Doc("decode64AVX2 decodes len(dst) symbols with 64-entry tables, symbol i on",
-		"lane (lane+i) mod lanes with the table at cums + i*stride bytes. It stops",
-		"before a symbol that would read past src and returns how many symbols it",
-		"decoded and the position in src after them; that symbol's lane state is",
-		"left untouched so the Go code can repeat the step and report the error.")
-	x := Load(Param("x"), GP64())
-	lane := Load(Param("lane"), GP64())
-	dst := Load(Param("dst").Base(), GP64())
-	dstEnd := Load(Param("dst").Len(), GP64())
-	LEAQ(Mem{Base: dst, Index: dstEnd, Scale: 2}, dstEnd)
-	cums := Load(Param("cums"), GP64())
-	p := Load(Param("src").Base(), GP64())
-	pEnd := Load(Param("src").Len(), GP64())
-	ADDQ(p, pEnd)
-	pEnd2 := GP64() // last position from which two bytes can be read
-	LEAQ(Mem{Base: pEnd, Disp: -2}, pEnd2)
-	pos := Load(Param("pos"), GP64())
-	ADDQ(pos, p)
-	prec := GP64()
-	Load(Param("prec"), prec)
-	lanesMem := NewParamAddr("lanes", 8)
-	strideMem := NewParamAddr("stride", 56)
-
-	CMPQ(dst, dstEnd)
-	JAE(LabelRef("done"))
-
-	Label("loop")
-	st := GP32()
-	MOVL(Mem{Base: x, Index: lane, Scale: 4}, st)
-	slot := GP32()
-	BZHIL(prec.As32(), st, slot) // slot = x mod 2^P
-	xv := XMM()
-	VMOVD(slot, xv)
-	b := YMM()
-	VPBROADCASTW(xv, b)
-	s := countLE64(cums, b)
-
-	start, end, t := GP32(), GP32(), GP32()
-	MOVWLZX(Mem{Base: cums, Index: s.As64(), Scale: 2}, start)
-	// end = cum[s+1] for s < 63, 2^P for s = 63; cum[64] is never read.
-	MOVL(U32(63), t)
-	LEAL(Mem{Base: s, Disp: 1}, end)
-	CMPL(end, t)
-	CMOVLGT(t, end)
-	MOVWLZX(Mem{Base: cums, Index: end.As64(), Scale: 2}, end)
-	MOVL(U32(1), t)
-	SHLXL(prec.As32(), t, t)
-	CMPL(s, U8(63))
-	CMOVLEQ(t, end)
-	SUBL(start, end) // freq
-
-	// x' = freq*(x >> P) + slot - start
-	SHRXL(prec.As32(), st, st)
-	IMULL(end, st)
-	ADDL(slot, st)
-	SUBL(start, st)
-
-	// Renormalize: at most two bytes, since x' >= 2^(24-P) >= 2^8. Away
-	// from the end of src this is branch-free: nb = (x' < 2^24) + (x' < 2^16)
-	// bytes are taken from the big-endian view of the next two.
-	nb := GP32()
-	XORL(nb, nb)
-	CMPL(st, U32(stateLow))
-	ADCL(U8(0), nb)
-	CMPL(st, U32(1<<16))
-	ADCL(U8(0), nb)
-	CMPQ(p, pEnd2)
-	JA(LabelRef("tail"))
-	MOVWLZX(Mem{Base: p}, t)
-	ROLW(U8(8), t.As16()) // t = p[0]<<8 | p[1]
-	ADDQ(nb.As64(), p)
-	SHLL(U8(3), nb)
-	SHLXL(nb, st, st) // x' << 8nb
-	NEGL(nb)
-	ADDL(U8(16), nb)
-	SHRXL(nb, t, t) // the top nb bytes of t
-	ORL(t, st)
-	JMP(LabelRef("store"))
-
-	// Within two bytes of the end: one byte at a time, with bounds checks.
-	Label("tail")
-	CMPL(st, U32(stateLow))
-	JAE(LabelRef("store"))
-	CMPQ(p, pEnd)
-	JAE(LabelRef("done"))
-	SHLL(U8(8), st)
-	MOVBLZX(Mem{Base: p}, t)
-	ORL(t, st)
-	INCQ(p)
-	CMPL(st, U32(stateLow))
-	JAE(LabelRef("store"))
-	CMPQ(p, pEnd)
-	JAE(LabelRef("fail1"))
-	SHLL(U8(8), st)
-	MOVBLZX(Mem{Base: p}, t)
-	ORL(t, st)
-	INCQ(p)
-
-	Label("store")
-	MOVL(st, Mem{Base: x, Index: lane, Scale: 4})
-	MOVW(s.As16(), Mem{Base: dst})
-	ADDQ(U8(2), dst)
-	ADDQ(strideMem, cums)
-	INCQ(lane)
-	CMPQ(lane, lanesMem)
-	JNE(LabelRef("next"))
-	XORQ(lane, lane)
-	Label("next")
-	CMPQ(dst, dstEnd)
-	JB(LabelRef("loop"))
-	JMP(LabelRef("done"))
-
-	Label("fail1")
-	DECQ(p) // give back the first byte of the failing symbol
-	Label("done")
-	dst0 := Load(Param("dst").Base(), GP64())
-	SUBQ(dst0, dst)
-	SHRQ(U8(1), dst)
-	Store(dst, ReturnIndex(0))
-	src0 := Load(Param("src").Base(), GP64())
-	SUBQ(src0, p)
-	Store(p, ReturnIndex(1))
 	VZEROUPPER()
 	RET()
 }
@@ -326,67 +195,6 @@ func genStep64() {
 	MOVQ(I32(-1), m)
 	Store(m, ReturnIndex(1))
 	VZEROUPPER()
-	RET()
-}
-
-func genDecodeStatic() {
-	TEXT("decodeStaticBMI2", NOSPLIT, "func(x *[32]uint32, lanes int, lane int, dst []uint16, sym *uint8, fs *uint32, src []byte, pos int, prec uint64) (done int, npos int)")
-	Pragma("noescape")
-	Doc("decodeStaticBMI2 decodes len(dst) symbols with a static table, symbol i",
-		"on lane (lane+i) mod lanes: sym maps every slot to its symbol, fs holds",
-		"256 frequencies followed by 256 starts. It stops before a symbol that",
-		"would read past src and returns how many symbols it decoded and the",
-		"position in src after them; that symbol's lane state is left untouched.")
-	x := Load(Param("x"), GP64())
-	lane := Load(Param("lane"), GP64())
-	dst := Load(Param("dst").Base(), GP64())
-	dstEnd := Load(Param("dst").Len(), GP64())
-	LEAQ(Mem{Base: dst, Index: dstEnd, Scale: 2}, dstEnd)
-	sym := Load(Param("sym"), GP64())
-	fs := Load(Param("fs"), GP64())
-	p := Load(Param("src").Base(), GP64())
-	pEnd2 := Load(Param("src").Len(), GP64())
-	ADDQ(p, pEnd2)
-	SUBQ(U8(2), pEnd2)
-	pos := Load(Param("pos"), GP64())
-	ADDQ(pos, p)
-	prec := GP64()
-	Load(Param("prec"), prec)
-	lanesMem := NewParamAddr("lanes", 8)
-
-	CMPQ(dst, dstEnd)
-	JAE(LabelRef("done"))
-
-	Label("loop")
-	st, slot, s := GP32(), GP32(), GP32()
-	MOVL(Mem{Base: x, Index: lane, Scale: 4}, st)
-	BZHIL(prec.As32(), st, slot)
-	MOVBLZX(Mem{Base: sym, Index: slot.As64(), Scale: 1}, s)
-	// x' = freq*(x >> P) + slot - start
-	SHRXL(prec.As32(), st, st)
-	IMULL(Mem{Base: fs, Index: s.As64(), Scale: 4}, st)
-	ADDL(slot, st)
-	SUBL(Mem{Base: fs, Index: s.As64(), Scale: 4, Disp: 4 * 256}, st)
-	renormalize(st, slot, GP32(), p, pEnd2, "done", "")
-	MOVL(st, Mem{Base: x, Index: lane, Scale: 4})
-	MOVW(s.As16(), Mem{Base: dst})
-	ADDQ(U8(2), dst)
-	INCQ(lane)
-	CMPQ(lane, lanesMem)
-	JNE(LabelRef("next"))
-	XORQ(lane, lane)
-	Label("next")
-	CMPQ(dst, dstEnd)
-	JB(LabelRef("loop"))
-
-	Label("done")
-	dst0 := Load(Param("dst").Base(), GP64())
-	SUBQ(dst0, dst)
-	SHRQ(U8(1), dst)
-	Store(dst, ReturnIndex(0))
-	src0 := Load(Param("src").Base(), GP64())
-	SUBQ(src0, p)
-	Store(p, ReturnIndex(1))
 	RET()
 }
 

@@ -1,8 +1,12 @@
-package wm
+// Package fixed holds the fixed-point functions of SPEC.md 1.4, shared by
+// the world model (wm), the retention gate (gate) and the container
+// (format): lg, W and log2fix, and the tables LOG2FRAC and EXP2NEG they
+// read. Every function is normative: a change here changes files.
+package fixed
 
 import "math/bits"
 
-// log2Frac[i] = round(256*log2(1+i/256)).
+// log2Frac is LOG2FRAC: log2Frac[i] = round(256·log2(1 + i/256)).
 var log2Frac = [256]int32{
 	0, 1, 3, 4, 6, 7, 9, 10, 11, 13, 14, 16, 17, 18, 20, 21,
 	22, 24, 25, 26, 28, 29, 30, 32, 33, 34, 36, 37, 38, 40, 41, 42,
@@ -22,7 +26,7 @@ var log2Frac = [256]int32{
 	244, 245, 246, 247, 247, 248, 249, 249, 250, 251, 252, 252, 253, 254, 255, 255,
 }
 
-// exp2Neg[i] = round(65536*2^(-i/256)).
+// exp2Neg is EXP2NEG: exp2Neg[i] = round(65536·2^(−i/256)).
 var exp2Neg = [256]uint32{
 	65536, 65359, 65182, 65006, 64830, 64655, 64480, 64306, 64132, 63958, 63785, 63613, 63441, 63269, 63098, 62928,
 	62757, 62588, 62419, 62250, 62081, 61914, 61746, 61579, 61413, 61247, 61081, 60916, 60751, 60587, 60423, 60260,
@@ -42,15 +46,10 @@ var exp2Neg = [256]uint32{
 	34219, 34126, 34034, 33942, 33850, 33759, 33667, 33576, 33486, 33395, 33305, 33215, 33125, 33035, 32946, 32857,
 }
 
-// Log2Q8 returns log2(x) in 1/256-bit units, the normative integer
-// logarithm of SPEC.md that the world model and the retention gate share.
-func Log2Q8(x uint64) int32 { return lg(x) }
-
-// lg returns log2(x) in 1/256-bit units for x >= 1 (lg(0) is treated as
-// lg(1)): 256*e + log2Frac[next 8 bits below the leading one], e being the
-// position of the leading one. This is the normative integer logarithm of
-// SPEC.md 1.4, "Fixed-point functions".
-func lg(x uint64) int32 {
+// Lg is lg(x), log2(x) in units of 1/256 bit by the table LOG2FRAC:
+// 256·e + LOG2FRAC[the 8 bits below the leading one], e the position of
+// the leading one; Lg(0) = Lg(1) = 0.
+func Lg(x uint64) int32 {
 	if x <= 1 {
 		return 0
 	}
@@ -64,9 +63,10 @@ func lg(x uint64) int32 {
 	return int32(e)*256 + log2Frac[frac]
 }
 
-// expWeight returns 65536*2^(-d/256) rounded down by the table, for d >= 0,
-// and 0 once the weight falls below 2^-30.
-func expWeight(d int32) uint64 {
+// W is W(d), the weight of a hypothesis d units of 1/256 bit below the
+// best, in units of 2^−16: EXP2NEG[d mod 256] >> ⌊d/256⌋, a negative d
+// read as 0, and 0 once the shift reaches 30.
+func W(d int32) uint64 {
 	if d < 0 {
 		d = 0
 	}
@@ -75,4 +75,27 @@ func expWeight(d int32) uint64 {
 		return 0
 	}
 	return uint64(exp2Neg[d&255]) >> uint(sh)
+}
+
+// Log2Fix is log2fix(x), ⌊log2(x)·2^16⌋ for x ≥ 1, by repeated squaring
+// of the mantissa in Q1.31: each squaring yields one fractional bit.
+// The specification needs it for x ≤ 2^16; larger x keep the mantissa's
+// top 32 bits.
+func Log2Fix(x uint64) uint32 {
+	n := uint(bits.Len64(x) - 1)
+	var y uint64 // x / 2^n in Q1.31, in [2^31, 2^32)
+	if n <= 31 {
+		y = x << (31 - n)
+	} else {
+		y = x >> (n - 31)
+	}
+	r := uint32(n) << 16
+	for i := 15; i >= 0; i-- {
+		y = y * y >> 31
+		if y >= 1<<32 {
+			y >>= 1
+			r |= 1 << uint(i)
+		}
+	}
+	return r
 }
