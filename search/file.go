@@ -163,30 +163,48 @@ func Load(indexName, wmzName string, c *wmzip.Codec) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ix.check(f, st.Size(), c, indexName, wmzName, localReads); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Check checks that the index (Parse) belongs to the .wmz file that r
+// holds, size bytes long, as it is now, and to codec c (nil: the model the
+// file embeds), as Load does: otherwise the error wraps ErrStale (or
+// ErrIndex). It reads the file's header, index and trailer and the CRC
+// closing each of its records; those small reads are joined into ranges
+// (records less than 16 KiB apart share one) and sent several at once,
+// which suits an object in a store.
+func (ix *Index) Check(r io.ReaderAt, size int64, c *wmzip.Codec) error {
+	return ix.check(r, size, c, "the index", "the file", remoteReads)
+}
+
+func (ix *Index) check(r io.ReaderAt, size int64, c *wmzip.Codec, indexName, wmzName string, how tailReads) error {
 	if c == nil {
-		wf, err := wmzip.NewFile(f, st.Size(), nil)
+		wf, err := wmzip.NewFile(r, size, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", wmzName, err)
+			return fmt.Errorf("%s: %w", wmzName, err)
 		}
 		c = wf.Codec()
 	}
 	if err := checkCodec(c); err != nil {
-		return nil, err
+		return err
 	}
 	if ix.id.model != c.Model().ID() {
-		return nil, fmt.Errorf("%w: %s was built with model %s, not %s", ErrStale, indexName, ix.id.model, c.Model().ID())
+		return fmt.Errorf("%w: %s was built with model %s, not %s", ErrStale, indexName, ix.id.model, c.Model().ID())
 	}
 	if ix.geom != c.Model().Geom || ix.part != nil && c.Quantizer().Dim() != ix.dim() || ix.part != nil && len(ix.part.proj) != max(c.Quantizer().Slots(), 1) {
-		return nil, fmt.Errorf("%w: %s: geometry differs from the model's", ErrIndex, indexName)
+		return fmt.Errorf("%w: %s: geometry differs from the model's", ErrIndex, indexName)
 	}
-	id, err := fileIdentity(f, st.Size(), c)
+	id, err := fileIdentity(r, size, c, how)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", wmzName, err)
+		return fmt.Errorf("%s: %w", wmzName, err)
 	}
 	if id != ix.id {
-		return nil, fmt.Errorf("%w: %s no longer matches %s (the file changed since it was built)", ErrStale, indexName, wmzName)
+		return fmt.Errorf("%w: %s no longer matches %s (the file changed since it was built)", ErrStale, indexName, wmzName)
 	}
-	return ix, nil
+	return nil
 }
 
 // dim is the slot vector dimension the partition was built for (0 without

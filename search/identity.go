@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sort"
+	"sync"
 
 	"github.com/wmzip/wmzip"
 )
@@ -19,13 +21,27 @@ const (
 	maxIdentity = 1 << 30 // largest index read to fingerprint a file
 )
 
+// tailReads says how fileIdentity reads the CRCs closing the records: one
+// small read each (a local file), or joined into ranges read several at
+// once (an object in a store, where each read is a request).
+type tailReads struct {
+	gap     int64 // records whose CRCs are at most gap bytes apart share a read
+	span    int64 // the longest read
+	threads int   // reads sent at once
+}
+
+var (
+	localReads  = tailReads{gap: 0, span: 4, threads: 1}
+	remoteReads = tailReads{gap: 16 << 10, span: 1 << 20, threads: 8}
+)
+
 // fileIdentity fingerprints the .wmz file r of the given size (already
 // opened and checked by the container reader) for codec c: SHA-256 of its
 // header, index and trailer and of the CRC that closes each episode and
 // chunk record. Any change to a record changes its CRC, and appending or
 // re-encoding changes the index, so a stale index is found without reading
 // the whole file.
-func fileIdentity(r io.ReaderAt, size int64, c *wmzip.Codec) (identity, error) {
+func fileIdentity(r io.ReaderAt, size int64, c *wmzip.Codec, how tailReads) (identity, error) {
 	id := identity{size: size, model: c.Model().ID()}
 	if size < headerLen+trailerLen {
 		return id, fmt.Errorf("%w: file of %d bytes", ErrInput, size)
@@ -57,19 +73,18 @@ func fileIdentity(r io.ReaderAt, size int64, c *wmzip.Codec) (identity, error) {
 	h.Write(hb)
 	h.Write(idx)
 	h.Write(tr)
-	eps := binary.LittleEndian.Uint32(idx[4:])
-	p := uint64(indexFixed)
-	crc := make([]byte, 4)
+	// The records' ends, in the index's order (at most one per 16 bytes
+	// of the index read).
+	var ends []int64
 	tail := func(end uint64) error {
 		if end < 4 || end > uint64(size) {
 			return fmt.Errorf("%w: record ends at %d", ErrInput, end)
 		}
-		if _, err := r.ReadAt(crc, int64(end-4)); err != nil {
-			return err
-		}
-		h.Write(crc)
+		ends = append(ends, int64(end-4))
 		return nil
 	}
+	eps := binary.LittleEndian.Uint32(idx[4:])
+	p := uint64(indexFixed)
 	for range eps {
 		if p+episodeLen > n {
 			return id, fmt.Errorf("%w: index ends inside an episode entry", ErrInput)
@@ -91,6 +106,72 @@ func fileIdentity(r io.ReaderAt, size int64, c *wmzip.Codec) (identity, error) {
 			p += chunkLen
 		}
 	}
+	crcs, err := readCRCs(r, ends, how)
+	if err != nil {
+		return id, err
+	}
+	h.Write(crcs)
 	h.Sum(id.print[:0])
 	return id, nil
+}
+
+// readCRCs returns the 4 bytes at each of offs, one after the other, read
+// as how says.
+func readCRCs(r io.ReaderAt, offs []int64, how tailReads) ([]byte, error) {
+	out := make([]byte, 4*len(offs))
+	if how.threads <= 1 && how.gap == 0 {
+		for i, o := range offs {
+			if _, err := r.ReadAt(out[4*i:4*i+4], o); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	// Reads of ranges covering the offsets, in file order.
+	order := make([]int, len(offs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return offs[order[a]] < offs[order[b]] })
+	type rng struct{ first, last int } // positions in order
+	var rs []rng
+	for i, oi := range order {
+		o := offs[oi]
+		if len(rs) > 0 {
+			cur := &rs[len(rs)-1]
+			start := offs[order[cur.first]]
+			if o-(offs[order[i-1]]+4) <= how.gap && o+4-start <= how.span {
+				cur.last = i
+				continue
+			}
+		}
+		rs = append(rs, rng{i, i})
+	}
+	errs := make([]error, len(rs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(how.threads, 1))
+	for k, g := range rs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := offs[order[g.first]]
+			b := make([]byte, offs[order[g.last]]+4-start)
+			if _, err := r.ReadAt(b, start); err != nil {
+				errs[k] = fmt.Errorf("reading %d bytes at %d: %w", len(b), start, err)
+				return
+			}
+			for _, oi := range order[g.first : g.last+1] {
+				copy(out[4*oi:4*oi+4], b[offs[oi]-start:])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

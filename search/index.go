@@ -97,10 +97,6 @@ func DefaultCells(n int64) int {
 // embeds) and returns its index. Chunks are decoded on every core, in
 // order; ctx stops it between states.
 func Build(ctx context.Context, name string, c *wmzip.Codec, opt BuildOptions) (*Index, error) {
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -110,39 +106,63 @@ func Build(ctx context.Context, name string, c *wmzip.Codec, opt BuildOptions) (
 	if err != nil {
 		return nil, err
 	}
-	wf, err := wmzip.NewFile(f, st.Size(), c)
+	return build(ctx, f, st.Size(), name, c, opt, localReads)
+}
+
+// BuildAt is Build of the .wmz file that r holds, size bytes long: an
+// object in a store, for one. It reads r in order, except for the few
+// small reads that fingerprint the file, which it joins into ranges and
+// sends several at once (as Check does). Errors do not name the file.
+func BuildAt(ctx context.Context, r io.ReaderAt, size int64, c *wmzip.Codec, opt BuildOptions) (*Index, error) {
+	return build(ctx, r, size, "", c, opt, remoteReads)
+}
+
+// named prefixes err with the file's name, when there is one.
+func named(name string, err error) error {
+	if name == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+func build(ctx context.Context, r io.ReaderAt, size int64, name string, c *wmzip.Codec, opt BuildOptions, how tailReads) (*Index, error) {
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	wf, err := wmzip.NewFile(r, size, c)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, named(name, err)
 	}
 	c = wf.Codec()
 	ix := &Index{geom: c.Model().Geom, epLens: wf.Episodes()}
 	if err := checkCodec(c); err != nil {
 		return nil, err
 	}
-	if ix.id, err = fileIdentity(f, st.Size(), c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if ix.id, err = fileIdentity(r, size, c, how); err != nil {
+		return nil, named(name, err)
 	}
 	var total int64
 	for _, n := range ix.epLens {
 		total += int64(n)
 	}
 	n := ix.geom.N()
-	rd, err := wmzip.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, 0, st.Size()), 1<<20), c, wmzip.WithDecoderThreads(threads))
+	rd, err := wmzip.NewReader(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<20), c, wmzip.WithDecoderThreads(threads))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, named(name, err)
 	}
 	var buf []uint16
 	var done int64
 	for e := range ix.epLens {
 		if _, err := rd.NextEpisode(); err != nil {
-			return nil, fmt.Errorf("%s: episode %d: %w", name, e, err)
+			return nil, named(name, fmt.Errorf("episode %d: %w", e, err))
 		}
 		for t := range ix.epLens[e] {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			if _, buf, err = rd.ReadState(buf); err != nil {
-				return nil, fmt.Errorf("%s: episode %d step %d: %w", name, e, t, err)
+				return nil, named(name, fmt.Errorf("episode %d step %d: %w", e, t, err))
 			}
 			// Grown as states arrive: the file's declared counts never
 			// size this alone.

@@ -1,13 +1,17 @@
 package search_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wmzip/wmzip"
@@ -388,3 +392,69 @@ func FuzzParse(f *testing.F) {
 }
 
 var gateNone = gate.CalibOptions{}
+
+// countingReader counts the reads of an io.ReaderAt, as a store counts
+// requests.
+type countingReader struct {
+	r     io.ReaderAt
+	reads atomic.Int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	return c.r.ReadAt(p, off)
+}
+
+// TestBuildAtAndCheck checks that an index built from an io.ReaderAt is
+// the one Build writes, byte for byte, that Check accepts it and the
+// index Build saved, joining the fingerprint's small reads, and refuses
+// both once the file changes.
+func TestBuildAtAndCheck(t *testing.T) {
+	c := codec(t)
+	dir := t.TempDir()
+	name := write(t, dir, "m.wmz", walks.Episodes(5, 2))
+	ix, err := search.Build(context.Background(), name, c, search.BuildOptions{Cells: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &countingReader{r: bytes.NewReader(b)}
+	at, err := search.BuildAt(context.Background(), cr, int64(len(b)), c, search.BuildOptions{Cells: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w1, w2 bytes.Buffer
+	ix.WriteTo(&w1)
+	at.WriteTo(&w2)
+	if !bytes.Equal(w1.Bytes(), w2.Bytes()) {
+		t.Fatal("BuildAt and Build wrote different indexes")
+	}
+	back, err := search.Parse(w1.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.reads.Store(0)
+	if err := back.Check(cr, int64(len(b)), c); err != nil {
+		t.Fatal(err)
+	}
+	// Header, trailer, index and one range for all the records' CRCs
+	// (the file is far shorter than a range).
+	if n := cr.reads.Load(); n > 4 {
+		t.Errorf("Check read the file %d times, want at most 4", n)
+	}
+	// A changed record CRC (the last record's, just before the file's
+	// index), or another file, makes it stale.
+	d := append([]byte(nil), b...)
+	d[binary.LittleEndian.Uint64(d[len(d)-28:])-1] ^= 1
+	if err := back.Check(bytes.NewReader(d), int64(len(d)), c); !errors.Is(err, search.ErrStale) {
+		t.Fatalf("index of a file with a changed record: %v", err)
+	}
+	other := write(t, dir, "o.wmz", walks.Episodes(6, 2))
+	ob, _ := os.ReadFile(other)
+	if err := back.Check(bytes.NewReader(ob), int64(len(ob)), c); !errors.Is(err, search.ErrStale) {
+		t.Fatalf("index of another file: %v", err)
+	}
+}
