@@ -193,3 +193,25 @@ func (s *Store) listObjects(ctx context.Context, bucket, prefix string) func(yie
 		}
 	}
 }
+
+// Listed is an object of a listing (Keys): its key, size and ETag.
+type Listed struct {
+	Key      string
+	Size     int64
+	ETag     string
+	Modified time.Time
+}
+
+// Keys lists the objects under prefix in bucket, recursively, in key
+// order, from the listing alone (one request per 1,000 keys): nothing of
+// the objects is read.
+func (s *Store) Keys(ctx context.Context, bucket, prefix string) ([]Listed, error) {
+	var out []Listed
+	for obj, err := range s.listObjects(ctx, bucket, prefix) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Listed{Key: obj.Key, Size: obj.Size, ETag: obj.ETag, Modified: obj.LastModified})
+	}
+	return out, nil
+}

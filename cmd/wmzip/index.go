@@ -15,7 +15,7 @@ func init() {
 }
 
 func runIndex(args []string) error {
-	fs := newFlags("index", "[-m model.wmm] [--cells N] memory.wmz...")
+	fs := newFlags("index", "[-m model.wmm] [--cells N] memory.wmz|s3://bucket/prefix/...")
 	modelPath := fs.String("m", "", "model file (default: the model embedded in each file)")
 	cells := fs.Int("cells", 0, "cells of the coarse partition that --nprobe searches (0: about √states, none below 20,000 states; -1: none)")
 	checkInt("cells", cells, -1, 1<<16-1, "a cell count from -1 (none) to 65535")
@@ -28,6 +28,17 @@ func runIndex(args []string) error {
 	if len(pos) == 0 {
 		return errors.New("want one or more .wmz files")
 	}
+	// Memories in a store: a prefix stands for the .wmz files under it,
+	// each read by ranged GETs, its index uploaded beside it.
+	pos, mems, err := expandMemories(pos)
+	if err != nil {
+		return err
+	}
+	if len(mems) > 0 {
+		if pos, err = openMemories(pos, mems); err != nil {
+			return err
+		}
+	}
 	outs := make([]string, len(pos))
 	var os []output
 	for i, p := range pos {
@@ -36,7 +47,9 @@ func runIndex(args []string) error {
 	}
 	ins := []*string{modelPath}
 	for i := range pos {
-		ins = append(ins, &pos[i])
+		if mems[pos[i]] == nil {
+			ins = append(ins, &pos[i])
+		}
 	}
 	if err := checkFiles(ins, os...); err != nil {
 		return err
@@ -52,7 +65,13 @@ func runIndex(args []string) error {
 		t0 := time.Now()
 		bar := stages(*quiet)
 		opt := search.BuildOptions{Threads: threads(), Cells: *cells, Progress: func(stage string, done, total int64) { bar(stage, int(done), int(total)) }}
-		ix, err := search.Build(context.Background(), p, c, opt)
+		var ix *search.Index
+		if mems[p] != nil {
+			o := s3Objects[p]
+			ix, err = search.BuildAt(context.Background(), o, o.Size(), c, opt)
+		} else {
+			ix, err = search.Build(context.Background(), p, c, opt)
+		}
 		if err != nil {
 			return wmzError(p, err, *modelPath)
 		}

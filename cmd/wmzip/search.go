@@ -20,7 +20,7 @@ func init() {
 }
 
 func runSearch(args []string) error {
-	fs := newFlags("search", "[-m model.wmm] --query q.npy|q.npz [--k 10] [--slot|--state] [--nprobe N] [--episodes A:B] [--steps A:B] [--json] memory.wmz...")
+	fs := newFlags("search", "[-m model.wmm] --query q.npy|q.npz [--k 10] [--slot|--state] [--nprobe N] [--episodes A:B] [--steps A:B] [--json] memory.wmz|s3://bucket/prefix/...")
 	modelPath := fs.String("m", "", "model file (default: the model embedded in the first file)")
 	queryPath := fs.String("query", "", "queries (required): a .npy of floats ([d] or [n,d] slot vectors, [S,d] or [n,S,d] states) or of codes, or an .npz with an obs or codes array")
 	k := fs.Int("k", 10, "neighbours per query")
@@ -29,7 +29,7 @@ func runSearch(args []string) error {
 	state := fs.Bool("state", false, "state queries: each query is a whole state of S slot vectors, distances summed over slots (the default for [n,S,d])")
 	nprobe := fs.Int("nprobe", 0, "state queries: scan only the N cells of each file's partition nearest the query (0: every state)")
 	checkInt("nprobe", nprobe, 0, 1<<16, "a cell count ≥ 0")
-	episodes := fs.String("episodes", "", "search only episodes A to B-1 (A:B, A: or :B; numbered across the files in the order given)")
+	episodes := fs.String("episodes", "", "search only episodes A to B-1 (A:B, A: or :B; numbered across the files in the order given, a prefix's memories in key order)")
 	steps := fs.String("steps", "", "search only steps A to B-1 of each episode (A:B, A: or :B)")
 	asJSON := fs.Bool("json", false, `print {"results": [[{"episode", "step", "slot", "distance"}, ...], ...]}, one list per query, nearest first`)
 	quiet := fs.Bool("q", false, "no progress output or notes")
@@ -48,12 +48,25 @@ func runSearch(args []string) error {
 	case *nprobe > 0 && *slot:
 		return errors.New("--nprobe needs state queries: the partition groups states")
 	}
+	// Memories in a store are read where they are: a prefix stands for
+	// the .wmz files under it, in key order.
+	pos, mems, err := expandMemories(pos)
+	if err != nil {
+		return err
+	}
 	ins := []*string{modelPath, queryPath}
 	for i := range pos {
-		ins = append(ins, &pos[i])
+		if mems[pos[i]] == nil {
+			ins = append(ins, &pos[i])
+		}
 	}
 	if err := checkFiles(ins); err != nil {
 		return err
+	}
+	if len(mems) > 0 {
+		if pos, err = openMemories(pos, mems); err != nil {
+			return err
+		}
 	}
 	opt := search.Options{K: *k, NProbe: *nprobe, Threads: threads()}
 	if opt.Episodes, err = rangeFlag("--episodes", *episodes); err != nil {
@@ -87,12 +100,25 @@ func runSearch(args []string) error {
 		return errors.New("--nprobe needs state queries: the partition groups states")
 	}
 	ctx := context.Background()
+	var remote map[string]*s3Index
+	if len(mems) > 0 {
+		remote = s3Indexes(ctx, mems, c, search.BuildOptions{Threads: threads()})
+	}
 	var idx []*search.Index
 	for _, p := range pos {
-		bar := stages(*quiet)
-		ix, why, err := search.Open(ctx, p, c, search.BuildOptions{Threads: threads(), Progress: func(stage string, done, total int64) { bar(stage, int(done), int(total)) }})
-		if err != nil {
-			return wmzError(p, err, *modelPath)
+		var ix *search.Index
+		var why error
+		if r := remote[p]; r != nil {
+			if r.err != nil {
+				return wmzError(p, r.err, *modelPath)
+			}
+			ix, why = r.ix, r.why
+		} else {
+			bar := stages(*quiet)
+			ix, why, err = search.Open(ctx, p, c, search.BuildOptions{Threads: threads(), Progress: func(stage string, done, total int64) { bar(stage, int(done), int(total)) }})
+			if err != nil {
+				return wmzError(p, err, *modelPath)
+			}
 		}
 		if why != nil && !*quiet {
 			reason := "no index"
@@ -102,6 +128,13 @@ func runSearch(args []string) error {
 			fmt.Fprintf(os.Stderr, "note: %s: %s; decoded it for this search (run 'wmzip index' to keep an index)\n", p, reason)
 		}
 		idx = append(idx, ix)
+	}
+	if len(mems) > 0 && !*quiet {
+		// Every request of the run: listings, opens, index objects,
+		// decodes (and the model or queries, when in the store).
+		st, _ := s3Store()
+		d := st.Stats()
+		fmt.Fprintf(os.Stderr, "read %d memories from the store, %d at a time: %d requests, %d bytes\n", len(mems), s3Parallel, d.Requests, d.Bytes)
 	}
 	mem, err := search.NewMemory(c, idx...)
 	if err != nil {
