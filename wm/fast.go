@@ -433,7 +433,7 @@ func (p *Predictor) lookupFast() {
 	steps := 0
 	for e := f.heads[b]; e != 0 && steps < lookupCap; e = f.next[e-1] {
 		steps++
-		o := int(e-1) / p.S * p.n + int(e-1)%p.S*M
+		o := int(e-1)/p.S*p.n + int(e-1)%p.S*M
 		tl := p.hist.codes[o : o+M]
 		if slices.Equal(tl[:len(have)], have) {
 			f.mt, f.mref, f.msrc = tl, ref{storeHist, (e - 1) / int32(p.S), (e - 1) % int32(p.S)}, srcEp
