@@ -1,6 +1,7 @@
 package wm
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/wmzip/wmzip/rans"
@@ -51,7 +52,7 @@ const (
 	bitRate    = 5       // adaptation shift of a hit probability
 	bitInit    = 3 << 14 // initial hit probability, Q16
 	lookupCap  = 64      // tiles a lookup compares, in the chunk and in the dictionary
-	pairHeads  = 1 << 16 // chunk lookup buckets (by the first two codes) at most
+	pairHeads  = 1 << 16 // pairs of codes the chunk lookup indexes in an array
 )
 
 // slotCountInit is the count of each rank (and of the escape, last) when a
@@ -60,40 +61,48 @@ var slotCountInit = [slotSyms]uint32{16 * cntStep, 2 * cntStep, 2 * cntStep, cnt
 
 // fastState is the predictor state of a model of the fast level.
 type fastState struct {
-	slotRef []ref   // per history slot (state·S + slot): the tile it copied or matched, or none
-	anchor  ref     // the state the previous state resembled most (store none if none)
-	heads   []int32 // chunk lookup: per bucket of the first two codes, the latest slot +1, or 0
-	next    []int32 // per history slot: the previous slot of its bucket +1, or 0
-	touched []int32 // buckets of heads set since Reset
+	slotRef []ref            // per history slot (state·S + slot): the tile it copied or matched, or none
+	anchor  ref              // the state the previous state resembled most (store none if none)
+	heads   []int32          // chunk lookup: per pair of first two codes, the latest slot +1, or 0 (K² ≤ pairHeads)
+	headMap map[uint32]int32 // the same for a larger K
+	next    []int32          // per history slot: the previous slot of its bucket +1, or 0
+	touched []int32          // entries of heads set since Reset
 
 	// The slot event.
 	cands   [maxCands]ref
 	ctile   [maxCands][]uint16
 	csrc    [maxCands]uint8
 	nc      int
-	sctx    int // context of the slot event
-	prevOut int // the previous slot's outcome
+	started bool // SlotTable started the current slot
+	sctx    int  // context of the slot event
+	prevOut int  // the previous slot's outcome
 	counts  [nSrc * slotOutcms][slotSyms]uint32
 	w       [slotSyms]uint32
 	cum     [slotSyms]uint16
 
 	// The escaped slot's match.
-	mt    []uint16
-	mref  ref
-	msrc  int
-	mc    int // mismatches of the match in this slot
-	run   int // hits of the match since its last miss (or its start)
-	bctx  int
-	bitP  [bitCtxs]uint32
-	cumP  []uint16 // the fallback rows at the model's precision, when below 16
-	table []uint16 // the current coordinate's table
+	mt   []uint16
+	mref ref
+	msrc int
+	mc   int // mismatches of the match in this slot
+	run  int // hits of the match since its last miss (or its start)
+	// noLook is set once a lookup of the slot found nothing: a later one
+	// compares the same tiles with more codes, and finds nothing either.
+	noLook bool
+	bctx   int
+	bitP   [bitCtxs]uint32
+	cumP   []uint16 // the fallback rows at the model's precision, when below 16
+	table  []uint16 // the current coordinate's table
 }
 
 func newFastState(m *Model) *fastState {
 	f := &fastState{}
 	K := m.Geom.K
-	nb := min(K*K, pairHeads)
-	f.heads = make([]int32, nb)
+	if K*K <= pairHeads {
+		f.heads = make([]int32, K*K)
+	} else {
+		f.headMap = make(map[uint32]int32)
+	}
 	if m.Precision < 16 {
 		f.cumP = make([]uint16, len(m.fallCum))
 		w := make([]uint32, K)
@@ -108,12 +117,30 @@ func newFastState(m *Model) *fastState {
 	return f
 }
 
-// pairBucket returns the chunk lookup bucket of a tile starting with a, b.
-func (f *fastState) pairBucket(a, b uint16, K int) int {
-	if K*K <= pairHeads {
-		return int(a)*K + int(b)
+// head returns the latest slot +1 of the chunk whose tile starts with a,
+// b, or 0.
+func (f *fastState) head(a, b uint16, K int) int32 {
+	if f.heads != nil {
+		return f.heads[int(a)*K+int(b)]
 	}
-	return int((uint32(a)*0x9E3779B1 ^ uint32(b)*0x85EBCA77) >> 16)
+	return f.headMap[uint32(a)<<16|uint32(b)]
+}
+
+// push makes slot r (state·S + slot) of the chunk, whose tile starts with
+// a, b, the latest of its pair.
+func (f *fastState) push(a, b uint16, K int, r int32) {
+	if f.heads != nil {
+		i := int(a)*K + int(b)
+		if f.heads[i] == 0 {
+			f.touched = append(f.touched, int32(i))
+		}
+		f.next[r] = f.heads[i]
+		f.heads[i] = r + 1
+		return
+	}
+	k := uint32(a)<<16 | uint32(b)
+	f.next[r] = f.headMap[k]
+	f.headMap[k] = r + 1
 }
 
 func (p *Predictor) resetFast() {
@@ -126,6 +153,7 @@ func (p *Predictor) resetFast() {
 		f.heads[b] = 0
 	}
 	f.touched = f.touched[:0]
+	clear(f.headMap)
 	f.anchor = ref{}
 	f.prevOut = 0
 	for i := range f.counts {
@@ -240,6 +268,7 @@ func (p *Predictor) SlotTable(j int) []uint16 {
 	if p.t >= 2 {
 		f.addCand(p, ref{storeHist, int32(p.t - 2), int32(s)}, srcPrev2)
 	}
+	f.started = true
 	if f.nc == 0 {
 		f.startEscape()
 		return nil
@@ -317,6 +346,7 @@ func (f *fastState) startEscape() {
 		f.mt, f.mref, f.msrc = f.ctile[0], f.cands[0], int(f.csrc[0])
 	}
 	f.mc, f.run = 0, 0
+	f.noLook = false
 }
 
 // endSlotFast ends the current slot: it indexes the slot's tile for
@@ -326,12 +356,7 @@ func (p *Predictor) endSlotFast() {
 	off := p.base + p.s*p.M
 	r := int32(p.t*p.S + p.s)
 	if p.M >= 2 {
-		b := f.pairBucket(p.hist.codes[off], p.hist.codes[off+1], p.K)
-		if f.heads[b] == 0 {
-			f.touched = append(f.touched, int32(b))
-		}
-		f.next[r] = f.heads[b]
-		f.heads[b] = r + 1
+		f.push(p.hist.codes[off], p.hist.codes[off+1], p.K, r)
 	}
 	p.s++
 	p.mm = 0
@@ -360,6 +385,7 @@ func (p *Predictor) fallRowFast() []uint16 {
 		}
 	}
 	r := (p.mm*p.m.fallCtx + ctx) * p.K
+	p.fall.r1, p.fall.f1 = r/p.K, p.m.fallCum[r:r+p.K]
 	if p.fast.cumP != nil {
 		return p.fast.cumP[r : r+p.K]
 	}
@@ -371,6 +397,13 @@ func (p *Predictor) predictFast(j int) (uint16, uint32) {
 		panic("wm: Predict out of order")
 	}
 	f := p.fast
+	if p.mm == 0 && !f.started {
+		// A caller without slot events (a gate's calibration) escapes
+		// every slot.
+		f.nc = 0
+		f.startEscape()
+	}
+	f.started = false
 	f.table = p.fallRowFast()
 	pr := &p.pred
 	pr.tab = f.table
@@ -406,7 +439,7 @@ func (p *Predictor) commitFast(j int, v uint16, evidence bool) {
 			f.run = 0
 		}
 	}
-	if m >= 1 && (f.mt == nil || f.mt[m] != v) {
+	if m >= 1 && !f.noLook && (f.mt == nil || f.mt[m] != v) {
 		p.lookupFast()
 	}
 	p.j++
@@ -429,9 +462,8 @@ func (p *Predictor) lookupFast() {
 	off := p.base + p.s*p.M
 	have := p.hist.codes[off : off+p.mm+1]
 	M := p.M
-	b := f.pairBucket(have[0], have[1], p.K)
 	steps := 0
-	for e := f.heads[b]; e != 0 && steps < lookupCap; e = f.next[e-1] {
+	for e := f.head(have[0], have[1], p.K); e != 0 && steps < lookupCap; e = f.next[e-1] {
 		steps++
 		o := int(e-1)/p.S*p.n + int(e-1)%p.S*M
 		tl := p.hist.codes[o : o+M]
@@ -441,6 +473,7 @@ func (p *Predictor) lookupFast() {
 			return
 		}
 	}
+	f.noLook = true
 	m := p.m
 	if m.dictTotal == 0 {
 		return
@@ -458,6 +491,7 @@ func (p *Predictor) lookupFast() {
 		if slices.Equal(tl[:len(have)], have) {
 			f.mt, f.mref, f.msrc = tl, m.dictRef[pos], srcDict
 			f.mc, f.run = 0, 0
+			f.noLook = false
 			return
 		}
 	}
@@ -466,10 +500,16 @@ func (p *Predictor) lookupFast() {
 // Level returns the model's level, LevelDefault or LevelFast.
 func (m *Model) Level() int { return m.level }
 
-// withLevel returns a copy of m at level l (a measurement aid until the
-// level is part of the model file).
-func (m *Model) withLevel(l int) *Model {
+// WithLevel returns a copy of m at level l, LevelDefault or LevelFast.
+// The copy has a new ID: the level changes every prediction.
+func (m *Model) WithLevel(l int) (*Model, error) {
+	if l != LevelDefault && l != LevelFast {
+		return nil, fmt.Errorf("wm: level %d unknown", l)
+	}
 	c := *m
 	c.level = l
-	return &c
+	if m.raw != nil {
+		c.encode()
+	}
+	return &c, nil
 }

@@ -71,7 +71,11 @@ func TestEvalFast(t *testing.T) {
 		states += len(e.Actions)
 	}
 	for _, l := range []int{LevelFast, LevelDefault} {
-		p := m.withLevel(l).NewPredictor()
+		ml, err := m.WithLevel(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ml.NewPredictor()
 		t0 := time.Now()
 		bits, sb, cp, es := fastCost(p, te)
 		el := time.Since(t0)
