@@ -398,8 +398,7 @@ func (p *Predictor) predictFast(j int) (uint16, uint32) {
 	}
 	f := p.fast
 	if p.mm == 0 && !f.started {
-		// A caller without slot events (a gate's calibration) escapes
-		// every slot.
+		// A caller that codes no slot event escapes every slot.
 		f.nc = 0
 		f.startEscape()
 	}
