@@ -92,7 +92,6 @@ type fastState struct {
 	bctx   int
 	bitP   [bitCtxs]uint32
 	cumP   []uint16 // the fallback rows at the model's precision, when below 16
-	table  []uint16 // the current coordinate's table
 }
 
 func newFastState(m *Model) *fastState {
@@ -222,12 +221,36 @@ func (f *fastState) addCand(p *Predictor, r ref, src int) {
 	}
 	tl := p.tileOf(r)
 	for i := range f.nc {
-		if slices.Equal(f.ctile[i], tl) {
+		// The same slot is the same tile (the commonest duplicate: the
+		// continuation, the successor and the previous state often name
+		// one slot), else the codes decide.
+		if f.cands[i] == r || equalTile(f.ctile[i], tl) {
 			return
 		}
 	}
 	f.cands[f.nc], f.ctile[f.nc], f.csrc[f.nc] = r, tl, uint8(src)
 	f.nc++
+}
+
+// equalTile reports whether a and b hold the same codes: slices.Equal,
+// four codes a step (tiles are compared whole more often than not).
+func equalTile(a, b []uint16) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
+		if (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2])|(x[3]^y[3]) != 0 {
+			return false
+		}
+	}
+	for ; i < len(a); i++ {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // SlotEvents reports whether the model codes a slot event before the
@@ -384,8 +407,9 @@ func (p *Predictor) fallRowFast() []uint16 {
 			ctx = int(p.hist.codes[p.base+p.j-p.M])
 		}
 	}
-	r := (p.mm*p.m.fallCtx + ctx) * p.K
-	p.fall.r1, p.fall.f1 = r/p.K, p.m.fallCum[r:r+p.K]
+	row := p.mm*p.m.fallCtx + ctx
+	r := row * p.K
+	p.fall.r1, p.fall.f1 = row, p.m.fallCum[r:r+p.K]
 	if p.fast.cumP != nil {
 		return p.fast.cumP[r : r+p.K]
 	}
@@ -403,9 +427,10 @@ func (p *Predictor) predictFast(j int) (uint16, uint32) {
 		f.startEscape()
 	}
 	f.started = false
-	f.table = p.fallRowFast()
+	// The fallback row is found when asked for (Table, Row): a hit of
+	// the match needs none.
 	pr := &p.pred
-	pr.tab = f.table
+	pr.tab = nil
 	pr.modalOK = false
 	if f.mt == nil {
 		pr.top, pr.hit = 0, 0
@@ -466,7 +491,7 @@ func (p *Predictor) lookupFast() {
 		steps++
 		o := int(e-1)/p.S*p.n + int(e-1)%p.S*M
 		tl := p.hist.codes[o : o+M]
-		if slices.Equal(tl[:len(have)], have) {
+		if equalTile(tl[:len(have)], have) {
 			f.mt, f.mref, f.msrc = tl, ref{storeHist, (e - 1) / int32(p.S), (e - 1) % int32(p.S)}, srcEp
 			f.mc, f.run = 0, 0
 			return
@@ -487,7 +512,7 @@ func (p *Predictor) lookupFast() {
 	to := m.dictStart[have[0]] + int(min(pe.hi, pe.lo+lookupCap))
 	for pos := from; pos < to; pos++ {
 		tl := m.dictTiles[pos*M : pos*M+M]
-		if slices.Equal(tl[:len(have)], have) {
+		if equalTile(tl[:len(have)], have) {
 			f.mt, f.mref, f.msrc = tl, m.dictRef[pos], srcDict
 			f.mc, f.run = 0, 0
 			f.noLook = false

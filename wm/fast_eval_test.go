@@ -3,6 +3,7 @@ package wm
 import (
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,5 +82,31 @@ func TestEvalFast(t *testing.T) {
 		el := time.Since(t0)
 		t.Logf("level %d: %.1f bits/state (slot events %.1f), %d copies, %d escapes; %.0f states/s (%.0f ns/coord)",
 			l, bits/float64(states), sb/float64(states), cp, es, float64(states)/el.Seconds(), float64(el.Nanoseconds())/float64(states*g.N()))
+	}
+}
+
+// TestEqualTile checks equalTile against slices.Equal on tiles of every
+// length to 9 that differ in one code, or in none.
+func TestEqualTile(t *testing.T) {
+	for n := range 10 {
+		a := make([]uint16, n)
+		for i := range a {
+			a[i] = uint16(7*i + 1)
+		}
+		if !equalTile(a, slices.Clone(a)) {
+			t.Fatalf("length %d: equal tiles differ", n)
+		}
+		if equalTile(a, append(slices.Clone(a), 0)) {
+			t.Fatalf("length %d: tiles of other lengths equal", n)
+		}
+		for i := range n {
+			for _, x := range []uint16{1, 0x8000, 0xFFFF} {
+				b := slices.Clone(a)
+				b[i] ^= x
+				if equalTile(a, b) || equalTile(b, a) {
+					t.Fatalf("length %d: tiles differing at %d by %#x equal", n, i, x)
+				}
+			}
+		}
 	}
 }

@@ -369,6 +369,10 @@ func (p *Predictor) Table() []uint16 {
 	if pr.tab != nil {
 		return pr.tab
 	}
+	if p.fast != nil {
+		pr.tab = p.fallRowFast()
+		return pr.tab
+	}
 	if pr.hit == 0 && !pr.virt && len(p.grp.list) == 0 {
 		// Only new content: the fallback row itself.
 		if p.prec == 16 {
@@ -494,7 +498,12 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 // Predict, SPEC.md 4.11) as a cumulative table at precision 16, and its
 // key: equal keys of one model give equal rows, so what is derived from a
 // row can be kept by key. The slice belongs to the model.
-func (p *Predictor) Row() (key uint64, f1 []uint16) { return uint64(p.fall.r1), p.fall.f1 }
+func (p *Predictor) Row() (key uint64, f1 []uint16) {
+	if p.fast != nil && p.pred.tab == nil {
+		p.pred.tab = p.fallRowFast()
+	}
+	return uint64(p.fall.r1), p.fall.f1
+}
 
 // Precision returns P, the precision of the predictor's frequencies.
 func (p *Predictor) Precision() uint { return p.prec }
