@@ -45,14 +45,18 @@ const (
 	escIdx     = maxCands     // the escape's count
 	slotOutcms = 3            // previous slot: copy of rank 0, other copy, escape
 	runBuckets = 6
-	misBuckets = 4
+	misBuckets = mcOneStep
 	bitCtxs    = nSrc * misBuckets * runBuckets
 	cntStep    = 32      // a slot event's count increment
 	cntLimit   = 1 << 16 // counts of a context are halved past this total
 	bitRate    = 5       // adaptation shift of a hit probability
 	bitInit    = 3 << 14 // initial hit probability, Q16
 	lookupCap  = 64      // tiles a lookup compares, in the chunk and in the dictionary
-	pairHeads  = 1 << 16 // pairs of codes the chunk lookup indexes in an array
+	// mcOneStep is the mismatches after which a match predicts nothing:
+	// its value is then right about one time in ten, and the binary event
+	// would cost more than it saves.
+	mcOneStep = 3
+	pairHeads = 1 << 16 // pairs of codes the chunk lookup indexes in an array
 )
 
 // slotCountInit is the count of each rank (and of the escape, last) when a
@@ -89,6 +93,7 @@ type fastState struct {
 	// noLook is set once a lookup of the slot found nothing: a later one
 	// compares the same tiles with more codes, and finds nothing either.
 	noLook bool
+	two    bool // the current coordinate's prediction is two-step
 	bctx   int
 	bitP   [bitCtxs]uint32
 	cumP   []uint16 // the fallback rows at the model's precision, when below 16
@@ -432,11 +437,12 @@ func (p *Predictor) predictFast(j int) (uint16, uint32) {
 	pr := &p.pred
 	pr.tab = nil
 	pr.modalOK = false
-	if f.mt == nil {
+	f.two = f.mt != nil && f.mc < mcOneStep
+	if !f.two {
 		pr.top, pr.hit = 0, 0
 		return 0, 0
 	}
-	f.bctx = (f.msrc*misBuckets+min(f.mc, misBuckets-1))*runBuckets + runBucket(f.run)
+	f.bctx = (f.msrc*misBuckets+f.mc)*runBuckets + runBucket(f.run)
 	h := f.bitP[f.bctx] >> (16 - p.prec)
 	pr.top, pr.hit = f.mt[p.mm], uint32(min(max(h, 1), 1<<p.prec-1))
 	return pr.top, pr.hit
@@ -450,6 +456,8 @@ func (p *Predictor) commitFast(j int, v uint16, evidence bool) {
 	m := p.mm
 	p.hist.codes[p.base+j] = v
 	if f.mt != nil {
+		// The hit probability learns from the coordinates it coded.
+		evidence = evidence && f.two
 		if f.mt[m] == v {
 			if evidence {
 				f.bitP[f.bctx] += (1<<16 - f.bitP[f.bctx]) >> bitRate
