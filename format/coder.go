@@ -503,8 +503,9 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 		if slotEv && j%M == 0 {
 			if tile := c.getSlot(lane, j); tile != nil {
 				copy(codes[j:j+M], tile)
+				sc := c.scratch[8+2*j : 8+2*(j+len(tile))]
 				for k, x := range tile {
-					le.PutUint16(c.scratch[8+2*(j+k):], x)
+					sc[2*k], sc[2*k+1] = byte(x), byte(x>>8)
 				}
 				c.retained += uint64(M)
 				j += M - 1

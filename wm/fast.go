@@ -391,18 +391,12 @@ func (p *Predictor) endSlotFast() {
 	p.j = p.s * p.M
 }
 
+// runBucketOf maps a run of hits, up to 9, to a context bucket: the run
+// below 3, then 3 below 5, 4 below 9, 5 from 9.
+var runBucketOf = [10]uint8{0, 1, 2, 3, 3, 4, 4, 4, 4, 5}
+
 // runBucket maps a run of hits to a context bucket.
-func runBucket(run int) int {
-	switch {
-	case run < 3:
-		return run
-	case run < 5:
-		return 3
-	case run < 9:
-		return 4
-	}
-	return 5
-}
+func runBucket(run int) int { return int(runBucketOf[min(run, 9)]) }
 
 func (p *Predictor) fallRowFast() []uint16 {
 	ctx := 0
@@ -414,7 +408,7 @@ func (p *Predictor) fallRowFast() []uint16 {
 	}
 	row := p.mm*p.m.fallCtx + ctx
 	r := row * p.K
-	p.fall.r1, p.fall.f1 = row, p.m.fallCum[r:r+p.K]
+	p.fall.r1 = row // Row finds f1 from it
 	if p.fast.cumP != nil {
 		return p.fast.cumP[r : r+p.K]
 	}

@@ -499,8 +499,12 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 // key: equal keys of one model give equal rows, so what is derived from a
 // row can be kept by key. The slice belongs to the model.
 func (p *Predictor) Row() (key uint64, f1 []uint16) {
-	if p.fast != nil && p.pred.tab == nil {
-		p.pred.tab = p.fallRowFast()
+	if p.fast != nil {
+		if p.pred.tab == nil {
+			p.pred.tab = p.fallRowFast()
+		}
+		r := p.fall.r1 * p.K
+		return uint64(p.fall.r1), p.m.fallCum[r : r+p.K]
 	}
 	return uint64(p.fall.r1), p.fall.f1
 }
