@@ -331,16 +331,20 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	lane := 0 // j mod lanes
 	wrongSlots := false
 	M, slotEv := c.geom.M, c.pred.SlotEvents()
+	slot := 0 // the next slot's first coordinate
 	for j := 0; j < len(codes); j++ {
 		v := codes[j]
-		if slotEv && j%M == 0 && c.copySlot(lane, j, codes[j:j+M]) {
-			for k, x := range codes[j : j+M] {
-				le.PutUint16(c.scratch[8+2*(j+k):], x)
+		if slotEv && j == slot {
+			slot += M
+			if c.copySlot(lane, j, codes[j:j+M]) {
+				for k, x := range codes[j : j+M] {
+					le.PutUint16(c.scratch[8+2*(j+k):], x)
+				}
+				c.retained += uint64(M)
+				j += M - 1
+				lane = (lane + M) % c.lanes
+				continue
 			}
-			c.retained += uint64(M)
-			j += M - 1
-			lane = (lane + M) % c.lanes
-			continue
 		}
 		c.pred.Predict(j)
 		keep, fill := true, uint16(0)
@@ -499,8 +503,10 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	le.PutUint64(c.scratch, uint64(a))
 	lane := 0 // j mod lanes
 	M, slotEv := c.geom.M, c.pred.SlotEvents()
+	slot := 0 // the next slot's first coordinate
 	for j := 0; j < len(codes); j++ {
-		if slotEv && j%M == 0 {
+		if slotEv && j == slot {
+			slot += M
 			if tile := c.getSlot(lane, j); tile != nil {
 				copy(codes[j:j+M], tile)
 				sc := c.scratch[8+2*j : 8+2*(j+len(tile))]
