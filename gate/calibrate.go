@@ -36,6 +36,14 @@ type CalibOptions struct {
 	// Horizon caps how many later steps an error is counted for (default
 	// 64; see Calibrate). 1 counts each error once.
 	Horizon int
+	// Marginal leaves every bin without an estimate, so that ê is each
+	// coordinate's own marginal error rate however confident its table
+	// (the Static-e ablation, as a gate any decoder reads). It makes a
+	// memory findable at low rates: the binned ê omits confident
+	// predictions first, and a confident wrong one (a new page predicted
+	// as the last) moves a state far from its neighbours
+	// (docs/results-retrieval.md).
+	Marginal bool
 	// MinSamples is the fewest calibration samples a bin needs for its
 	// pooled estimate (default 64); sparser bins fall back to the
 	// coordinate's marginal error rate, as MemoWM's text prescribes.
@@ -190,7 +198,7 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 	}
 	p.BinErr = make([]uint32, nb)
 	for b := range nb {
-		if binN[b] < uint64(opt.MinSamples) {
+		if binN[b] < uint64(opt.MinSamples) || opt.Marginal {
 			p.BinErr[b] = NoEstimate
 			continue
 		}

@@ -334,3 +334,37 @@ func TestEntropyAxisDecodes(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateMarginal: a marginal gate has no bin estimate, the
+// coordinates' own rates as the binned calibration has them, and codes a
+// file that decodes (ê then comes from CoordErr alone).
+func TestCalibrateMarginal(t *testing.T) {
+	f := world(t)
+	p, err := gate.Calibrate(f.noCal, f.test, gate.CalibOptions{MinSamples: 16, Marginal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := gate.Calibrate(f.noCal, f.test, gate.CalibOptions{MinSamples: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, v := range p.BinErr {
+		if v != gate.NoEstimate {
+			t.Fatalf("bin %d has an estimate %#x", b, v)
+		}
+	}
+	if !slices.Equal(p.CoordErr, q.CoordErr) {
+		t.Fatal("marginal rates differ from the binned calibration's")
+	}
+	m, err := gate.Apply(f.noCal, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, rec, _ := write(t, m, f.test, format.WithLambda(64<<16))
+	got := readAll(t, file, m)
+	for i := range rec {
+		if !slices.Equal(got[i], rec[i]) {
+			t.Fatalf("state %d decodes otherwise than written", i)
+		}
+	}
+}

@@ -11,7 +11,9 @@
 // vectors to codes, Decode maps codes back to vectors, MarshalBinary and
 // UnmarshalQuantizer store the quantizer in a model file, and
 // DistanceTables exports integer centroid distances for the retention
-// gate.
+// gate. RotateQuery, RotatedCentroids and QueryTable serve asymmetric
+// distance computation for search (package search): a query rotated once,
+// then its distance to every centroid of every subspace.
 //
 // Determinism. Encode returns the same codes whatever the thread count or
 // batch sizes: work is split into fixed pieces and every float sum runs in

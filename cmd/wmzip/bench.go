@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("bench", "benchmarks: 'bench rd in.npz' retention policies at matched distortion; 'bench alloc' storage by access rank; 'bench speed' speed beside zstd, xz, brotli; 'bench capacity' total storage by model capacity and horizon", runBench)
+	register("bench", "benchmarks: 'bench rd in.npz' retention policies at matched distortion; 'bench alloc' storage by access rank; 'bench speed' speed beside zstd, xz, brotli; 'bench capacity' total storage by model capacity and horizon; 'bench retrieval' recall@10 against bits/state", runBench)
 }
 
 func runBench(args []string) error {
@@ -30,12 +30,15 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "capacity" {
 		return runBenchCapacity(args[1:])
 	}
+	if len(args) > 0 && args[0] == "retrieval" {
+		return runBenchRetrieval(args[1:])
+	}
 	if len(args) == 0 || args[0] != "rd" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(os.Stderr, "usage: wmzip bench rd|lossless|alloc|speed|capacity [flags] ...  (wmzip bench alloc -h: storage allocated by access, the Table 6 analogue; wmzip bench speed -h: rates, speeds and random reads beside zstd, xz and brotli)")
+			fmt.Fprintln(os.Stderr, "usage: wmzip bench rd|lossless|alloc|speed|capacity|retrieval [flags] ...  (wmzip bench alloc -h: storage allocated by access, the Table 6 analogue; wmzip bench speed -h: rates, speeds and random reads beside zstd, xz and brotli)")
 			return runBenchRD([]string{"-h"})
 		}
-		return errors.New("want a benchmark name: wmzip bench rd|lossless|alloc|speed|capacity [flags] ...")
+		return errors.New("want a benchmark name: wmzip bench rd|lossless|alloc|speed|capacity|retrieval [flags] ...")
 	}
 	return runBenchRD(args[1:])
 }

@@ -1,0 +1,300 @@
+/*
+ * wmzip.h: the C interface of wmzip, a compression codec and file format
+ * for the memory of long-horizon agents (github.com/wmzip/wmzip).
+ *
+ * Build the library from the module's root with the Go toolchain:
+ *
+ *     go build -buildmode=c-shared -o libwmzip.so ./capi
+ *
+ * and link with -lwmzip. The Python package (python/) is built on it.
+ *
+ * Objects. A codec (the shared model: quantizer, world model, retention
+ * gate), a file read at random, a writer and a reader are named by
+ * handles: 64-bit numbers, 0 for none. The library keeps the objects; a
+ * handle is never reused, so a released one gives WMZ_ERR_CLOSED, never
+ * another object. Releasing a handle twice is allowed and does nothing.
+ *
+ * Threads. Every function may be called from any thread. A codec is
+ * immutable; a file's reads run concurrently (wmz_file_close waits for
+ * the reads in flight); a writer or reader serializes its calls.
+ *
+ * Errors. Every function but wmz_errmsg and wmz_api_version returns a
+ * status: WMZ_OK (0), WMZ_EOF (1) where documented, or a negative
+ * WMZ_ERR_* code. After an error, wmz_errmsg() returns the library's
+ * message for it, on the calling thread, until that thread's next error.
+ *
+ * Arrays. The caller owns every array; the library reads or writes it
+ * during the call only and keeps no pointer to it. Sizes count elements,
+ * not bytes. Codes are 8 or 16 bits wide (width 1 or 2: uint8_t or
+ * uint16_t arrays); an 8-bit array holds the codes of a codec whose
+ * alphabet is at most 256. A state is S slot vectors: S*M codes, or S*dim
+ * floats (its observations, or their reconstruction), time-major.
+ *
+ * Variable-size outputs (model bytes, metadata, JSON) take a buffer, its
+ * capacity and a size_t *size: *size receives the size of the output
+ * (text without its terminating NUL); when buf is NULL or cap is too small
+ * nothing is written and the call returns WMZ_ERR_BUFFER, so a caller can
+ * ask for the size first. Text is NUL-terminated and needs cap >= *size+1.
+ *
+ * Options are a JSON object (NULL or "" for none); an unknown name is
+ * WMZ_ERR_INPUT.
+ */
+#ifndef WMZIP_H
+#define WMZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this interface, which wmz_api_version returns. */
+#define WMZ_API_VERSION 1
+
+typedef uint64_t wmz_codec;  /* a codec: model file (.wmm) in memory */
+typedef uint64_t wmz_file;   /* a .wmz file open for random access */
+typedef uint64_t wmz_writer; /* a .wmz file being written */
+typedef uint64_t wmz_reader; /* a .wmz file read in order */
+
+/* Status codes. */
+enum {
+	WMZ_OK = 0,
+	WMZ_EOF = 1,                /* the end of an episode, or of the file */
+	WMZ_ERR_INPUT = -1,         /* an invalid argument */
+	WMZ_ERR_CORRUPT = -2,       /* bytes that are not a valid .wmz or .wmm file */
+	WMZ_ERR_CHECKSUM = -3,      /* a record whose checksum does not match */
+	WMZ_ERR_MODEL_MISMATCH = -4,/* a codec other than the one the file names */
+	WMZ_ERR_NO_MODEL = -5,      /* no codec given for a file that embeds none */
+	WMZ_ERR_TOO_LARGE = -6,     /* beyond a memory limit */
+	WMZ_ERR_CLOSED = -7,        /* a closed writer, file or reader; a released handle */
+	WMZ_ERR_UNSUPPORTED = -8,   /* a valid file of a version this library does not read */
+	WMZ_ERR_NOT_FOUND = -9,     /* no such file */
+	WMZ_ERR_PERMISSION = -10,   /* permission denied */
+	WMZ_ERR_IO = -11,           /* another error of the operating system */
+	WMZ_ERR_BUFFER = -12,       /* an output buffer too small: *size says what is needed */
+	WMZ_ERR_INTERNAL = -13,     /* a bug of the library, which it survived */
+	WMZ_ERR_OTHER = -14         /* anything else */
+};
+
+/* wmz_api_version returns WMZ_API_VERSION of the library linked. */
+int wmz_api_version(void);
+
+/* wmz_errmsg returns the message of the calling thread's last error, or
+ * "" if none. It stays valid until that thread's next error. */
+const char *wmz_errmsg(void);
+
+/* ---- Codecs ---------------------------------------------------------- */
+
+/* What a codec is. */
+typedef struct wmz_codec_info {
+	int64_t slots;     /* S: slot vectors a state */
+	int64_t subspaces; /* M: codes a slot vector; a state has S*M */
+	int64_t alphabet;  /* K: every code is below it */
+	int64_t dim;       /* floats a slot vector; 0: no quantizer (codes only) */
+	int32_t has_gate;  /* 1: a retention gate, which lossy writing needs */
+	/* How the quantizer did on observations held out of its training:
+	 * mean relative squared error and cosine over quantizer_vectors slot
+	 * vectors (0 when the model records none). */
+	int64_t quantizer_vectors;
+	double quantizer_distortion;
+	double quantizer_cosine;
+	char model_id[64]; /* the model's ID in hex, NUL-terminated */
+} wmz_codec_info;
+
+/* A trajectory, as wmz_codec_train learns from it: T states in episodes,
+ * as float observations, codes, or both (the observations are used unless
+ * the option codes_only is set). */
+typedef struct wmz_trajectory {
+	int64_t states;               /* T */
+	int64_t slots;                /* S */
+	const float *obs;             /* T*S*dim floats, or NULL */
+	int64_t dim;
+	const void *codes;            /* T*S*subspaces codes, or NULL */
+	int64_t subspaces;
+	int32_t code_width;           /* 1 or 2 */
+	const int64_t *actions;       /* T actions (-1: none known), or NULL: all -1 */
+	const int64_t *episode_start; /* ascending offsets from 0, or NULL: one episode */
+	int64_t episodes;             /* entries of episode_start */
+} wmz_trajectory;
+
+/* wmz_codec_load reads a codec from a model file (.wmm). */
+int wmz_codec_load(const char *path, wmz_codec *out);
+
+/* wmz_codec_read reads a codec from the bytes of a model file. */
+int wmz_codec_read(const void *data, size_t size, wmz_codec *out);
+
+/* wmz_codec_train builds a codec from a trajectory, exactly as `wmzip
+ * train` does from the same arrays and options: subspaces (32), centroids
+ * (64), seed (1), quantizer_iters, quantizer_sample, codes_only (false),
+ * alphabet (0: from the codes), precision (16), max_ref (65536), capacity
+ * (1), gate_holdout (-1: one episode in eight; 0: no gate), gate_bins
+ * ("modal" or "entropy"), max_states (262144). It can take minutes. */
+int wmz_codec_train(const wmz_trajectory *t, const char *options, wmz_codec *out);
+
+/* wmz_codec_bytes returns the bytes of the codec's model file. */
+int wmz_codec_bytes(wmz_codec c, void *buf, size_t cap, size_t *size);
+
+/* wmz_codec_save writes the codec's model file at path, atomically. */
+int wmz_codec_save(wmz_codec c, const char *path);
+
+/* wmz_codec_describe fills *info with what the codec is. */
+int wmz_codec_describe(wmz_codec c, wmz_codec_info *info);
+
+/* wmz_codec_quantize writes the codes of n floats of observations (whole
+ * states) to codes, which holds cap codes of width bytes. */
+int wmz_codec_quantize(wmz_codec c, const float *obs, size_t n, void *codes, size_t cap, int width);
+
+/* wmz_codec_reconstruct writes the reconstructed slot vectors of n codes
+ * (whole states) to obs, which holds cap floats. */
+int wmz_codec_reconstruct(wmz_codec c, const void *codes, size_t n, int width, float *obs, size_t cap);
+
+/* wmz_codec_free releases the handle; files and writers opened with the
+ * codec keep working. */
+int wmz_codec_free(wmz_codec c);
+
+/* ---- Files: random access -------------------------------------------- */
+
+/* wmz_file_open opens the .wmz file at path, read with codec c, or with
+ * the model the file embeds when c is 0. Options: threads (chunks decoded
+ * ahead at once; default every core). */
+int wmz_file_open(const char *path, wmz_codec c, const char *options, wmz_file *out);
+
+/* wmz_file_codec returns a new handle to the codec the file is read with
+ * (free it with wmz_codec_free). */
+int wmz_file_codec(wmz_file f, wmz_codec *out);
+
+/* wmz_file_episodes writes the number of states of each episode to lens,
+ * which holds cap; *n receives the number of episodes (WMZ_ERR_BUFFER
+ * when cap is smaller; lens may then be NULL). */
+int wmz_file_episodes(wmz_file f, int64_t *lens, size_t cap, size_t *n);
+
+/* wmz_file_state decodes state t of episode e: its action to *action and
+ * its codes to codes (either may be NULL). */
+int wmz_file_state(wmz_file f, int64_t e, int64_t t, int64_t *action, void *codes, size_t cap, int width);
+
+/* wmz_file_obs decodes state t of episode e: its action to *action (may
+ * be NULL) and its reconstructed slot vectors to obs (S*dim floats). */
+int wmz_file_obs(wmz_file f, int64_t e, int64_t t, int64_t *action, float *obs, size_t cap);
+
+/* wmz_file_states decodes states from to to-1 of episode e: their actions
+ * (to-from), codes and reconstructed slot vectors, to whichever arrays
+ * are not NULL. A whole episode decodes on the decoder threads. */
+int wmz_file_states(wmz_file f, int64_t e, int64_t from, int64_t to, int64_t *actions,
+                    void *codes, size_t codes_cap, int width, float *obs, size_t obs_cap);
+
+/* wmz_file_meta returns the metadata (JSON text) of episode e; *size is 0
+ * for none. */
+int wmz_file_meta(wmz_file f, int64_t e, char *buf, size_t cap, size_t *size);
+
+/* wmz_file_info returns the file's summary as a JSON object: episodes,
+ * states, chunks, file_bytes, header_bytes, model_bytes, payload_bytes,
+ * index_bytes, lambda (null: lossless), levels, embedded, model_id,
+ * ideal_bits, retained, and distortion {slots, retention, source_slots,
+ * source, source_cosine}: what the writer recorded of the distortion
+ * against the lossless reconstruction and against the source floats. */
+int wmz_file_info(wmz_file f, char *buf, size_t cap, size_t *size);
+
+/* wmz_file_verify decodes the whole file with every check. */
+int wmz_file_verify(wmz_file f);
+
+/* wmz_file_close closes the file, once the reads in flight have
+ * returned, and releases the handle. */
+int wmz_file_close(wmz_file f);
+
+/* ---- Writers ---------------------------------------------------------- */
+
+/* wmz_writer_create creates (or truncates) the file at path and returns a
+ * writer of a new .wmz file in it, with codec c. Options: lambda (one
+ * retention trade-off for every state), levels (an array of lambdas, null
+ * for lossless, chosen by wmz_writer_level), distortion (the least
+ * storage whose distortion against the lossless reconstruction is at
+ * most this), source_distortion (the same against the float observations
+ * written), keyframe (states a chunk, 1..4096, default 128), threads
+ * (chunks encoded at once, default every core), embed_model (false).
+ * None of lambda, levels, distortion, source_distortion: lossless. Invalid
+ * options touch no file. */
+int wmz_writer_create(const char *path, wmz_codec c, const char *options, wmz_writer *out);
+
+/* wmz_writer_begin starts an episode; meta (size bytes of JSON text, or
+ * NULL) is kept with it. */
+int wmz_writer_begin(wmz_writer w, const char *meta, size_t size);
+
+/* wmz_writer_codes writes states states of codes (n = states*S*M) to the
+ * episode; actions[t] leads into state t (the first of an episode is
+ * ignored); actions NULL: -1 for each. Codes out of range write nothing. */
+int wmz_writer_codes(wmz_writer w, const int64_t *actions, size_t states, const void *codes, size_t n, int width);
+
+/* wmz_writer_obs quantizes and writes states states of float observations
+ * (n = states*S*dim); actions as for wmz_writer_codes. Values that are not
+ * finite write nothing. */
+int wmz_writer_obs(wmz_writer w, const int64_t *actions, size_t states, const float *obs, size_t n);
+
+/* wmz_writer_level sets the retention level (an index into the option
+ * levels) of the states written next. */
+int wmz_writer_level(wmz_writer w, int level);
+
+/* wmz_writer_flush writes the completed chunks, so that a crash loses at
+ * most the states after them (wmzip recover). */
+int wmz_writer_flush(wmz_writer w);
+
+/* wmz_writer_close completes the file (with a distortion target: searches
+ * and writes it) and closes it. The handle stays valid for
+ * wmz_writer_account until wmz_writer_free. Closing again returns what
+ * the first close returned. */
+int wmz_writer_close(wmz_writer w);
+
+/* wmz_writer_abort closes the file without completing it and removes it;
+ * it does nothing to a completed file. */
+int wmz_writer_abort(wmz_writer w);
+
+/* wmz_writer_account returns the writer's account of the states placed
+ * so far (of the whole file after close) as a JSON object: states,
+ * retained, wrong, distortion, lossless_chunks, bytes, report (as
+ * wmz_file_info's distortion), quantizer_distortion, quantizer_vectors,
+ * and search {lambda, lambdas, distortion, encodes} after a distortion
+ * target's search (else null). */
+int wmz_writer_account(wmz_writer w, char *buf, size_t cap, size_t *size);
+
+/* wmz_writer_free releases the handle. A file neither closed nor aborted
+ * is left as it stands: incomplete, as after a crash. */
+int wmz_writer_free(wmz_writer w);
+
+/* ---- Readers: in order ------------------------------------------------ */
+
+/* wmz_reader_open opens the .wmz file at path to read in order, with
+ * codec c or the embedded model (c = 0). Options: threads. */
+int wmz_reader_open(const char *path, wmz_codec c, const char *options, wmz_reader *out);
+
+/* wmz_reader_codec returns a new handle to the codec the file is read
+ * with. */
+int wmz_reader_codec(wmz_reader r, wmz_codec *out);
+
+/* wmz_reader_next moves to the next episode; WMZ_EOF after the last. */
+int wmz_reader_next(wmz_reader r);
+
+/* wmz_reader_meta returns the current episode's metadata, as
+ * wmz_file_meta. */
+int wmz_reader_meta(wmz_reader r, char *buf, size_t cap, size_t *size);
+
+/* wmz_reader_state decodes the episode's next state: its action and codes
+ * (either may be NULL); WMZ_EOF at the episode's end. */
+int wmz_reader_state(wmz_reader r, int64_t *action, void *codes, size_t cap, int width);
+
+/* wmz_reader_obs decodes the episode's next state: its action (may be
+ * NULL) and reconstructed slot vectors; WMZ_EOF at the episode's end. */
+int wmz_reader_obs(wmz_reader r, int64_t *action, float *obs, size_t cap);
+
+/* wmz_reader_level returns the retention level of the state read last:
+ * an index into the file's levels, -1 for a chunk coded losslessly in a
+ * file with levels, 0 in a file without. */
+int wmz_reader_level(wmz_reader r, int *level);
+
+/* wmz_reader_close closes the file and releases the handle. */
+int wmz_reader_close(wmz_reader r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WMZIP_H */

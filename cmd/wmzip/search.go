@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/search"
+)
+
+func init() {
+	register("search", "k nearest states or slot vectors of a query in .wmz memories", runSearch)
+}
+
+func runSearch(args []string) error {
+	fs := newFlags("search", "[-m model.wmm] --query q.npy|q.npz [--k 10] [--slot|--state] [--nprobe N] [--episodes A:B] [--steps A:B] [--json] memory.wmz...")
+	modelPath := fs.String("m", "", "model file (default: the model embedded in the first file)")
+	queryPath := fs.String("query", "", "queries (required): a .npy of floats ([d] or [n,d] slot vectors, [S,d] or [n,S,d] states) or of codes, or an .npz with an obs or codes array")
+	k := fs.Int("k", 10, "neighbours per query")
+	checkInt("k", k, 1, 1<<20, "a count from 1 to 1048576")
+	slot := fs.Bool("slot", false, "slot queries: each query is one slot vector (the default for [d] and [n,d])")
+	state := fs.Bool("state", false, "state queries: each query is a whole state of S slot vectors, distances summed over slots (the default for [n,S,d])")
+	nprobe := fs.Int("nprobe", 0, "state queries: scan only the N cells of each file's partition nearest the query (0: every state)")
+	checkInt("nprobe", nprobe, 0, 1<<16, "a cell count ≥ 0")
+	episodes := fs.String("episodes", "", "search only episodes A to B-1 (A:B, A: or :B; numbered across the files in the order given)")
+	steps := fs.String("steps", "", "search only steps A to B-1 of each episode (A:B, A: or :B)")
+	asJSON := fs.Bool("json", false, `print {"results": [[{"episode", "step", "slot", "distance"}, ...], ...]}, one list per query, nearest first`)
+	quiet := fs.Bool("q", false, "no progress output or notes")
+	threads := threadsFlag(fs, "searching or building a missing index")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *queryPath == "":
+		return errors.New("missing --query q.npy")
+	case len(pos) == 0:
+		return errors.New("want one or more .wmz files")
+	case *slot && *state:
+		return errors.New("--slot and --state exclude each other")
+	case *nprobe > 0 && *slot:
+		return errors.New("--nprobe needs state queries: the partition groups states")
+	}
+	ins := []*string{modelPath, queryPath}
+	for i := range pos {
+		ins = append(ins, &pos[i])
+	}
+	if err := checkFiles(ins); err != nil {
+		return err
+	}
+	opt := search.Options{K: *k, NProbe: *nprobe, Threads: threads()}
+	if opt.Episodes, err = rangeFlag("--episodes", *episodes); err != nil {
+		return err
+	}
+	if opt.Steps, err = rangeFlag("--steps", *steps); err != nil {
+		return err
+	}
+	var c *wmzlib.Codec
+	if *modelPath != "" {
+		if c, err = loadCodec(*modelPath); err != nil {
+			return err
+		}
+	} else {
+		f, fh, err := openWMZ(pos[0], "")
+		if err != nil {
+			return err
+		}
+		c = f.Codec()
+		fh.Close()
+	}
+	if c.Quantizer() == nil {
+		return errors.New("the model has no quantizer, so codes have no distances: search needs a model trained on float obs")
+	}
+	qs, states, err := readQueries(*queryPath, c, *slot, *state)
+	if err != nil {
+		return err
+	}
+	opt.States = states
+	if opt.NProbe > 0 && !states {
+		return errors.New("--nprobe needs state queries: the partition groups states")
+	}
+	ctx := context.Background()
+	var idx []*search.Index
+	for _, p := range pos {
+		bar := stages(*quiet)
+		ix, why, err := search.Open(ctx, p, c, search.BuildOptions{Threads: threads(), Progress: func(stage string, done, total int64) { bar(stage, int(done), int(total)) }})
+		if err != nil {
+			return wmzError(p, err, *modelPath)
+		}
+		if why != nil && !*quiet {
+			reason := "no index"
+			if !errors.Is(why, os.ErrNotExist) {
+				reason = why.Error()
+			}
+			fmt.Fprintf(os.Stderr, "note: %s: %s; decoded it for this search (run 'wmzip index' to keep an index)\n", p, reason)
+		}
+		idx = append(idx, ix)
+	}
+	mem, err := search.NewMemory(c, idx...)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	res, err := mem.Search(ctx, qs, opt)
+	if err != nil {
+		return err
+	}
+	if !*quiet {
+		how := "every state"
+		if opt.NProbe > 0 {
+			how = fmt.Sprintf("%d cells of each partition", opt.NProbe)
+		}
+		fmt.Fprintf(os.Stderr, "searched %d states (%s) for %d queries in %.3f ms\n", mem.States(), how, len(qs), float64(time.Since(t0).Microseconds())/1000)
+	}
+	if *asJSON {
+		return printJSON(searchJSON(res))
+	}
+	printResults(mem, pos, res, states)
+	return nil
+}
+
+// rangeFlag parses A:B, A: or :B into [A, B) (B 0: no bound).
+func rangeFlag(name, v string) ([2]int, error) {
+	if v == "" {
+		return [2]int{}, nil
+	}
+	a, b, err := stepRange(v)
+	if err != nil {
+		return [2]int{}, fmt.Errorf("%s %q: want A:B, from A to B-1 (A: to the end, :B from the start)", name, v)
+	}
+	return [2]int{a, max(b, 0)}, nil
+}
+
+// readQueries reads the queries of path: float vectors or codes, slot
+// vectors or states by the shape and the flags.
+func readQueries(path string, c *wmzlib.Codec, slot, state bool) ([]search.Query, bool, error) {
+	g, dim := c.Model().Geom, c.Quantizer().Dim()
+	var a npz.Array
+	if strings.EqualFold(filepath.Ext(path), ".npz") {
+		arrs, err := npz.ReadNPZ(path)
+		if err != nil {
+			return nil, false, err
+		}
+		found := false
+		for _, name := range []string{npz.NameObs, npz.NameCodes} {
+			for _, x := range arrs {
+				if x.Name == name && !found {
+					a, found = x, true
+				}
+			}
+		}
+		if !found {
+			return nil, false, fmt.Errorf("%s: no `obs` or `codes` array", path)
+		}
+	} else {
+		var err error
+		if a, err = npz.ReadNPY(path); err != nil {
+			return nil, false, err
+		}
+	}
+	var floats []float32
+	var codes []uint16
+	width := dim
+	switch d := a.Data.(type) {
+	case []float32:
+		floats = d
+	case []float64:
+		floats = make([]float32, len(d))
+		for i, v := range d {
+			floats[i] = float32(v)
+		}
+	case []uint8:
+		codes = make([]uint16, len(d))
+		for i, v := range d {
+			codes[i] = uint16(v)
+		}
+		width = g.M
+	case []uint16:
+		codes, width = d, g.M
+	default:
+		return nil, false, fmt.Errorf("%s: queries of dtype %s: want floats or codes (uint8, uint16)", path, a.Dtype)
+	}
+	shape := a.Shape
+	// Codes may come as [.., N] for a state: read them as [.., S, M].
+	if codes != nil && len(shape) >= 1 && shape[len(shape)-1] == g.N() && g.S > 1 && !slot {
+		shape = append(append([]int(nil), shape[:len(shape)-1]...), g.S, g.M)
+	}
+	what := "slot vectors of"
+	if codes != nil {
+		what = "codes per slot vector,"
+	}
+	if len(shape) == 0 || len(shape) > 3 || shape[len(shape)-1] != width {
+		return nil, false, fmt.Errorf("%s: shape %v: want [d], [n,d], [S,d] or [n,S,d] with %s %d values (the model's)", path, a.Shape, what, width)
+	}
+	states := state || len(shape) == 3 && !slot
+	per := width
+	if states {
+		if len(shape) < 2 || shape[len(shape)-2] != g.S {
+			return nil, false, fmt.Errorf("%s: shape %v: state queries are [S,d] or [n,S,d] with S = %d slots (the model's)", path, a.Shape, g.S)
+		}
+		per = g.S * width
+	}
+	n := max(len(floats), len(codes)) / per
+	if n == 0 {
+		return nil, false, fmt.Errorf("%s: no queries", path)
+	}
+	qs := make([]search.Query, n)
+	for i := range qs {
+		if floats != nil {
+			qs[i].Vectors = floats[i*per : (i+1)*per]
+		} else {
+			qs[i].Codes = codes[i*per : (i+1)*per]
+		}
+	}
+	return qs, states, nil
+}
+
+type searchHit struct {
+	Episode  int     `json:"episode"`
+	Step     int     `json:"step"`
+	Slot     *int    `json:"slot,omitempty"`
+	Distance float64 `json:"distance"`
+}
+
+func searchJSON(res [][]search.Result) any {
+	out := make([][]searchHit, len(res))
+	for i, rs := range res {
+		out[i] = make([]searchHit, len(rs))
+		for j, r := range rs {
+			h := searchHit{Episode: r.Episode, Step: r.Step, Distance: r.Distance}
+			if r.Slot >= 0 {
+				s := r.Slot
+				h.Slot = &s
+			}
+			out[i][j] = h
+		}
+	}
+	return struct {
+		Results [][]searchHit `json:"results"`
+	}{out}
+}
+
+// printResults prints one table per query.
+func printResults(mem *search.Memory, files []string, res [][]search.Result, states bool) {
+	kind := "slot vector"
+	if states {
+		kind = "state"
+	}
+	for i, rs := range res {
+		if i > 0 {
+			fmt.Println()
+		}
+		fmt.Printf("query %d (%s): %d nearest\n", i, kind, len(rs))
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		head := "rank\tepisode\tstep\t"
+		if !states {
+			head += "slot\t"
+		}
+		head += "distance\t"
+		if len(files) > 1 {
+			head += "file\tits episode\t"
+		}
+		fmt.Fprintln(tw, head)
+		for j, r := range rs {
+			line := fmt.Sprintf("%d\t%d\t%d\t", j+1, r.Episode, r.Step)
+			if !states {
+				line += fmt.Sprintf("%d\t", r.Slot)
+			}
+			line += fmt.Sprintf("%.6g\t", r.Distance)
+			if len(files) > 1 {
+				f, e := mem.Locate(r.Episode)
+				line += fmt.Sprintf("%s\t%d\t", files[f], e)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		tw.Flush()
+	}
+}

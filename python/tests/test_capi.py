@@ -1,0 +1,142 @@
+"""The C interface itself (wmzip.h), called through ctypes as any C
+caller would, and a C program compiled against the header."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+from ctypes import byref, c_int, c_int64, c_size_t, c_uint64
+
+import numpy as np
+import pytest
+
+import wmzip
+from conftest import ROOT, episodes_of
+from wmzip import _lib
+
+lib = _lib.lib
+
+
+def test_errmsg_and_codes(codec, tmp_path):
+    h = c_uint64()
+    assert lib.wmz_codec_load(str(tmp_path / "none").encode(), byref(h)) == -9
+    assert b"no such file" in lib.wmz_errmsg()
+    assert lib.wmz_codec_load(None, byref(h)) == -1
+    assert b"NULL" in lib.wmz_errmsg()
+    assert lib.wmz_api_version() == 1
+
+
+def test_handles(codec, run, tmp_path):
+    """Misused handles are errors: 0, unknown, released, of another kind."""
+    p = tmp_path / "h.wmz"
+    wmzip.encode(p, codec, episodes_of(run)[:1])
+    f = c_uint64()
+    assert lib.wmz_file_open(str(p).encode(), codec._h, None, byref(f)) == 0
+    info = _lib.CodecInfo()
+    assert lib.wmz_codec_describe(f.value, byref(info)) == -1  # a file, not a codec
+    assert b"is a file, not a codec" in lib.wmz_errmsg()
+    assert lib.wmz_file_verify(0) == -1
+    assert lib.wmz_file_verify(1 << 60) == -1
+    assert lib.wmz_file_close(f.value) == 0
+    assert lib.wmz_file_close(f.value) == 0  # twice is fine
+    assert lib.wmz_file_verify(f.value) == -7  # released: closed
+    assert lib.wmz_codec_free(1 << 60) == -1
+
+
+def test_buffers(codec, run, tmp_path):
+    p = tmp_path / "b.wmz"
+    wmzip.encode(p, codec, episodes_of(run)[:2])
+    f = c_uint64()
+    assert lib.wmz_file_open(str(p).encode(), codec._h, b'{"threads": 1}', byref(f)) == 0
+    try:
+        n = c_size_t()
+        assert lib.wmz_file_info(f.value, None, 0, byref(n)) == -12  # ask for the size
+        buf = ctypes.create_string_buffer(n.value + 1)
+        assert lib.wmz_file_info(f.value, buf, n.value, byref(n)) == -12  # no room for the NUL
+        assert lib.wmz_file_info(f.value, buf, n.value + 1, byref(n)) == 0
+        assert json.loads(buf.value)["states"] == 120
+        small = np.zeros(10, np.uint8)
+        assert lib.wmz_file_state(f.value, 0, 0, None, small.ctypes.data, small.size, 1) == -1
+        codes = np.zeros(128, np.uint16)
+        assert lib.wmz_file_state(f.value, 0, 0, None, codes.ctypes.data, codes.size, 3) == -1  # width
+        assert lib.wmz_file_state(f.value, 0, 0, None, codes.ctypes.data + 1, 127, 2) == -1  # alignment
+        assert b"aligned" in lib.wmz_errmsg()
+        assert lib.wmz_file_state(f.value, 0, 99, None, codes.ctypes.data, codes.size, 2) == -1
+        assert lib.wmz_file_state(f.value, 5, 0, None, codes.ctypes.data, codes.size, 2) == -1
+        a = c_int64()
+        assert lib.wmz_file_state(f.value, 0, 3, byref(a), codes.ctypes.data, codes.size, 2) == 0
+        with wmzip.open(p, codec) as g:
+            assert np.array_equal(codes.reshape(4, 32), g.codes(0, 3)) and a.value == g.action(0, 3)
+        assert lib.wmz_file_states(f.value, 0, 5, 3, None, None, 0, 1, None, 0) == -1
+        assert lib.wmz_file_open(str(p).encode(), codec._h, b'{"thread": 1}', byref(c_uint64())) == -1
+        assert b"thread" in lib.wmz_errmsg()
+    finally:
+        lib.wmz_file_close(f.value)
+
+
+def test_reader(codec, run, tmp_path):
+    """The in-order reader: episodes, states, levels, metadata, the end."""
+    p = tmp_path / "r.wmz"
+    eps = episodes_of(run)[:3]
+    with wmzip.Writer(p, codec, levels=[22, float("inf")], keyframe=16, embed_model=True) as w:
+        for i, (d, a) in enumerate(eps):
+            w.begin_episode({"i": i})
+            w.set_level(i % 2)
+            w.write_states(d, a)
+    want = wmzip.decode(p, codec)
+    r = c_uint64()
+    assert lib.wmz_reader_open(str(p).encode(), 0, None, byref(r)) == 0  # the embedded model
+    try:
+        c = c_uint64()
+        assert lib.wmz_reader_codec(r.value, byref(c)) == 0
+        assert wmzip.Codec._wrap(c.value) == codec
+        codes = np.zeros((4, 32), np.uint8)
+        obs = np.zeros((4, 64), np.float32)
+        a, lv = c_int64(), c_int()
+        for i, ep in enumerate(want):
+            assert lib.wmz_reader_next(r.value) == 0
+            meta = _lib.out_bytes(lib.wmz_reader_meta, r.value, text=True)
+            assert json.loads(meta) == {"i": i}
+            for t in range(len(ep)):
+                if t % 2:
+                    assert lib.wmz_reader_state(r.value, byref(a), codes.ctypes.data, codes.size, 1) == 0
+                    assert np.array_equal(codes, ep.codes[t])
+                else:
+                    assert lib.wmz_reader_obs(r.value, byref(a), obs.ctypes.data, obs.size) == 0
+                    assert np.array_equal(obs, ep.obs[t])
+                assert a.value == ep.actions[t]
+                assert lib.wmz_reader_level(r.value, byref(lv)) == 0
+            assert lv.value in (-1, i % 2)
+            assert lib.wmz_reader_state(r.value, None, None, 0, 1) == 1  # WMZ_EOF
+        assert lib.wmz_reader_next(r.value) == 1
+    finally:
+        assert lib.wmz_reader_close(r.value) == 0
+    assert lib.wmz_reader_next(r.value) == -7
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "g++"])
+def test_c_program(compiler, codec, run, tmp_path):
+    """capi/testdata/example.c compiles against wmzip.h (as C99 and as
+    C++, warnings as errors) and runs: it reads a file Python wrote and
+    writes one Python reads."""
+    cc = shutil.which(compiler)
+    if cc is None:
+        pytest.skip(f"no {compiler}")
+    libdir = os.path.dirname(_lib._library_path())
+    exe = tmp_path / "example"
+    std = ["-std=c99"] if compiler == "gcc" else ["-x", "c++", "-std=c++11"]
+    subprocess.run([cc, *std, "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "capi"),
+                    str(ROOT / "capi" / "testdata" / "example.c"), "-o", str(exe), "-L", libdir,
+                    f"-Wl,-rpath,{libdir}", "-l:" + os.path.basename(_lib._library_path())], check=True)
+    model, src, out = tmp_path / "m.wmm", tmp_path / "in.wmz", tmp_path / "out.wmz"
+    codec.save(model)
+    wmzip.encode(src, codec, episodes_of(run)[:2])
+    p = subprocess.run([str(exe), str(model), str(src), str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "2 episodes" in p.stdout
+    with wmzip.open(src, codec) as a, wmzip.open(out, codec) as b:
+        assert b.episodes == (a.episodes[1],)
+        assert np.array_equal(b.episode(0).codes, a.episode(1).codes)
