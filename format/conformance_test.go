@@ -161,6 +161,8 @@ var conformanceVectors = []vector{
 		Covers: "the fast level at K = 2, S = M = 1: a chunk of 2,100 slot events (their counts halve)"},
 	{File: "fast-steady.wmz", Input: "input-steady.json", Model: "model-steady-fast.wmm", Keyframe: 1024, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "the fast level over one chunk of 800 states that seldom change: 3,200 slot events, the counts of a context halve"},
+	{File: "fast-lossy64.wmz", Input: "input-mix64.json", Model: "model-gate64-fast.wmm", Keyframe: 8, Lanes: 2, Lambda: 4 << 16,
+		Covers: "the fast level under a gate with distance tables at K = 64: weak one-step predictions filled by the fallback row's fill (Row)"},
 	{File: "meta.wmz", Input: "input-meta.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "metadata that is a JSON text by the grammar alone: duplicate names, escaped lone surrogates, 1e999 and -0, arrays nested 10,000 deep, whitespace around the value, UTF-8 and DEL in strings"},
 }
@@ -195,6 +197,7 @@ var fastModels = []struct{ name, of string }{
 	{"model-tiny-fast.wmm", "model-tiny.wmm"},
 	{"model-p16-fast.wmm", "model-p16.wmm"},
 	{"model-k2-fast.wmm", "model-k2.wmm"},
+	{"model-gate64-fast.wmm", "model-gate64.wmm"},
 }
 
 // Schedules of input.json: the level of state t of episode i among four,

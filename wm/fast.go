@@ -237,12 +237,11 @@ func (f *fastState) addCand(p *Predictor, r ref, src int) {
 	f.nc++
 }
 
-// equalTile reports whether a and b hold the same codes: slices.Equal,
-// four codes a step (tiles are compared whole more often than not).
+// equalTile reports whether a and b, of one length, hold the same codes:
+// slices.Equal four codes a step (tiles are compared whole more often
+// than not).
 func equalTile(a, b []uint16) bool {
-	if len(a) != len(b) {
-		return false
-	}
+	b = b[:len(a)]
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
 		x, y := a[i:i+4:i+4], b[i:i+4:i+4]

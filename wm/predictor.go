@@ -500,9 +500,7 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 // row can be kept by key. The slice belongs to the model.
 func (p *Predictor) Row() (key uint64, f1 []uint16) {
 	if p.fast != nil {
-		if p.pred.tab == nil {
-			p.pred.tab = p.fallRowFast()
-		}
+		p.Table() // finds the row if no table was asked for yet
 		r := p.fall.r1 * p.K
 		return uint64(p.fall.r1), p.m.fallCum[r : r+p.K]
 	}
