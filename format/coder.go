@@ -330,7 +330,22 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	le.PutUint64(c.scratch, uint64(a))
 	lane := 0 // j mod lanes
 	wrongSlots := false
-	for j, v := range codes {
+	M, slotEv := c.geom.M, c.pred.SlotEvents()
+	slot := 0 // the next slot's first coordinate
+	for j := 0; j < len(codes); j++ {
+		v := codes[j]
+		if slotEv && j == slot {
+			slot += M
+			if c.copySlot(lane, j, codes[j:j+M]) {
+				for k, x := range codes[j : j+M] {
+					le.PutUint16(c.scratch[8+2*(j+k):], x)
+				}
+				c.retained += uint64(M)
+				j += M - 1
+				lane = (lane + M) % c.lanes
+				continue
+			}
+		}
 		c.pred.Predict(j)
 		keep, fill := true, uint16(0)
 		if c.cur != nil {
@@ -375,6 +390,32 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	if c.mode.mode == modeLossless {
 		c.last.Level = -1
 	}
+}
+
+// copySlot codes the slot event of the slot whose codes are tile (a model
+// with slot events, before the slot's first coordinate) in the given lane
+// (coordinate j) and reports whether the event copied the slot whole.
+func (c *chunkCoder) copySlot(lane, j int, tile []uint16) bool {
+	tab := c.pred.SlotTable(j)
+	if tab == nil {
+		return false
+	}
+	sym := c.pred.SlotSymbol(tile)
+	c.idealCodes += c.put(lane, tab, sym)
+	return c.pred.CommitSlot(sym) != nil
+}
+
+// getSlot decodes the slot event of the slot starting at coordinate j in
+// the given lane and returns the slot's codes if the event copied it, or
+// nil when its coordinates follow.
+func (c *chunkCoder) getSlot(lane, j int) []uint16 {
+	tab := c.pred.SlotTable(j)
+	if tab == nil {
+		return nil
+	}
+	sym, cost := c.get(lane, tab)
+	c.idealCodes += cost
+	return c.pred.CommitSlot(sym)
 }
 
 // commitOmitted commits the value v of an omitted coordinate j.
@@ -461,7 +502,23 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
 	lane := 0 // j mod lanes
-	for j := range codes {
+	M, slotEv := c.geom.M, c.pred.SlotEvents()
+	slot := 0 // the next slot's first coordinate
+	for j := 0; j < len(codes); j++ {
+		if slotEv && j == slot {
+			slot += M
+			if tile := c.getSlot(lane, j); tile != nil {
+				copy(codes[j:j+M], tile)
+				sc := c.scratch[8+2*j : 8+2*(j+len(tile))]
+				for k, x := range tile {
+					sc[2*k], sc[2*k+1] = byte(x), byte(x>>8)
+				}
+				c.retained += uint64(M)
+				j += M - 1
+				lane = (lane + M) % c.lanes
+				continue
+			}
+		}
 		c.pred.Predict(j)
 		keep, v := true, uint16(0)
 		if c.cur != nil {

@@ -841,3 +841,58 @@ func buildApart() (conformanceInput, *wm.Model) {
 	eps := walk(rng, g, pages, []int{10, 4}, 3)
 	return inputOf(g, b.prec, eps), b.model()
 }
+
+// buildWide: a model of the fast level at K = 300 (the chunk lookup's
+// pairs of codes in a map), M = 12 (runs of the match past 8 codes) and
+// P = 14, over pages whose slot 1 repeats slot 0: a lookup finds a slot
+// of the state being coded, whose continuation to a later slot is none.
+func buildWide() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 4, M: 12, K: 300}
+	rng := rand.New(rand.NewPCG(14, 29))
+	b := &wmmBuild{version: 2, g: g, prec: 14}
+	b.classStats(rng, [8]uint32{20, 4, 6, 8, 8, 6, 6, 10}, false)
+	b.ctx = 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed)
+	b.subMix = 128
+	b.cont = contLists(g.S, 3)
+	pages := randPages(rng, g, 6)
+	for _, p := range pages {
+		copy(p[g.M:2*g.M], p[:g.M])
+	}
+	b.refFrom(walk(rng, g, pages, []int{12, 9}, 30))
+	eps := walk(rng, g, pages, []int{40, 0, 25}, 25)
+	m, err := b.model().WithLevel(wm.LevelFast)
+	if err != nil {
+		panic(err)
+	}
+	return inputOf(g, b.prec, eps), m
+}
+
+// buildSteady: a model of the fast level at S = 4, M = 1, K = 2 over one
+// chunk of 800 states that seldom change: over 2,000 slot events of one
+// context, whose counts then halve.
+func buildSteady() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 4, M: 1, K: 2}
+	rng := rand.New(rand.NewPCG(14, 30))
+	b := &wmmBuild{version: 2, g: g, prec: 10}
+	b.classStats(rng, [8]uint32{20, 4, 6, 8, 8, 6, 6, 10}, false)
+	b.ctx = 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed)
+	b.subMix = 128
+	b.cont = contLists(g.S, 1)
+	e := episode{Actions: make([]int64, 800), Codes: make([]uint16, 800*g.N())}
+	cur := []uint16{0, 1, 1, 0}
+	for t := range e.Actions {
+		e.Actions[t] = int64(t % 3)
+		if rng.IntN(50) == 0 {
+			cur[rng.IntN(g.S)] ^= 1
+		}
+		copy(e.Codes[t*g.N():], cur)
+	}
+	e.Actions[0] = wm.NoAction
+	m, err := b.model().WithLevel(wm.LevelFast)
+	if err != nil {
+		panic(err)
+	}
+	return inputOf(g, b.prec, []episode{e}), m
+}

@@ -350,13 +350,27 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	rebuilt := func(edit func(b *wmmBuild)) func([]byte) []byte {
 		return func([]byte) []byte { c := tinyBuild(); edit(c); return c.bytes() }
 	}
-	for _, n := range []string{"model-tiny.wmm", "model-v1.wmm"} {
+	for _, n := range []string{"model-tiny.wmm", "model-v1.wmm", "model-tiny-fast.wmm"} {
 		cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of " + n, Check: "model", Section: "3.1", Base: n, Prefixes: true,
 			Error: "invalid", Expect: "truncated"}})
 	}
 	model("magic", "bad magic", func(b []byte) []byte { b[0] = 'X'; return b })
 	model("shorter than the 24 bytes of the header", "shorter than the 24 of the header", func(b []byte) []byte { return b[:20] })
-	modelErr("version 4", "3.1", "unsupported", "unsupported model file version 4", put16(at["version"], 4))
+	modelErr("version 5", "3.1", "unsupported", "unsupported model file version 5", put16(at["version"], 5))
+	modelErr("version 4 without the level flag", "3.1", "invalid", "flags 0x0 invalid in version 4", put16(at["version"], 4))
+	// Version 4 (a level other than the default's) from
+	// model-tiny-fast.wmm, model-tiny.wmm's fields under flags 0x1.
+	fastModel := read("model-tiny-fast.wmm")
+	if le.Uint16(fastModel[4:]) != 4 || !bytes.Equal(fastModel[8:], tinyModel[8:]) {
+		t.Fatal("model-tiny-fast.wmm is not model-tiny.wmm at the fast level: run go test ./format -run TestConformance -update")
+	}
+	fastErr := func(name, expect string, flags uint16) {
+		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "model", Section: "3.1", Base: "model-tiny-fast.wmm", Error: "invalid", Expect: expect},
+			func() []byte { b := bytes.Clone(fastModel); le.PutUint16(b[6:], flags); return b }})
+	}
+	fastErr("version 4 with reserved flag bit 2", "flags 0x5 invalid in version 4", 0x5)
+	fastErr("version 4 with flag bit 15", "flags 0x8001 invalid in version 4", 0x8001)
+	fastErr("version 4 with the layout flag (version 3) on fields of version 2", "second fallback contexts 1540769564", 0x3)
 	modelErr("version 0", "3.1", "unsupported", "unsupported model file version 0", put16(at["version"], 0))
 	model("flags not zero", "reserved flags 0x1 set", put16(at["flags"], 1))
 	model("reserved byte after P not zero", "reserved bytes set", func(b []byte) []byte { b[at["P"]+2] = 1; return b })
@@ -680,9 +694,9 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	}
 
 	// Files.
-	tiny, lossy, v3file := read("tiny.wmz"), read("tiny-lossy.wmz"), read("v3-lossless.wmz")
+	tiny, lossy, v3file, fastFile := read("tiny.wmz"), read("tiny-lossy.wmz"), read("v3-lossless.wmz"), read("fast-tiny.wmz")
 	fileRA := func(name, sec, base, model, errc, expect, expectRA string, edit func(p *fileParts) []byte) {
-		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy, "v3-lossless.wmz": v3file}[base]
+		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy, "v3-lossless.wmz": v3file, "fast-tiny.wmz": fastFile}[base]
 		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "file", Section: sec, Base: base, Model: model, Error: errc,
 			Expect: expect, ExpectRandom: expectRA}, func() []byte { return edit(splitFile(b)) }})
 	}
@@ -818,10 +832,10 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		embed(p, m)
 		return p.join(true)
 	})
-	v4 := bytes.Clone(tinyModel)
-	le.PutUint16(v4[4:], 4)
-	fileRA("embedded model of version 4", "6.3", "tiny.wmz", "", "checksum", "embedded model does not match the model ID: wm: unsupported model file version 4", "", embedAs(v4))
-	file("a model given, the embedded model of version 4", "6.3", "checksum", "embedded model does not match the model ID: wm: unsupported model file version 4", "", embedAs(v4))
+	v5 := bytes.Clone(tinyModel)
+	le.PutUint16(v5[4:], 5)
+	fileRA("embedded model of version 5", "6.3", "tiny.wmz", "", "checksum", "embedded model does not match the model ID: wm: unsupported model file version 5", "", embedAs(v5))
+	file("a model given, the embedded model of version 5", "6.3", "checksum", "embedded model does not match the model ID: wm: unsupported model file version 5", "", embedAs(v5))
 	fileRA("embedded model of 5 bytes (no version field)", "6.3", "tiny.wmz", "", "invalid", "embedded model of 5 bytes has no version field", "", embedAs(tinyModel[:5]))
 	file("a model given, the embedded model of 5 bytes (no version field)", "6.3", "invalid", "embedded model of 5 bytes has no version field", "", embedAs(tinyModel[:5]))
 	file("header S differs from the model's", "6.3", "model-mismatch", "model geometry or precision differs from the header", "", hdr(func(h []byte) { le.PutUint16(h[12:], 2) }))
@@ -1039,6 +1053,34 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 			return idx(x32(e3+20, func([]byte) uint32 { return 1 }))(p)
 		})
 	file("a byte after the trailer", "6.7", "invalid", "bytes after the trailer", "bad trailer magic", func(p *fileParts) []byte { p.after = []byte{0}; return p.join(true) })
+
+	// Files of the fast level (fast-tiny.wmz: tiny.wmz's input and
+	// model-tiny.wmm at the fast level, slot events in its streams).
+	const tf = "model-tiny-fast.wmm"
+	fast := func(name, sec, errc, expect, expectRA string, edit func(p *fileParts) []byte) {
+		fileRA(name, sec, "fast-tiny.wmz", tf, errc, expect, expectRA, edit)
+	}
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of fast-tiny.wmz", Check: "file", Section: "6.14", Base: "fast-tiny.wmz", Model: tf, Prefixes: true,
+		Error: "truncated", Expect: "truncated"}})
+	fileRA("a fast-level file given the default-level model of the same content", "6.3", "fast-tiny.wmz", tm, "model-mismatch", "file needs model", "",
+		func(p *fileParts) []byte { return p.join(true) })
+	fileRA("a default-level file given the fast-level model of the same content", "6.3", "tiny.wmz", tf, "model-mismatch", "file needs model", "",
+		func(p *fileParts) []byte { return p.join(true) })
+	fast("fast level: reconstruction checksum", "6.6", "checksum", "reconstruction checksum", "", rec(1, func(r []byte) []byte { r[12] ^= 1; return r }))
+	// A changed stream byte changes slot events and values: a lane runs
+	// out of bytes or ends elsewhere than X0, or the reconstruction's
+	// checksum differs.
+	for _, c := range []struct {
+		k            int
+		sec, errc, e string
+	}{
+		{0, "2.5", "invalid", "lane 0 needs a byte past the end of the stream"},
+		{2, "2.5", "invalid", "lane 0 ends in state 0x17a073f4, not 0x1000000"},
+		{10, "6.6", "checksum", "reconstruction checksum"},
+	} {
+		fast(fmt.Sprintf("fast level: stream byte %d changed", c.k), c.sec, c.errc, c.e, "",
+			recKeep(1, func(r []byte) { r[chunkHdrSize+c.k] ^= 0x5a }))
+	}
 	return cs
 }
 

@@ -140,6 +140,29 @@ var conformanceVectors = []vector{
 	{File: "v3-levels.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: LambdaLossless, Version: 3,
 		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
 		Covers: "container version 3 with four levels"},
+	{File: "fast.wmz", Input: "input.json", Model: "model-fast.wmm", Keyframe: 4, Lanes: 3, Embed: true, Lambda: LambdaLossless,
+		Covers: "a model of the fast level (version 4, level flag, version-2 layout), embedded: slot events (copies by rank, escapes, slots without candidates), the match's binary event, lookups in the chunk and the dictionary, fallback rows requantized to P = 12"},
+	{File: "fast-lossy.wmz", Input: "input.json", Model: "model-gate-fast.wmm", Keyframe: 4, Lanes: 3, Lambda: 8 << 16,
+		Covers: "the fast level at a finite λ: the gate decides the coordinates of escaped slots only, omitted coordinates committed without evidence"},
+	{File: "fast-levels.wmz", Input: "input.json", Model: "model-gate-fast.wmm", Keyframe: 4, Lanes: 2, Lambda: LambdaLossless,
+		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless}, Flush: true,
+		Covers: "the fast level with four retention levels and flushed chunks"},
+	{File: "fast-k257.wmz", Input: "input-k257.json", Model: "model-k257-fast.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
+		Covers: "the fast level at K = 257 (lookups by a map of code pairs), M = 1 (no lookup), P = 16"},
+	{File: "fast-caps.wmz", Input: "input-caps.json", Model: "model-caps-fast.wmm", Keyframe: 64, Lanes: 4, Lambda: LambdaLossless,
+		Covers: "the fast level with every cap of the default one: 1,024 dictionary tiles, long chunk lookups"},
+	{File: "fast-tiny.wmz", Input: "input-tiny.json", Model: "model-tiny-fast.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a small file of the fast level at P = 10, the base of its rejection vectors"},
+	{File: "fast-wide.wmz", Input: "input-wide.json", Model: "model-wide-fast.wmm", Keyframe: 32, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the fast level at K = 300 (chunk lookups by a map of code pairs), M = 12 (long runs of the match), P = 14; slots that repeat an earlier slot of their state"},
+	{File: "fast-p16.wmz", Input: "input-p16.json", Model: "model-p16-fast.wmm", Keyframe: 2, Lanes: 2, Lambda: 2 << 16,
+		Covers: "the fast level without a reference store (no dictionary lookup), P = 16, under a gate"},
+	{File: "fast-k2.wmz", Input: "input-k2.json", Model: "model-k2-fast.wmm", Keyframe: 4096, Lanes: 1, Lambda: LambdaLossless,
+		Covers: "the fast level at K = 2, S = M = 1: a chunk of 2,100 slot events (their counts halve)"},
+	{File: "fast-steady.wmz", Input: "input-steady.json", Model: "model-steady-fast.wmm", Keyframe: 1024, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the fast level over one chunk of 800 states that seldom change: 3,200 slot events, the counts of a context halve"},
+	{File: "fast-lossy64.wmz", Input: "input-mix64.json", Model: "model-gate64-fast.wmm", Keyframe: 8, Lanes: 2, Lambda: 4 << 16,
+		Covers: "the fast level under a gate with distance tables at K = 64: weak one-step predictions filled by the fallback row's fill (Row)"},
 	{File: "meta.wmz", Input: "input-meta.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "metadata that is a JSON text by the grammar alone: duplicate names, escaped lone surrogates, 1e999 and -0, arrays nested 10,000 deep, whitespace around the value, UTF-8 and DEL in strings"},
 }
@@ -160,6 +183,21 @@ var builtVectors = []builtVector{
 	{input: "input-meta.json", model: "model-tiny.wmm", build: buildMeta},
 	{input: "input-weak.json", model: "model-weak.wmm", build: buildWeak},
 	{input: "input-apart.json", model: "model-apart.wmm", build: buildApart},
+	{input: "input-wide.json", model: "model-wide-fast.wmm", build: buildWide},
+	{input: "input-steady.json", model: "model-steady-fast.wmm", build: buildSteady},
+}
+
+// fastModels are the models of the fast level (wm.Model.WithLevel, an
+// integer copy) of other models of the vectors, by file name.
+var fastModels = []struct{ name, of string }{
+	{"model-fast.wmm", "model.wmm"},
+	{"model-gate-fast.wmm", "model-gate.wmm"},
+	{"model-k257-fast.wmm", "model-k257.wmm"},
+	{"model-caps-fast.wmm", "model-caps.wmm"},
+	{"model-tiny-fast.wmm", "model-tiny.wmm"},
+	{"model-p16-fast.wmm", "model-p16.wmm"},
+	{"model-k2-fast.wmm", "model-k2.wmm"},
+	{"model-gate64-fast.wmm", "model-gate64.wmm"},
 }
 
 // Schedules of input.json: the level of state t of episode i among four,
@@ -521,6 +559,12 @@ func updateConformance(t *testing.T) {
 		bi, bm := b.build()
 		inputs[b.input], models[b.model] = &bi, bm
 	}
+	for _, f := range fastModels {
+		var err error
+		if models[f.name], err = models[f.of].WithLevel(wm.LevelFast); err != nil {
+			t.Fatal(err)
+		}
+	}
 	files := map[string][]byte{}
 	for n, in := range inputs {
 		files[n] = writeInput(in)
@@ -686,7 +730,7 @@ func TestConformanceCorruption(t *testing.T) {
 	for i := range s.vectors {
 		v := &s.vectors[i]
 		switch v.File {
-		case "lossless.wmz", "lossy.wmz", "levels.wmz", "flushed.wmz":
+		case "lossless.wmz", "lossy.wmz", "levels.wmz", "flushed.wmz", "fast.wmz", "fast-lossy.wmz":
 		default:
 			continue // the others differ only in options
 		}

@@ -163,7 +163,19 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 		}
 		for t, a := range e.Actions {
 			pr.Begin(a)
-			for j, v := range e.Codes[t*n : (t+1)*n] {
+			codes := e.Codes[t*n : (t+1)*n]
+			for j := 0; j < n; j++ {
+				// A model with slot events (the fast level) codes a slot
+				// its event copies whole, with no coordinate the gate
+				// decides, as the container's writer does (SPEC.md 6.9).
+				if pr.SlotEvents() && j%g.M == 0 && pr.SlotTable(j) != nil {
+					tile := codes[j : j+g.M]
+					if pr.CommitSlot(pr.SlotSymbol(tile)) != nil {
+						j += g.M - 1
+						continue
+					}
+				}
+				v := codes[j]
 				pr.Predict(j)
 				st := PredStats(pr)
 				b := min(int(p.binKey(st)>>p.BinShift), nb-1)

@@ -51,6 +51,7 @@ var decodePath = map[string][]string{
 	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel", "UnmarshalModelLimit", "modelMemory",
 		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.checkStarts", "Model.checkCounts", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go": {"*"},
+	"wm/fast.go":  {"*", "-Predictor.SlotSymbol", "-Model.WithLevel", "-Model.Level"},
 	"wm/store.go": {"prob.update", "newStoreModel", "storeModel.opCtx", "storeModel.litIdx", "storeDecoder.bit", "storeDecoder.tree", "decodeStore", "storeDecoder.values", "storeDecoder.init", "storeDecoder.decode", "storeDecoder.close",
 		"storeDecoder.underflow", "storeDecoder.step", "adapt", "storeDecoder.literalTile", "storeDecoder.literalFast", "litTree"},
 	"wm/fallrows.go":     {"fallCounts", "fallbackRows", "Model.storeNovel", "Model.deriveFallback"},
@@ -64,7 +65,7 @@ var decodePath = map[string][]string{
 	"format/layout.go": {"crc", "Header.Lossless", "Header.levelBytes", "Header.BodyStart", "Header.lambdas", "checkLevels", "parseLevels",
 		"parseHeader", "Header.memory", "parseTrailer", "index.marshal", "Report.marshal", "parseReport", "parseIndex", "indexReport", "ceilDiv", "episodeRef.chunkOf", "crc32Update"},
 	"format/coder.go": {"retention.deciders", "useGate", "modeOf", "parseChunkMode", "newChunkCoder", "chunkCoder.begin", "chunkCoder.levelSymbols",
-		"chunkCoder.getCode", "chunkCoder.get", "chunkCoder.decodeState", "chunkCoder.commitOmitted",
+		"chunkCoder.getCode", "chunkCoder.get", "chunkCoder.getSlot", "chunkCoder.decodeState", "chunkCoder.commitOmitted",
 		"chunkCoder.decodeChunk", "chunkCoder.startChunk", "chunkCoder.decodeStates", "chunkCoder.endChunk"},
 	"format/actions.go": {"newActionModel", "actionModel.reset", "actionModel.table", "actionModel.update", "countTable", "countUpdate", "unzigzag", "escapeBits"},
 	"format/levels.go":  {"*"},
@@ -80,6 +81,7 @@ var unreachable = map[string]struct {
 	n   int
 	why string
 }{
+	"wm/fast.go":       {5, "SlotTable, Predict and Commit out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
 	"wm/predictor.go":  {5, "Predict, Commit and CommitOmitted out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"wm/index.go":      {4, "tiles of different lengths compared; two tiles whose hashes share their upper half (a probe compares codes only then); the key index's generation wrapping after 2^32 uses"},
@@ -88,7 +90,7 @@ var unreachable = map[string]struct {
 	"rans/decoder.go":  {10, "a lane, precision or table the container never passes (NewDecoder, fail, Decode's and DecodeBinary's argument checks); Close after an error (chunk decoders stop at the first error; the model store has its own decoder)"},
 	"rans/table.go":    {1, "checkPrecision's error: the container passes only precisions it has validated"},
 	"format/coder.go":  {7, "the custom retention rule (WithRetainRule, outside the format); NewDecoder's error; a symbol out of range after a failed stream"},
-	"format/layout.go": {3, "a level table of 1 or more than 16 levels, and an index shorter than 48 bytes, both rejected before"},
+	"format/layout.go": {2, "a level table of 1 or more than 16 levels, rejected before"},
 	"format/model.go":  {1, "an embedded model above the caller's memory cap (an implementation limit: TestEmbeddedModelMemory)"},
 	"format/reader.go": {4, "more than 2^24 episodes or 2^48 states (beyond any test file); an episode's end met twice (more is cleared with cur)"},
 

@@ -361,6 +361,14 @@ func CalibrateGate(calib, final *wm.Model, held []wm.Episode, opt gate.CalibOpti
 	if calib.Geom != final.Geom || calib.Precision != final.Precision {
 		return nil, nil, fmt.Errorf("gate calibration: calibration model geometry or precision differs")
 	}
+	if calib.Level() != final.Level() {
+		// The predictions the gate is calibrated on are those of final's
+		// level: a fast model's file codes no coordinate of a copied slot.
+		var err error
+		if calib, err = calib.WithLevel(final.Level()); err != nil {
+			return nil, nil, err
+		}
+	}
 	var q *opq.Quantizer
 	if raw := final.Section(gate.QuantizerTag); raw != nil {
 		var err error

@@ -42,10 +42,16 @@ var ErrModelTooLarge = errors.New("wm: model exceeds the memory limit")
 // ErrModelVersion reports a model file of a version this package does not read.
 var ErrModelVersion = errors.New("wm: unsupported model file version")
 
+// Flags of a version-4 model file.
+const (
+	flagLevel = 0x1 // the level: 1, fast
+	flagCoded = 0x2 // the fields of version 3 (else of version 2)
+)
+
 // Model file constants.
 const (
 	modelMagic   = "WMZM"
-	ModelVersion = 3
+	ModelVersion = 4
 	// MaxRefStates bounds the reference store a model may hold.
 	MaxRefStates = 1 << 20
 	// dictCap bounds how many dictionary tiles one two-code prefix expands to.
@@ -170,6 +176,9 @@ type Model struct {
 	fallModal []rowModal // the modal value of each fallback row
 	pow1      []uint16   // powers of the fallback rows (with a second table)
 	pow2      []uint16   // powers of the second table's rows
+
+	// level is the model's level: LevelDefault or LevelFast.
+	level int
 
 	sections []Section
 
@@ -321,8 +330,19 @@ func (m *Model) headCap() int {
 func (m *Model) appendHead(b []byte, version uint16) []byte {
 	g := m.Geom
 	b = append(b, modelMagic...)
-	b = binary.LittleEndian.AppendUint16(b, version)
-	b = binary.LittleEndian.AppendUint16(b, 0) // flags
+	// A model of another level than the default is a version-4 file,
+	// its level and layout (2 or 3) in the flags.
+	if m.level == 0 {
+		b = binary.LittleEndian.AppendUint16(b, version)
+		b = binary.LittleEndian.AppendUint16(b, 0) // flags
+	} else {
+		fl := uint16(m.level)
+		if version == 3 {
+			fl |= flagCoded
+		}
+		b = binary.LittleEndian.AppendUint16(b, 4)
+		b = binary.LittleEndian.AppendUint16(b, fl)
+	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(g.S))
 	b = binary.LittleEndian.AppendUint32(b, uint32(g.M))
 	b = binary.LittleEndian.AppendUint32(b, uint32(g.K))
@@ -550,8 +570,20 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	if version < 1 || version > ModelVersion {
 		return nil, fmt.Errorf("%w %d", ErrModelVersion, version)
 	}
-	if f := r.u16(); f != 0 {
+	// layout is the version whose fields the file has: version 4 has
+	// those of version 2 or 3, as its flags say, and a level.
+	layout, level := version, 0
+	f := r.u16()
+	switch {
+	case version < 4 && f != 0:
 		return nil, fmt.Errorf("%w: reserved flags %#x set", ErrModelFormat, f)
+	case version == 4 && (f&^(flagLevel|flagCoded) != 0 || f&flagLevel != LevelFast):
+		return nil, fmt.Errorf("%w: flags %#x invalid in version 4", ErrModelFormat, f)
+	case version == 4:
+		layout, level = 2, LevelFast
+		if f&flagCoded != 0 {
+			layout = 3
+		}
 	}
 	g := Geometry{S: int(r.u32()), M: int(r.u32()), K: int(r.u32())}
 	if !r.need(4) {
@@ -568,7 +600,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	if p < 10 || p > 16 || uint64(g.K) > 1<<p {
 		return nil, fmt.Errorf("%w: precision %d invalid for K=%d", ErrModelFormat, p, g.K)
 	}
-	m := &Model{Geom: g, Precision: p}
+	m := &Model{Geom: g, Precision: p, level: level}
 	var err error
 	for i := range nBuckets {
 		for c := range nClasses {
@@ -593,7 +625,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	if m.fallCtx != 1 && m.fallCtx != g.K+1 {
 		return nil, fmt.Errorf("%w: fallback contexts %d", ErrModelFormat, m.fallCtx)
 	}
-	if version == 3 {
+	if layout == 3 {
 		if err := m.readFallV3(r, int64(len(b))); err != nil {
 			return nil, err
 		}
@@ -611,13 +643,13 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 		}
 	}
 	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
-	if version == 1 {
+	if layout == 1 {
 		// Version 1 has none of these fields; its predictions are those of
 		// their defaults.
 		m.subMix = 128
 		m.contNext = defaultContNext(g.S)
 		m.occCap, m.anchorCap, m.succCap = occCapV1, occCapV1, 0
-	} else if err := m.readV2(r, version == 3); err != nil {
+	} else if err := m.readV2(r, layout == 3); err != nil {
 		return nil, err
 	}
 	ne := int64(r.u32())
@@ -636,7 +668,7 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 		return nil, fmt.Errorf("%w: %d reference states exceed the limit %d", ErrModelFormat, m.refT, MaxRefStates)
 	}
 	var src []int32 // per tile of a decoded store, the earlier tile it copies, or -1
-	if version == 3 {
+	if layout == 3 {
 		if need := modelMemory(g, int64(m.refT), m.fallEntries(), int64(len(b))); maxBytes > 0 && need > maxBytes {
 			return nil, fmt.Errorf("%w: %d reference states need about %d bytes, limit %d", ErrModelTooLarge, m.refT, need, maxBytes)
 		}
@@ -690,9 +722,9 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 		return nil, err
 	}
 	m.raw = slices.Clone(b)
-	m.fallDerived = version == 3
+	m.fallDerived = layout == 3
 	m.derive(src)
-	if version == 3 {
+	if layout == 3 || version == 4 {
 		m.id = m.canonicalID()
 	} else {
 		h := sha256.Sum256(m.raw)

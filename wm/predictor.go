@@ -59,6 +59,8 @@ type Predictor struct {
 	cont  continuations // CP
 
 	best []uint16 // tile of the best group at the end of the last slot, or nil
+
+	fast *fastState // the fast level's state, nil at the default level
 }
 
 // prediction is what Predict and Table compute for the current
@@ -143,6 +145,9 @@ func (m *Model) NewPredictor() *Predictor {
 	if m.fall2Ctx > 0 {
 		p.fall.cache = newRowCache(K, rowCacheBytes)
 	}
+	if m.level == LevelFast {
+		p.fast = newFastState(m)
+	}
 	p.Reset()
 	return p
 }
@@ -176,6 +181,10 @@ func (p *Predictor) Model() *Model { return p.m }
 
 // Reset forgets all history.
 func (p *Predictor) Reset() {
+	if p.fast != nil {
+		p.resetFast()
+		return
+	}
 	p.hist.reset(int32(len(p.m.tileRep)))
 	p.t = -1
 	p.ep.reset()
@@ -186,6 +195,10 @@ func (p *Predictor) Reset() {
 
 // Begin starts the next state, led into by action (ignored after Reset).
 func (p *Predictor) Begin(action int64) {
+	if p.fast != nil {
+		p.beginFast(action)
+		return
+	}
 	if p.t >= 0 {
 		p.succ.next(p.m, p.t)
 	}
@@ -265,6 +278,9 @@ func (p *Predictor) startSlot() {
 // hit < 2^P), and on a miss the value among the others with Table. With
 // hit = 0 the value is coded with Table alone; top is then undefined.
 func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
+	if p.fast != nil {
+		return p.predictFast(j)
+	}
 	if j != p.j {
 		panic("wm: Predict out of order")
 	}
@@ -351,6 +367,10 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 func (p *Predictor) Table() []uint16 {
 	pr := &p.pred
 	if pr.tab != nil {
+		return pr.tab
+	}
+	if p.fast != nil {
+		pr.tab = p.fallRowFast()
 		return pr.tab
 	}
 	if pr.hit == 0 && !pr.virt && len(p.grp.list) == 0 {
@@ -478,7 +498,14 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 // Predict, SPEC.md 4.11) as a cumulative table at precision 16, and its
 // key: equal keys of one model give equal rows, so what is derived from a
 // row can be kept by key. The slice belongs to the model.
-func (p *Predictor) Row() (key uint64, f1 []uint16) { return uint64(p.fall.r1), p.fall.f1 }
+func (p *Predictor) Row() (key uint64, f1 []uint16) {
+	if p.fast != nil {
+		p.Table() // finds the row if no table was asked for yet
+		r := p.fall.r1 * p.K
+		return uint64(p.fall.r1), p.m.fallCum[r : r+p.K]
+	}
+	return uint64(p.fall.r1), p.fall.f1
+}
 
 // Precision returns P, the precision of the predictor's frequencies.
 func (p *Predictor) Precision() uint { return p.prec }
@@ -520,6 +547,10 @@ func (p *Predictor) virtualWeights() {
 
 // Commit records the reconstructed value of coordinate j (after Predict).
 func (p *Predictor) Commit(j int, v uint16) {
+	if p.fast != nil {
+		p.commitFast(j, v, true)
+		return
+	}
 	if j != p.j {
 		panic("wm: Commit out of order")
 	}
@@ -610,6 +641,10 @@ func (p *Predictor) commitVirtual(v uint16) {
 func (p *Predictor) CommitOmitted(j int, v uint16) {
 	if j != p.j {
 		panic("wm: Commit out of order")
+	}
+	if p.fast != nil {
+		p.commitFast(j, v, false)
+		return
 	}
 	p.commitOmitted(v)
 }

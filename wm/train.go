@@ -43,6 +43,10 @@ type TrainOptions struct {
 	NoFile bool
 	// Progress, when set, is called as calibration advances.
 	Progress func(done, total int)
+	// Level is the model's level: LevelDefault, or LevelFast for a model
+	// that predicts with fewer hypotheses, several times faster, for more
+	// bits (SPEC.md 4.15).
+	Level int
 }
 
 // DefaultPrecision is the rANS precision of a model trained with defaults.
@@ -56,6 +60,9 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	}
 	if opt.Precision == 0 {
 		opt.Precision = DefaultPrecision
+	}
+	if opt.Level != LevelDefault && opt.Level != LevelFast {
+		return nil, fmt.Errorf("wm: level %d unknown", opt.Level)
 	}
 	if opt.Precision < 10 || opt.Precision > 16 || uint64(g.K) > 1<<opt.Precision {
 		return nil, fmt.Errorf("wm: precision %d invalid for K=%d", opt.Precision, g.K)
@@ -110,6 +117,8 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 // What is built here is garbage when it returns, before the final model is
 // built.
 func calibrateOn(g Geometry, opt TrainOptions, fit, held []Episode) classStats {
+	// The statistics are the default level's, whatever the model's level.
+	opt.Level = LevelDefault
 	m0 := build(g, opt, fit, defaultStats(g), false)
 	// The continuations and the offset law are measured against the
 	// reference store of m0 and used by the calibration run.
@@ -524,6 +533,7 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats, file bool
 	// The bounds of the current model version, as UnmarshalModel sets them.
 	m.occCap, m.anchorCap, m.succCap = occCap, anchorCap, succCap
 	m.derive(nil)
+	m.level = opt.Level
 	if !file {
 		return m
 	}

@@ -41,6 +41,7 @@ func runTrain(args []string) error {
 	qSample := fs.Int("quantizer-sample", 0, "quantizer: training vectors sampled (0: the default; negative: all)")
 	noQuant := fs.Bool("no-quantizer", false, "ignore float obs: train on the inputs' codes only")
 	quiet := fs.Bool("q", false, "no progress or summary output")
+	level := fs.String("level", "default", "model level: default, or fast (several times faster to encode and decode, more bits per state)")
 	checkTrainFlags(prec, maxRef, maxStates, capacity, alpha, gateHold, subspaces, centroids)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -55,6 +56,14 @@ func runTrain(args []string) error {
 	gopt, err := gateBinsFlag(*gateBins)
 	if err != nil {
 		return err
+	}
+	var lv int
+	switch *level {
+	case "default":
+	case "fast":
+		lv = wm.LevelFast
+	default:
+		return fmt.Errorf("-level %q: want default or fast", *level)
 	}
 	ins := []*string{gateWeights}
 	for i := range pos {
@@ -80,7 +89,7 @@ func runTrain(args []string) error {
 	opts := []train.Option{
 		train.WithQuantizer(opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}),
 		train.WithAlphabet(*alpha),
-		train.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity}),
+		train.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity, Level: lv}),
 		train.WithGate(*gateHold, gopt),
 		train.WithMaxStates(*maxStates),
 		train.WithProgress(trainProgress(*quiet)),

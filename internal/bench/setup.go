@@ -119,7 +119,7 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 // `wmzip train` calibrates).
 func calibrate(final *wm.Model, q *opq.Quantizer, fit, held []wm.Episode) (*wm.Model, *gate.Params, error) {
 	g := final.Geom
-	calib, err := wm.Train(g, fit, wm.TrainOptions{Precision: final.Precision})
+	calib, err := wm.Train(g, fit, wm.TrainOptions{Precision: final.Precision, Level: final.Level()})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/baseline"
+	"github.com/wmzip/wmzip/wm"
 )
 
 // DefaultDistortions are the targets of the lossy wmzip rows: about 60% and
@@ -206,6 +207,19 @@ func DefaultCoders(s *Setup, opt SpeedOptions) ([]Coder, []string, error) {
 	}
 	for _, c := range wz {
 		c.row.ModelBytes = int64(len(mb))
+		cs = append(cs, c)
+	}
+	// The fast level of the same model (wm.LevelFast), lossless.
+	if s.Model.Level() == wm.LevelDefault {
+		mf, err := s.Model.WithLevel(wm.LevelFast)
+		if err != nil {
+			return nil, nil, err
+		}
+		fb, err := mf.MarshalBinary()
+		if err != nil {
+			return nil, nil, err
+		}
+		c := newWmzip(mf, t, opt.Keyframe, format.LambdaLossless, Row{Coder: "wmzip fast lossless", Lossless: true, ModelBytes: int64(len(fb))})
 		cs = append(cs, c)
 	}
 	cs = append(cs,
