@@ -10,5 +10,6 @@ typedef const void wmz_cvoid;
 typedef const float wmz_cfloat;
 typedef const int64_t wmz_cint64;
 typedef const wmz_trajectory wmz_ctrajectory;
+typedef const char *const wmz_cpath;
 
 __attribute__((visibility("hidden"))) void wmz_set_error(char *msg);

@@ -9,14 +9,15 @@
  * and link with -lwmzip. The Python package (python/) is built on it.
  *
  * Objects. A codec (the shared model: quantizer, world model, retention
- * gate), a file read at random, a writer and a reader are named by
- * handles: 64-bit numbers, 0 for none. The library keeps the objects; a
+ * gate), a file read at random, a writer, a reader and a search (files
+ * searched for the nearest neighbours of a query) are named by handles: 64-bit numbers, 0 for none. The library keeps the objects; a
  * handle is never reused, so a released one gives WMZ_ERR_CLOSED, never
  * another object. Releasing a handle twice is allowed and does nothing.
  *
  * Threads. Every function may be called from any thread. A codec is
  * immutable; a file's reads run concurrently (wmz_file_close waits for
- * the reads in flight); a writer or reader serializes its calls.
+ * the reads in flight), and so do a search's searches (wmz_search_close
+ * waits for them); a writer or reader serializes its calls.
  *
  * Errors. Every function but wmz_errmsg and wmz_api_version returns a
  * status: WMZ_OK (0), WMZ_EOF (1) where documented, or a negative
@@ -56,6 +57,7 @@ typedef uint64_t wmz_codec;  /* a codec: model file (.wmm) in memory */
 typedef uint64_t wmz_file;   /* a .wmz file open for random access */
 typedef uint64_t wmz_writer; /* a .wmz file being written */
 typedef uint64_t wmz_reader; /* a .wmz file read in order */
+typedef uint64_t wmz_search; /* .wmz files searched for nearest neighbours */
 
 /* Status codes. */
 enum {
@@ -292,6 +294,76 @@ int wmz_reader_level(wmz_reader r, int *level);
 
 /* wmz_reader_close closes the file and releases the handle. */
 int wmz_reader_close(wmz_reader r);
+
+/* ---- Searches: nearest neighbours ------------------------------------ */
+
+/* A search finds the stored slot vectors or states nearest a query, by
+ * asymmetric distance: the squared Euclidean distance between the query
+ * (floats, or the reconstruction of codes) and the reconstruction of the
+ * stored codes; a state's is summed over its S slots. Ranks are decided
+ * in integers, ties broken by episode, step and slot, and are the same on
+ * every machine: the results are `wmzip search --json`'s for the same
+ * files, queries and options. Episodes are numbered across the files in
+ * the order given, as `wmzip decode` numbers them. It needs a codec with
+ * a quantizer of at most 256 centroids. */
+
+/* wmz_search_open opens the n .wmz files paths[0..n-1] to be searched
+ * together, with codec c, or with the model the first file embeds when c
+ * is 0; every file must be written with that codec. Each file's index
+ * (its .wmzi beside it, which `wmzip index` writes) is loaded when it is
+ * current, and built from the file otherwise, which decodes it whole;
+ * wmz_search_info tells which happened. Options: threads (goroutines that
+ * build an index; default every core), save (true: write an index built
+ * here beside its file, as `wmzip index` does; default false). */
+int wmz_search_open(const char *const *paths, size_t n, wmz_codec c, const char *options, wmz_search *out);
+
+/* wmz_search_codec returns a new handle to the codec the search runs with
+ * (free it with wmz_codec_free). */
+int wmz_search_codec(wmz_search s, wmz_codec *out);
+
+/* wmz_search_info returns what the search holds as a JSON object:
+ * episodes, states, model_id, and files: for each, path, episodes (the
+ * number of states of each of its episodes), states, index ("loaded": the
+ * index beside it was current; "built": decoded from the file for this
+ * search), reason (why it was built: "no index", or what was wrong with
+ * the one there), saved (a built index was written beside the file),
+ * index_bytes and cells (of its coarse partition of states, 0: none). */
+int wmz_search_info(wmz_search s, char *buf, size_t cap, size_t *size);
+
+/* wmz_search_floats finds the k nearest neighbours (1 <= k <= 2^20) of
+ * each query of n floats: slot queries of dim floats each (states 0), or
+ * state queries of S*dim each (states 1: S slot vectors, distances summed
+ * over slots). Values must be finite.
+ *
+ * Options: episodes and steps, each [first, end] (end 0: no bound): only
+ * memory episodes first..end-1, and steps first..end-1 of each episode,
+ * are searched; nprobe (state queries: scan only the nprobe cells of each
+ * file's partition nearest the query; default 0, every state); threads
+ * (default every core; the results do not depend on it).
+ *
+ * Results. Query i's neighbours go to entries i*k..i*k+k-1 of the
+ * arrays, nearest first: the neighbour's episode (numbered across the
+ * files), step, slot (-1 for a state query) and distance. Any of the four
+ * arrays may be NULL (not wanted); each holds cap entries. A query that
+ * finds fewer than k neighbours (the memory, or the part of it the
+ * filters or nprobe leave, holds fewer) fills the rest of its entries
+ * with episode, step and slot -1 and distance +infinity. *size receives
+ * the number of entries needed, queries*k; when all four arrays are NULL
+ * or cap is smaller, nothing is searched and the call returns
+ * WMZ_ERR_BUFFER, so a caller can ask for the size first. */
+int wmz_search_floats(wmz_search s, const float *queries, size_t n, int states, size_t k, const char *options,
+                      int64_t *episode, int64_t *step, int64_t *slot, double *distance, size_t cap, size_t *size);
+
+/* wmz_search_codes is wmz_search_floats of queries given as n codes of
+ * width bytes: M for a slot query, S*M for a state query (a state's
+ * codes, as wmz_file_state writes them); each query stands for its
+ * reconstruction. Codes must be below the codec's alphabet. */
+int wmz_search_codes(wmz_search s, const void *queries, size_t n, int width, int states, size_t k, const char *options,
+                     int64_t *episode, int64_t *step, int64_t *slot, double *distance, size_t cap, size_t *size);
+
+/* wmz_search_close closes the search, once the searches in flight have
+ * returned, and releases the handle. */
+int wmz_search_close(wmz_search s);
 
 #ifdef __cplusplus
 }

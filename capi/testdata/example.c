@@ -1,5 +1,6 @@
-/* example: read a .wmz file at random and copy its last episode to a new
- * file, through the C interface (wmzip.h).
+/* example: read a .wmz file at random, copy its last episode to a new
+ * file, and find the states nearest one of it, through the C interface
+ * (wmzip.h).
  *
  *     cc -I capi capi/testdata/example.c -L. -lwmzip -o example
  *     ./example model.wmm in.wmz out.wmz
@@ -19,6 +20,7 @@ int main(int argc, char **argv) {
 	wmz_codec codec = 0;
 	wmz_file file = 0;
 	wmz_writer out = 0;
+	wmz_search search = 0;
 	wmz_codec_info info;
 	int64_t lens[64];
 	size_t episodes = 0;
@@ -66,6 +68,26 @@ int main(int argc, char **argv) {
 			fail("write");
 			goto done;
 		}
+		/* The 3 states of the file nearest state t, by its codes. */
+		{
+			const char *paths[1];
+			int64_t ep[3], st[3];
+			double dist[3];
+			size_t need = 0, i;
+			paths[0] = argv[2];
+			if (wmz_search_open(paths, 1, codec, NULL, &search) != WMZ_OK) {
+				fail("search");
+				goto done;
+			}
+			if (wmz_search_codes(search, one, n, 2, 1, 3, NULL, NULL, NULL, NULL, NULL, 0, &need) != WMZ_ERR_BUFFER ||
+			    need != 3 || wmz_search_codes(search, one, n, 2, 1, 3, NULL, ep, st, NULL, dist, 3, &need) != WMZ_OK) {
+				fail("search codes");
+				goto done;
+			}
+			for (i = 0; i < 3; i++)
+				printf("nearest state %zu: episode %lld, step %lld, distance %g\n", i, (long long)ep[i],
+				       (long long)st[i], dist[i]);
+		}
 		rc = 0;
 	done:
 		free(one);
@@ -73,6 +95,7 @@ int main(int argc, char **argv) {
 		free(actions);
 	}
 	wmz_writer_free(out);
+	wmz_search_close(search);
 	wmz_file_close(file);
 	wmz_codec_free(codec);
 	return rc;

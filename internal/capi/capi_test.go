@@ -19,6 +19,7 @@ import (
 	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/search"
 	"github.com/wmzip/wmzip/train"
 )
 
@@ -500,6 +501,9 @@ func TestCode(t *testing.T) {
 		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}, ErrNotFound},
 		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrPermission}, ErrPermission},
 		{&fs.PathError{Op: "read", Path: "x", Err: errors.New("EIO")}, ErrIO},
+		{fmt.Errorf("%w: k", search.ErrInput), ErrInput},
+		{fmt.Errorf("%w: crc", search.ErrIndex), ErrCorrupt},
+		{fmt.Errorf("%w: model", search.ErrStale), ErrMismatch},
 		{BufferError(10, 3), ErrBuffer},
 		{Recovered("boom"), ErrInternal},
 		{errors.New("other"), ErrOther},

@@ -7,5 +7,6 @@
 //
 // Every object a handle names is safe for concurrent use: a Codec is
 // immutable, a File reads concurrently (its Close waits for the reads in
-// flight), and a Writer or Reader serializes its calls.
+// flight), a Search runs searches concurrently (its Close waits for
+// them), and a Writer or Reader serializes its calls.
 package capi

@@ -11,6 +11,7 @@ import (
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/search"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -50,7 +51,7 @@ func Code(err error) int {
 		return ErrInternal
 	case errors.Is(err, wmzip.ErrChecksum):
 		return ErrChecksum
-	case errors.Is(err, wmzip.ErrModelMismatch):
+	case errors.Is(err, wmzip.ErrModelMismatch), errors.Is(err, search.ErrStale):
 		return ErrMismatch
 	case errors.Is(err, wmzip.ErrNoModel):
 		return ErrNoModel
@@ -61,11 +62,11 @@ func Code(err error) int {
 	case errors.Is(err, format.ErrVersion), errors.Is(err, format.ErrUnsupported), errors.Is(err, wm.ErrModelVersion):
 		return ErrUnsupported
 	case errors.Is(err, wmzip.ErrCorrupt), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, wm.ErrModelFormat),
-		errors.Is(err, opq.ErrCorrupt), errors.Is(err, gate.ErrSection):
+		errors.Is(err, opq.ErrCorrupt), errors.Is(err, gate.ErrSection), errors.Is(err, search.ErrIndex):
 		return ErrCorrupt
 	case errors.Is(err, wmzip.ErrClosed):
 		return ErrClosed
-	case errors.Is(err, wmzip.ErrInput), errors.Is(err, npz.ErrContract):
+	case errors.Is(err, wmzip.ErrInput), errors.Is(err, npz.ErrContract), errors.Is(err, search.ErrInput):
 		return ErrInput
 	case errors.Is(err, fs.ErrNotExist):
 		return ErrNotFound

@@ -92,6 +92,8 @@ func kindOf(v any) string {
 		return "writer"
 	case *Reader:
 		return "reader"
+	case *Search:
+		return "search"
 	}
 	return fmt.Sprintf("%T", v)
 }

@@ -121,7 +121,7 @@ def test_reader(codec, run, tmp_path):
 def test_c_program(compiler, codec, run, tmp_path):
     """capi/testdata/example.c compiles against wmzip.h (as C99 and as
     C++, warnings as errors) and runs: it reads a file Python wrote and
-    writes one Python reads."""
+    writes one Python reads, and searches the file."""
     cc = shutil.which(compiler)
     if cc is None:
         pytest.skip(f"no {compiler}")
@@ -136,7 +136,7 @@ def test_c_program(compiler, codec, run, tmp_path):
     wmzip.encode(src, codec, episodes_of(run)[:2])
     p = subprocess.run([str(exe), str(model), str(src), str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "2 episodes" in p.stdout
+    assert "2 episodes" in p.stdout and "nearest state 2: episode" in p.stdout
     with wmzip.open(src, codec) as a, wmzip.open(out, codec) as b:
         assert b.episodes == (a.episodes[1],)
         assert np.array_equal(b.episode(0).codes, a.episode(1).codes)

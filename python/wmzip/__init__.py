@@ -12,6 +12,8 @@ indexed for random access and decode bit-exactly on every machine.
         w.write_episode(obs_of_an_episode, its_actions)
     with wmzip.open("memory.wmz", codec) as f:
         state = f[1, 7]          # episode 1, step 7: (S, d) float32
+    with wmzip.Memory(["memory.wmz"], codec) as m:
+        hits = m.states(state, k=5)  # hits.episode, .step, .distance
 
 The package is a thin layer over the C library built from the Go module
 (wmzip.h); long calls release the GIL.
@@ -31,6 +33,7 @@ from ._lib import (
     TooLargeError,
     UnsupportedError,
 )
+from ._search import Hits, IndexInfo, Memory
 from ._writer import Account, Search, Writer, encode
 
 __all__ = [
@@ -43,9 +46,12 @@ __all__ = [
     "Episode",
     "Error",
     "File",
+    "Hits",
+    "IndexInfo",
     "Info",
     "InputError",
     "InternalError",
+    "Memory",
     "ModelMismatchError",
     "NoModelError",
     "Search",

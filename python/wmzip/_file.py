@@ -6,6 +6,7 @@ import ctypes
 import json
 import math
 import os
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator, List, Optional, Tuple, Union
@@ -14,6 +15,7 @@ import numpy as np
 
 from ._codec import Codec
 from ._lib import ClosedError, InputError, call, lib, options, out_bytes, out_json
+from ._search import Hits, Memory
 
 
 @dataclass
@@ -163,6 +165,8 @@ class File:
         self._obs_shape = (codec.slots, codec.dim) if codec.dim else None
         self._dtype = codec.code_dtype
         self._width = self._dtype.itemsize
+        self._memory: Optional[Memory] = None  # the file's, opened by search
+        self._memory_lock = threading.Lock()
 
     # ---- what the file holds
 
@@ -309,6 +313,21 @@ class File:
         for e in range(len(self._lens)):
             yield self.episode(e)
 
+    def search(self, query: Any, k: int = 10, *, states: bool = False, **kw: Any) -> Hits:
+        """The k nearest slot vectors (or, with states=True, states) of the
+        file to each query, as wmzip.Memory([path], codec).slots (or
+        .states) finds them, with the same keywords (episodes, steps,
+        nprobe, threads): a Hits of episode, step, slot and distance
+        arrays. The first search opens the file's index, built by decoding
+        the file when there is none current beside it (`wmzip index`
+        keeps one); the file keeps it until it is closed."""
+        self._check()
+        with self._memory_lock:
+            if self._memory is None:
+                self._memory = Memory(self.path, self.codec)
+            m = self._memory
+        return m.states(query, k, **kw) if states else m.slots(query, k, **kw)
+
     # ---- lifetime
 
     def close(self) -> None:
@@ -316,6 +335,9 @@ class File:
         does nothing."""
         if self._h and not self._closed:
             self._closed = True
+            with self._memory_lock:
+                if self._memory is not None:
+                    self._memory.close()
             call("wmz_file_close", self._h)
 
     def __enter__(self) -> "File":
@@ -328,6 +350,9 @@ class File:
         if getattr(self, "_h", 0) and not self._closed and lib is not None:
             warnings.warn(f"unclosed wmzip.File {self.path!r}", ResourceWarning, stacklevel=2)
             self._closed = True
+            m = getattr(self, "_memory", None)
+            if m is not None:
+                m.close()
             lib.wmz_file_close(self._h)
 
     def __repr__(self) -> str:

@@ -100,6 +100,12 @@ _PROTOTYPES: dict[str, tuple] = {
     "wmz_reader_obs": (c_int, [_H, _P, _P, c_size_t]),
     "wmz_reader_level": (c_int, [_H, POINTER(c_int)]),
     "wmz_reader_close": (c_int, [_H]),
+    "wmz_search_open": (c_int, [POINTER(c_char_p), c_size_t, _H, c_char_p, _PH]),
+    "wmz_search_codec": (c_int, [_H, _PH]),
+    "wmz_search_info": (c_int, [_H, _P, c_size_t, _PSIZE]),
+    "wmz_search_floats": (c_int, [_H, _P, c_size_t, c_int, c_size_t, c_char_p, _P, _P, _P, _P, c_size_t, _PSIZE]),
+    "wmz_search_codes": (c_int, [_H, _P, c_size_t, c_int, c_int, c_size_t, c_char_p, _P, _P, _P, _P, c_size_t, _PSIZE]),
+    "wmz_search_close": (c_int, [_H]),
 }
 
 
@@ -172,7 +178,7 @@ class TooLargeError(Error):
 
 
 class ClosedError(Error, ValueError):
-    """A call on a closed File or Writer."""
+    """A call on a closed File, Writer or Memory."""
 
     code = -7
 
