@@ -507,7 +507,15 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	for j := 0; j < len(codes); j++ {
 		if slotEv && j == slot {
 			slot += M
-			if tile := c.getSlot(lane, j); tile != nil {
+			tile := c.getSlot(lane, j)
+			if tile == nil && c.cur == nil {
+				// An escaped slot whose every coordinate is retained
+				// decodes in one call.
+				var cost uint64
+				tile, cost = c.pred.DecodeSlot(c.dec, lane)
+				c.idealCodes += cost
+			}
+			if tile != nil {
 				copy(codes[j:j+M], tile)
 				sc := c.scratch[8+2*j : 8+2*(j+len(tile))]
 				for k, x := range tile {
