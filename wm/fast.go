@@ -502,6 +502,21 @@ func (p *Predictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
 	one := uint32(1) << prec
 	off := p.base + p.s*p.M
 	codes := p.hist.codes[off : off+p.M]
+	// The fallback rows (fallRowFast): per coordinate, by the code of the
+	// previous slot there when the rows have that context.
+	K, fc := p.K, p.m.fallCtx
+	rows := p.m.fallCum
+	if f.cumP != nil {
+		rows = f.cumP
+	}
+	var prev []uint16
+	ctx := 0
+	if fc > 1 {
+		ctx = K
+		if p.s > 0 {
+			prev = p.hist.codes[off-p.M : off]
+		}
+	}
 	var cost uint64
 	for m := range codes {
 		var v uint16
@@ -519,7 +534,12 @@ func (p *Predictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
 			}
 		}
 		if !hit {
-			row := p.fallRowFast()
+			c := ctx
+			if prev != nil {
+				c = int(prev[m])
+			}
+			r := (m*fc + c) * K
+			row := rows[r : r+K : r+K]
 			s := d.Decode(lane, row)
 			v = uint16(s)
 			cost += fixed.Cost(rans.Freq(row, s, prec), prec)
