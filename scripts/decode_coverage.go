@@ -81,7 +81,7 @@ var unreachable = map[string]struct {
 	n   int
 	why string
 }{
-	"wm/fast.go":       {5, "SlotTable, Predict and Commit out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
+	"wm/fast.go":       {6, "SlotTable, Predict, Commit and DecodeSlot out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
 	"wm/predictor.go":  {5, "Predict, Commit and CommitOmitted out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"wm/index.go":      {4, "tiles of different lengths compared; two tiles whose hashes share their upper half (a probe compares codes only then); the key index's generation wrapping after 2^32 uses"},
