@@ -507,12 +507,16 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 	for j := 0; j < len(codes); j++ {
 		if slotEv && j == slot {
 			slot += M
-			if tile := c.getSlot(lane, j); tile != nil {
+			tile := c.getSlot(lane, j)
+			if tile == nil && c.cur == nil {
+				// An escaped slot whose every coordinate is retained
+				// decodes in one call.
+				var cost uint64
+				tile, cost = c.pred.DecodeSlot(c.dec, lane)
+				c.idealCodes += cost
+			}
+			if tile != nil {
 				copy(codes[j:j+M], tile)
-				sc := c.scratch[8+2*j : 8+2*(j+len(tile))]
-				for k, x := range tile {
-					sc[2*k], sc[2*k+1] = byte(x), byte(x>>8)
-				}
 				c.retained += uint64(M)
 				j += M - 1
 				lane = (lane + M) % c.lanes
@@ -534,14 +538,28 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 			c.commitOmitted(j, v)
 		}
 		codes[j] = v
-		le.PutUint16(c.scratch[8+2*j:], v)
 		if lane++; lane == c.lanes {
 			lane = 0
 		}
 	}
+	putCodes(c.scratch[8:], codes)
 	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
 	c.states++
 	return a
+}
+
+// putCodes writes codes to dst, two little-endian bytes each, four at a
+// time.
+func putCodes(dst []byte, codes []uint16) {
+	dst = dst[:2*len(codes)]
+	i := 0
+	for ; i+4 <= len(codes); i += 4 {
+		x := codes[i : i+4 : i+4]
+		le.PutUint64(dst[2*i:], uint64(x[0])|uint64(x[1])<<16|uint64(x[2])<<32|uint64(x[3])<<48)
+	}
+	for ; i < len(codes); i++ {
+		le.PutUint16(dst[2*i:], codes[i])
+	}
 }
 
 // decodeChunk decodes a chunk's stream of n states into actions and codes

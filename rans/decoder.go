@@ -96,8 +96,11 @@ func (d *Decoder) Decode(lane int, cum []uint16) int {
 		d.fail(lane, len(cum))
 		return 0
 	}
-	if s, ok := decodeFast(d, lane, cum); ok {
-		return s
+	if useAsm && len(cum) == 64 {
+		if s, pos := step64(&d.x[lane&(MaxLanes-1)], cum, d.src, d.pos, d.prec); pos >= 0 {
+			d.pos = pos
+			return s
+		}
 	}
 	x := d.x[lane]
 	slot := x & (1<<d.prec - 1)

@@ -18,19 +18,12 @@ func search(cum []uint16, slot uint32) int {
 	return searchGo(cum, slot)
 }
 
-// decodeFast is Decode's step in assembly for a 64-entry table. It reports
-// false, having changed nothing, when the assembly is not in use or the step
-// fails; Decode then takes the Go path, which records the error.
-func decodeFast(d *Decoder, lane int, cum []uint16) (int, bool) {
-	if !useAsm || len(cum) != 64 {
-		return 0, false
-	}
-	s, pos := step64AVX2(&d.x[lane&(MaxLanes-1)], &cum[0], d.src, d.pos, uint64(d.prec))
-	if pos < 0 {
-		return 0, false
-	}
-	d.pos = pos
-	return s, true
+// step64 is Decode's step in assembly for a 64-entry table, on the lane
+// state *x: it returns the symbol and the next position in src, or a
+// negative position, having changed nothing, when the step fails (Decode
+// then takes the Go path, which records the error). Only when useAsm.
+func step64(x *uint32, cum []uint16, src []byte, pos int, prec uint) (int, int) {
+	return step64AVX2(x, &cum[0], src, pos, uint64(prec))
 }
 
 func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec uint) int {

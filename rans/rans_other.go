@@ -7,7 +7,8 @@ var useAsm = false
 
 func search(cum []uint16, slot uint32) int { return searchGo(cum, slot) }
 
-func decodeFast(d *Decoder, lane int, cum []uint16) (int, bool) { return 0, false }
+// step64 is not called: useAsm is false.
+func step64(x *uint32, cum []uint16, src []byte, pos int, prec uint) (int, int) { return 0, -1 }
 
 func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec uint) int {
 	return encodeGo(x, syms, lanes, out, prec)

@@ -59,19 +59,19 @@ var decodePath = map[string][]string{
 	"gate/params.go":     {"Params.Prepare", "meanRow", "Params.validate", "Parse", "cutField", "FromModel"},
 	"gate/fill.go":       {"Weak", "expDist", "rowFill", "Params.fillOf", "expDist2", "Rule.NewDecider", "Decider.Decide", "keepWeak", "Decider.rowFill"},
 	"rans/decoder.go":    {"NewDecoder", "Decoder.Reset", "Decoder.Err", "Decoder.Close", "Decoder.Decode", "Decoder.advance", "Decoder.DecodeBinary", "Decoder.fail", "searchGo"},
-	"rans/rans_amd64.go": {"search", "decodeFast", "products", "quantizeSteps", "addFrom", "firstOf", "rowWeights", "narrow", "mode", "dots"},
+	"rans/rans_amd64.go": {"search", "step64", "products", "quantizeSteps", "addFrom", "firstOf", "rowWeights", "narrow", "mode", "dots"},
 	"rans/table.go":      {"checkPrecision", "Freq", "QuantizeTrusted", "quantizeSpread", "QuantizeProducts", "productsGo", "QuantizeMax", "firstOfGo", "addFromGo", "quantizeGo", "RowWeights", "rowWeightsGo", "Narrow", "narrowGo", "Mode", "modeGo", "Dots", "dotsGo"},
 	"format/reader.go":   {"*"},
 	"format/layout.go": {"crc", "Header.Lossless", "Header.levelBytes", "Header.BodyStart", "Header.lambdas", "checkLevels", "parseLevels",
 		"parseHeader", "Header.memory", "parseTrailer", "index.marshal", "Report.marshal", "parseReport", "parseIndex", "indexReport", "ceilDiv", "episodeRef.chunkOf", "crc32Update"},
 	"format/coder.go": {"retention.deciders", "useGate", "modeOf", "parseChunkMode", "newChunkCoder", "chunkCoder.begin", "chunkCoder.levelSymbols",
 		"chunkCoder.getCode", "chunkCoder.get", "chunkCoder.getSlot", "chunkCoder.decodeState", "chunkCoder.commitOmitted",
-		"chunkCoder.decodeChunk", "chunkCoder.startChunk", "chunkCoder.decodeStates", "chunkCoder.endChunk"},
+		"putCodes", "chunkCoder.decodeChunk", "chunkCoder.startChunk", "chunkCoder.decodeStates", "chunkCoder.endChunk"},
 	"format/actions.go": {"newActionModel", "actionModel.reset", "actionModel.table", "actionModel.update", "countTable", "countUpdate", "unzigzag", "escapeBits"},
 	"format/levels.go":  {"*"},
 	"format/model.go":   {"*"},
 
-	"internal/fixed/fixed.go": {"Lg", "W"},
+	"internal/fixed/fixed.go": {"Lg", "W", "InitCost", "Cost"},
 }
 
 // unreachable counts, per file, the decode-path statements no input
@@ -81,7 +81,7 @@ var unreachable = map[string]struct {
 	n   int
 	why string
 }{
-	"wm/fast.go":       {5, "SlotTable, Predict and Commit out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
+	"wm/fast.go":       {6, "SlotTable, Predict, Commit and DecodeSlot out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
 	"wm/predictor.go":  {5, "Predict, Commit and CommitOmitted out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"wm/index.go":      {4, "tiles of different lengths compared; two tiles whose hashes share their upper half (a probe compares codes only then); the key index's generation wrapping after 2^32 uses"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/rans"
 )
 
@@ -477,6 +478,104 @@ func (p *Predictor) commitFast(j int, v uint16, evidence bool) {
 	}
 	f.slotRef[p.t*p.S+p.s] = r
 	p.endSlotFast()
+}
+
+// DecodeSlot decodes from d the coordinates of the escaped slot that
+// SlotTable and CommitSlot started (SlotTable returned nil or CommitSlot
+// did), every one retained: the first in lane lane, each next one in the
+// next lane. It returns the slot's codes, valid until the next call of the
+// predictor, and their ideal code length in units of 2^-16 bit
+// (fixed.Cost, after fixed.InitCost). It is, for every coordinate of the
+// slot, Predict, the decoding of the value as the container codes it (a
+// two-step prediction's binary event, then on a miss or without one a
+// symbol of Table) and Commit, in one call. After an error of d the codes
+// mean nothing; d.Err reports it.
+func (p *Predictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
+	f := p.fast
+	if f == nil || p.mm != 0 || !f.started {
+		panic("wm: DecodeSlot out of order")
+	}
+	f.started = false
+	p.pred.tab, p.pred.modalOK, p.pred.top, p.pred.hit = nil, false, 0, 0
+	lanes := d.Lanes()
+	prec := p.prec
+	one := uint32(1) << prec
+	off := p.base + p.s*p.M
+	codes := p.hist.codes[off : off+p.M]
+	// The fallback rows (fallRowFast): per coordinate, by the code of the
+	// previous slot there when the rows have that context.
+	K, fc := p.K, p.m.fallCtx
+	rows := p.m.fallCum
+	if f.cumP != nil {
+		rows = f.cumP
+	}
+	var prev []uint16
+	ctx := 0
+	if fc > 1 {
+		ctx = K
+		if p.s > 0 {
+			prev = p.hist.codes[off-p.M : off]
+		}
+	}
+	var cost uint64
+	for m := range codes {
+		var v uint16
+		two := f.mt != nil && f.mc < mcOneStep
+		bctx := 0
+		hit := false
+		if two {
+			bctx = (f.msrc*misBuckets+f.mc)*runBuckets + runBucket(f.run)
+			h := min(max(f.bitP[bctx]>>(16-prec), 1), one-1)
+			if d.DecodeBinary(lane, h) == 0 {
+				v, hit = f.mt[m], true
+				cost += fixed.Cost(h, prec)
+			} else {
+				cost += fixed.Cost(one-h, prec)
+			}
+		}
+		if !hit {
+			c := ctx
+			if prev != nil {
+				c = int(prev[m])
+			}
+			r := (m*fc + c) * K
+			row := rows[r : r+K : r+K]
+			s := d.Decode(lane, row)
+			v = uint16(s)
+			cost += fixed.Cost(rans.Freq(row, s, prec), prec)
+		}
+		if lane++; lane == lanes {
+			lane = 0
+		}
+		// Commit (commitFast).
+		codes[m] = v
+		if f.mt != nil {
+			if f.mt[m] == v {
+				if two {
+					f.bitP[bctx] += (1<<16 - f.bitP[bctx]) >> bitRate
+				}
+				f.run++
+			} else {
+				if two {
+					f.bitP[bctx] -= f.bitP[bctx] >> bitRate
+				}
+				f.mc++
+				f.run = 0
+			}
+		}
+		if m >= 1 && !f.noLook && (f.mt == nil || f.mt[m] != v) {
+			p.lookupFast()
+		}
+		p.j++
+		p.mm++
+	}
+	r := ref{}
+	if f.mt != nil && f.mc == 0 {
+		r = f.mref
+	}
+	f.slotRef[p.t*p.S+p.s] = r
+	p.endSlotFast()
+	return codes, cost
 }
 
 // lookupFast replaces the match by the latest tile of the chunk, or else

@@ -4,7 +4,10 @@
 // read. Every function is normative: a change here changes files.
 package fixed
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // log2Frac is LOG2FRAC: log2Frac[i] = round(256·log2(1 + i/256)).
 var log2Frac = [256]int32{
@@ -98,4 +101,35 @@ func Log2Fix(x uint64) uint32 {
 		}
 	}
 	return r
+}
+
+// CostFrac is the number of fractional bits of a Cost.
+const CostFrac = 16
+
+var (
+	costOnce sync.Once
+	// costFracs[m − 2^15] is the fraction of Log2Fix(m) for every 16-bit
+	// mantissa m in [2^15, 2^16): Log2Fix of any f ≤ 2^16 is its exponent
+	// above that fraction, f normalized to 16 bits being exact. 64 KiB,
+	// where a table of every f took 256.
+	costFracs []uint16
+)
+
+// InitCost fills the table of Cost; users call it before the first Cost.
+func InitCost() {
+	costOnce.Do(func() {
+		costFracs = make([]uint16, 1<<15)
+		for i := range costFracs {
+			costFracs[i] = uint16(Log2Fix(uint64(1<<15 + i)))
+		}
+	})
+}
+
+// Cost returns −log2(freq / 2^precision) in units of 2^−16 bit, the
+// ideal code length of a symbol of frequency freq, for 1 ≤ freq ≤ 2^16
+// (after InitCost).
+func Cost(freq uint32, precision uint) uint64 {
+	n := uint(bits.Len32(freq) - 1)
+	m := freq << 15 >> n // freq's 16-bit mantissa, exactly
+	return uint64(precision)<<CostFrac - (uint64(n)<<CostFrac + uint64(costFracs[(m-1<<15)&(1<<15-1)]))
 }
