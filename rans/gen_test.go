@@ -1,61 +1,13 @@
 package rans
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/wmzip/wmzip/internal/asmcheck"
 )
 
-// TestGeneratedAsm regenerates rans_amd64.s and stubs_amd64.go with the avo
-// program in _generate and checks that the committed files match, apart
-// from the first line, which records the command's arguments. It runs
-// offline (GOPROXY=off) and is skipped when the go command or the avo
-// module is not available, and under -short.
+// TestGeneratedAsm checks that rans_amd64.s and stubs_amd64.go are what
+// the avo program in _generate writes.
 func TestGeneratedAsm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	cache, err := exec.Command(gocmd, "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Skip("go env GOMODCACHE failed")
-	}
-	avo := filepath.Join(strings.TrimSpace(string(cache)), "github.com", "mmcloughlin", "avo@v0.5.0")
-	if _, err := os.Stat(avo); err != nil {
-		t.Skip("avo v0.5.0 not in the module cache")
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(gocmd, "run", ".", "-pkg", "rans",
-		"-out", filepath.Join(dir, "rans_amd64.s"), "-stubs", filepath.Join(dir, "stubs_amd64.go"))
-	cmd.Dir = "_generate"
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOWORK=off", "GOOS=", "GOARCH=", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("generator did not run offline: %v\n%s", err, out)
-	}
-	for _, name := range []string{"rans_amd64.s", "stubs_amd64.go"} {
-		want, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(afterFirstLine(got), afterFirstLine(want)) {
-			t.Errorf("%s differs from the generator's output; run go generate ./rans", name)
-		}
-	}
-}
-
-func afterFirstLine(b []byte) []byte {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[i+1:]
-	}
-	return nil
+	asmcheck.Generated(t, "rans", "rans_amd64.s", "stubs_amd64.go")
 }
