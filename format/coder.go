@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -172,7 +173,7 @@ type chunkCoder struct {
 }
 
 func newChunkCoder(h *Header, m *wm.Model, ret *retention) *chunkCoder {
-	initCosts()
+	fixed.InitCost()
 	c := &chunkCoder{
 		geom:    h.Geom,
 		prec:    h.Precision,
@@ -271,10 +272,10 @@ func (c *chunkCoder) putCode(lane int, v uint16) uint64 {
 	}
 	if v == top {
 		c.enc.Put(lane, 0, hit)
-		return symbolCost(hit, c.prec)
+		return fixed.Cost(hit, c.prec)
 	}
 	c.enc.Put(lane, hit, 1<<c.prec-hit)
-	return symbolCost(1<<c.prec-hit, c.prec) + c.put(lane, c.pred.Table(), int(v))
+	return fixed.Cost(1<<c.prec-hit, c.prec) + c.put(lane, c.pred.Table(), int(v))
 }
 
 // getCode decodes the value of the current coordinate and returns it with
@@ -286,17 +287,17 @@ func (c *chunkCoder) getCode(lane int) (uint16, uint64) {
 		return uint16(v), cost
 	}
 	if c.dec.DecodeBinary(lane, hit) == 0 {
-		return top, symbolCost(hit, c.prec)
+		return top, fixed.Cost(hit, c.prec)
 	}
 	v, cost := c.get(lane, c.pred.Table())
-	return uint16(v), cost + symbolCost(1<<c.prec-hit, c.prec)
+	return uint16(v), cost + fixed.Cost(1<<c.prec-hit, c.prec)
 }
 
 // put codes one symbol and returns its cost.
 func (c *chunkCoder) put(lane int, cum []uint16, v int) uint64 {
 	start, f := rans.Symbol(cum, v, c.prec)
 	c.enc.Put(lane, start, f)
-	return symbolCost(f, c.prec)
+	return fixed.Cost(f, c.prec)
 }
 
 // get decodes one symbol of table cum and returns it with its cost.
@@ -305,7 +306,7 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 	if v < 0 || v >= len(cum) {
 		return 0, 0 // only on a failed stream, which Err reports
 	}
-	return v, symbolCost(rans.Freq(cum, v, c.prec), c.prec)
+	return v, fixed.Cost(rans.Freq(cum, v, c.prec), c.prec)
 }
 
 // encodeState codes one state at the given level into the chunk's encoder:

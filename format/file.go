@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -80,7 +81,7 @@ func lambdaFloats(ls []uint32) []float64 {
 
 // IdealBits returns the ideal code length of states and actions in bits,
 // for reporting.
-func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 << costFrac) }
+func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 << fixed.CostFrac) }
 
 // Open reads the header, embedded model, trailer and index of a .wmz file
 // of the given size. model may be nil if the file embeds its model.

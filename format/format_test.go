@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/wmzip/wmzip/internal/fixed"
 	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -443,22 +442,6 @@ func TestEmptyFile(t *testing.T) {
 	}
 	if _, _, err := f.DecodeEpisode(0); !errors.Is(err, ErrInput) {
 		t.Fatalf("missing episode: %v", err)
-	}
-}
-
-// TestSymbolCost checks symbolCost's table, which holds log2fix of
-// normalized frequencies only, against log2fix itself.
-func TestSymbolCost(t *testing.T) {
-	initCosts()
-	if symbolCost(1<<9, 10) != 1<<costFrac {
-		t.Fatal("powers of two are not exact")
-	}
-	for f := uint32(1); f <= 1<<16; f++ {
-		for _, prec := range []uint{16, 17} {
-			if got, want := symbolCost(f, prec), uint64(prec)<<costFrac-uint64(fixed.Log2Fix(uint64(f))); got != want {
-				t.Fatalf("symbolCost(%d, %d) = %d, want %d", f, prec, got, want)
-			}
-		}
 	}
 }
 

@@ -127,7 +127,8 @@ func InitCost() {
 
 // Cost returns −log2(freq / 2^precision) in units of 2^−16 bit, the
 // ideal code length of a symbol of frequency freq, for 1 ≤ freq ≤ 2^16
-// (after InitCost).
+// (after InitCost). The ideal code lengths a file's index records are sums
+// of Costs: integers, so that they are the same on every machine.
 func Cost(freq uint32, precision uint) uint64 {
 	n := uint(bits.Len32(freq) - 1)
 	m := freq << 15 >> n // freq's 16-bit mantissa, exactly

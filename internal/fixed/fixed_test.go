@@ -69,3 +69,19 @@ func TestLog2Fix(t *testing.T) {
 		t.Fatal("powers of two are not exact")
 	}
 }
+
+// TestCost checks Cost's table, which holds log2fix of
+// normalized frequencies only, against log2fix itself.
+func TestCost(t *testing.T) {
+	InitCost()
+	if Cost(1<<9, 10) != 1<<CostFrac {
+		t.Fatal("powers of two are not exact")
+	}
+	for f := uint32(1); f <= 1<<16; f++ {
+		for _, prec := range []uint{16, 17} {
+			if got, want := Cost(f, prec), uint64(prec)<<CostFrac-uint64(Log2Fix(uint64(f))); got != want {
+				t.Fatalf("Cost(%d, %d) = %d, want %d", f, prec, got, want)
+			}
+		}
+	}
+}
