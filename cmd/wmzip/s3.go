@@ -173,7 +173,7 @@ type s3Output struct{}
 
 // Check checks that the name is an object's and that its bucket exists.
 func (s3Output) Check(name string) error {
-	bucket, key, err := splitURL(name)
+	bucket, _, err := splitURL(name)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,6 @@ func (s3Output) Check(name string) error {
 	if !ok {
 		return fmt.Errorf("%s: no bucket %q at %s", name, bucket, s.Endpoint())
 	}
-	_ = key
 	return nil
 }
 
