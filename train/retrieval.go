@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/internal/knn"
 	"github.com/wmzip/wmzip/search"
 )
 
@@ -134,8 +134,8 @@ func RetrievalWeights(ctx context.Context, c *wmzip.Codec, eps []wmzip.Episode, 
 			}
 		}
 	}
-	truthSt, kthSt := exact(stq, obs, dim*g.S, opt.K)
-	truthSl, kthSl := exact(sq, obs, dim, opt.K)
+	truthSt, kthSt := knn.Exact(stq, obs, dim*g.S, opt.K)
+	truthSl, kthSl := knn.Exact(sq, obs, dim, opt.K)
 	score := func(codes []uint16) (float64, error) {
 		ix, err := search.FromCodes(c, lens, codes, -1)
 		if err != nil {
@@ -173,7 +173,7 @@ func RetrievalWeights(ctx context.Context, c *wmzip.Codec, eps []wmzip.Episode, 
 					if want[pos] {
 						sum += 0.5
 					}
-					if sqd(qs[i].Vectors, obs[pos*per:(pos+1)*per]) <= kth[i] {
+					if knn.SqDist(qs[i].Vectors, obs, per, pos) <= kth[i] {
 						sum += 0.5
 					}
 				}
@@ -266,38 +266,4 @@ func normalize(w []float64, floor float64) []float64 {
 		}
 	}
 	return out
-}
-
-// exact returns each query's K nearest rows of x (rows of d floats) by
-// squared distance, ties by row, and the K-th distance.
-func exact(qs []search.Query, x []float32, d, k int) ([][]int, []float64) {
-	rows := len(x) / d
-	out := make([][]int, len(qs))
-	kth := make([]float64, len(qs))
-	type cd struct {
-		d float64
-		i int
-	}
-	all := make([]cd, rows)
-	for qi, q := range qs {
-		for r := range rows {
-			all[r] = cd{sqd(q.Vectors, x[r*d:(r+1)*d]), r}
-		}
-		sort.Slice(all, func(a, b int) bool { return all[a].d < all[b].d || all[a].d == all[b].d && all[a].i < all[b].i })
-		kk := min(k, rows)
-		for _, c := range all[:kk] {
-			out[qi] = append(out[qi], c.i)
-		}
-		kth[qi] = all[kk-1].d
-	}
-	return out, kth
-}
-
-func sqd(a, b []float32) float64 {
-	var s float64
-	for i, v := range a {
-		d := float64(v) - float64(b[i])
-		s += d * d
-	}
-	return s
 }

@@ -8,14 +8,13 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/hook"
+	"github.com/wmzip/wmzip/internal/knn"
 	"github.com/wmzip/wmzip/internal/policy"
 	"github.com/wmzip/wmzip/search"
 
@@ -126,8 +125,8 @@ func Retrieval(c RetrievalConfig, logf func(string, ...any)) (*RetrievalReport, 
 		stq = append(stq, search.Query{Vectors: tr.Obs[t*S*d : (t+1)*S*d]})
 	}
 	mem := tr.Obs[:memStates*S*d]
-	truthSlot, kthSlot := exactKNN(sq, mem, d, 1, c.K)
-	truthState, kthState := exactKNN(stq, mem, d, S, c.K)
+	truthSlot, kthSlot := knn.Exact(sq, mem, d, c.K)
+	truthState, kthState := knn.Exact(stq, mem, d*S, c.K)
 	logf("memory: %d states; %d slot and %d state queries from %d held-out episodes", memStates, len(sq), len(stq), hold)
 	measure := func(pt *RDPoint) error {
 		n := s.m.Geom.N()
@@ -211,65 +210,6 @@ func evenly(n, total int) []int {
 	return out
 }
 
-// exactKNN returns, for each query, the K nearest of the vectors of mem
-// (groups of per vectors of d floats: slot vectors, or states with per =
-// S) by squared Euclidean distance in float64, ties by position: the
-// positions (state·S + slot for slot queries, states for state queries).
-func exactKNN(qs []search.Query, mem []float32, d, per, k int) ([][]int, []float64) {
-	out := make([][]int, len(qs))
-	kth := make([]float64, len(qs))
-	rows := len(mem) / (d * per)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			type cand struct {
-				d float64
-				i int
-			}
-			all := make([]cand, rows)
-			for qi := range next {
-				q := qs[qi].Vectors
-				for r := range rows {
-					var sum float64
-					v := mem[r*d*per : (r+1)*d*per]
-					for j, x := range v {
-						y := float64(q[j]) - float64(x)
-						sum += y * y
-					}
-					all[r] = cand{sum, r}
-				}
-				sort.Slice(all, func(a, b int) bool { return all[a].d < all[b].d || all[a].d == all[b].d && all[a].i < all[b].i })
-				ids := make([]int, min(k, rows))
-				for j := range ids {
-					ids[j] = all[j].i
-				}
-				out[qi] = ids
-				kth[qi] = all[len(ids)-1].d
-			}
-		}()
-	}
-	for i := range qs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return out, kth
-}
-
-// sqDist is the squared Euclidean distance between a query and the
-// vectors of row r of mem, in float64 as exactKNN computes it.
-func sqDist(q []float32, mem []float32, d, per, r int) float64 {
-	var sum float64
-	for j, x := range mem[r*d*per : (r+1)*d*per] {
-		y := float64(q[j]) - float64(x)
-		sum += y * y
-	}
-	return sum
-}
-
 // tieRecall is the mean fraction of K results whose exact distance is at
 // most the exact K-th neighbour's.
 func tieRecall(res [][]search.Result, qs []search.Query, kth []float64, mem []float32, d, per int, first []int, S int, states bool, k int) float64 {
@@ -277,7 +217,7 @@ func tieRecall(res [][]search.Result, qs []search.Query, kth []float64, mem []fl
 	for i, rs := range res {
 		found := 0
 		for _, r := range rs {
-			if sqDist(qs[i].Vectors, mem, d, per, position(r, first, S, states)) <= kth[i] {
+			if knn.SqDist(qs[i].Vectors, mem, d*per, position(r, first, S, states)) <= kth[i] {
 				found++
 			}
 		}
