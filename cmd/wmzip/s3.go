@@ -103,7 +103,7 @@ func s3Inputs(ins []*string) error {
 		head := make([]byte, 8)
 		n, _ := o.ReadAt(head, 0)
 		switch {
-		case n >= 8 && string(head[:8]) == "\x89WMZ\r\n\x1a\n", n >= 4 && string(head[:4]) == "WMZM":
+		case n >= 8 && string(head[:8]) == wmzMagic, n >= 4 && string(head[:4]) == "WMZM":
 			continue
 		}
 		p, err := copyDown(*in, o.Size())

@@ -149,7 +149,7 @@ func openMemories(names []string, mems map[string]*s3Memory) ([]string, error) {
 		}
 		head := make([]byte, 8)
 		k, _ := s3Objects[n].ReadAt(head, 0)
-		if k < 8 || string(head) != "\x89WMZ\r\n\x1a\n" {
+		if k < 8 || string(head) != wmzMagic {
 			if m.listed {
 				delete(mems, n)
 				continue

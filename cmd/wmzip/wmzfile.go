@@ -123,11 +123,14 @@ func endsAsWMZ(path string) bool {
 	return string(peek(path, -4, 4)) == "WMZ\x1a"
 }
 
+// wmzMagic is the signature every .wmz file starts with (SPEC.md 6.2).
+const wmzMagic = "\x89WMZ\r\n\x1a\n"
+
 // embedsModel reports whether the header of the .wmz at path, checked or
 // not, says that the file embeds its model.
 func embedsModel(path string) bool {
 	h := peek(path, 0, 12)
-	return string(h[:min(8, len(h))]) == "\x89WMZ\r\n\x1a\n" && h[10]&1 != 0 // SPEC.md 6.2: flags bit 0
+	return string(h[:min(8, len(h))]) == wmzMagic && h[10]&1 != 0 // SPEC.md 6.2: flags bit 0
 }
 
 // peek returns n bytes of the file at path from offset off (from its end
