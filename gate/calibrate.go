@@ -168,12 +168,9 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 				// A model with slot events (the fast level) codes a slot
 				// its event copies whole, with no coordinate the gate
 				// decides, as the container's writer does (SPEC.md 6.9).
-				if pr.SlotEvents() && j%g.M == 0 && pr.SlotTable(j) != nil {
-					tile := codes[j : j+g.M]
-					if pr.CommitSlot(pr.SlotSymbol(tile)) != nil {
-						j += g.M - 1
-						continue
-					}
+				if j%g.M == 0 && pr.CopySlot(j, codes[j:j+g.M]) {
+					j += g.M - 1
+					continue
 				}
 				v := codes[j]
 				pr.Predict(j)

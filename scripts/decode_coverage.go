@@ -51,7 +51,7 @@ var decodePath = map[string][]string{
 	"wm/model.go": {"Model.ID", "Model.Section", "reader.need", "reader.u16", "reader.u32", "UnmarshalModel", "UnmarshalModelLimit", "modelMemory",
 		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.checkStarts", "Model.checkCounts", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go": {"*"},
-	"wm/fast.go":  {"*", "-Predictor.SlotSymbol", "-Model.WithLevel", "-Model.Level"},
+	"wm/fast.go":  {"*", "-Predictor.SlotSymbol", "-Predictor.CopySlot", "-Model.WithLevel", "-Model.Level"},
 	"wm/store.go": {"prob.update", "newStoreModel", "storeModel.opCtx", "storeModel.litIdx", "storeDecoder.bit", "storeDecoder.tree", "decodeStore", "storeDecoder.values", "storeDecoder.init", "storeDecoder.decode", "storeDecoder.close",
 		"storeDecoder.underflow", "storeDecoder.step", "adapt", "storeDecoder.literalTile", "storeDecoder.literalFast", "litTree"},
 	"wm/fallrows.go":     {"fallCounts", "fallbackRows", "Model.storeNovel", "Model.deriveFallback"},

@@ -331,6 +331,20 @@ func (p *Predictor) SlotSymbol(tile []uint16) int {
 	return f.nc
 }
 
+// CopySlot is the slot event for a caller that knows the slot's tile and
+// codes nothing (calibration, reference reconstructions): at the first
+// coordinate j of a slot of a model with slot events it commits the event
+// of tile and reports whether the event copied the tile whole, the next
+// coordinate then being the next slot's first. Anywhere else, or when the
+// slot has no candidate, it reports false and the slot's coordinates
+// follow (after an escape, too).
+func (p *Predictor) CopySlot(j int, tile []uint16) bool {
+	if p.fast == nil || j != p.j || p.mm != 0 || p.SlotTable(j) == nil {
+		return false
+	}
+	return p.CommitSlot(p.SlotSymbol(tile)) != nil
+}
+
 // CommitSlot records the symbol of the slot event after SlotTable. For a
 // copy it returns the slot's tile, committed whole: the next coordinate is
 // the next slot's first. For the escape it returns nil and the slot's

@@ -166,13 +166,10 @@ func Reconstruct(m *wm.Model, eps []Episode, restart func(i, t, inChunk int) boo
 			p.Begin(a)
 			M := m.Geom.M
 			for j := 0; j < n; j++ {
-				if p.SlotEvents() && j%M == 0 && p.SlotTable(j) != nil {
-					tile := e.Codes[t*n+j : t*n+j+M]
-					if p.CommitSlot(p.SlotSymbol(tile)) != nil {
-						copy(out[i].Codes[t*n+j:], tile)
-						j += M - 1
-						continue
-					}
+				if j%M == 0 && p.CopySlot(j, e.Codes[t*n+j:t*n+j+M]) {
+					copy(out[i].Codes[t*n+j:], e.Codes[t*n+j:t*n+j+M])
+					j += M - 1
+					continue
 				}
 				v := e.Codes[t*n+j]
 				p.Predict(j)
