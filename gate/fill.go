@@ -11,7 +11,7 @@ import (
 // precision prec is weak: its modal value is more likely wrong than right
 // (2f < 2^prec). Under container version 4 an omitted coordinate of a weak
 // prediction takes its fill (Fill), and the rule weighs the fill's
-// expected distance (SPEC.md 5.2).
+// expected distance (SPEC.md 5.2), unless the gate has ModalFill.
 func Weak(f uint32, prec uint) bool { return f < 1<<(prec-1) }
 
 // ExpectedDistance returns E(c) = Σ_v f_v · D(c, v) for coordinate j,
@@ -116,12 +116,13 @@ func (r *Rule) NewDecider() *Decider { return &Decider{r: r} }
 
 // Decide is the retention rule of container version 4 for coordinate j,
 // whose prediction pr holds (after Predict): it reports whether the value
-// is coded and, if not, the value it takes (SPEC.md 5.2).
+// is coded and, if not, the value it takes (SPEC.md 5.2). Under ModalFill
+// it is Retain, the value the modal one.
 func (d *Decider) Decide(j int, pr *wm.Predictor) (keep bool, fill uint16) {
 	r := d.r
 	p := r.p
 	v, f := pr.ModalFreq()
-	if _, hit := pr.Prediction(); hit != 0 || !Weak(f, p.Precision) {
+	if _, hit := pr.Prediction(); hit != 0 || p.ModalFill || !Weak(f, p.Precision) {
 		return r.retain(j, v, f), v
 	}
 	var c uint16

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -366,5 +367,73 @@ func TestCalibrateMarginal(t *testing.T) {
 		if !slices.Equal(got[i], rec[i]) {
 			t.Fatalf("state %d decodes otherwise than written", i)
 		}
+	}
+}
+
+// TestModalFill: a gate with ModalFill (flag bit 2) decodes to its
+// writer's reconstruction, which is that of the rule without step 3 of
+// SPEC.md 5.2 (Retain, the modal value); with distance tables the default
+// gate's row fills make some other state.
+func TestModalFill(t *testing.T) {
+	f := world(t)
+	g := f.m.Geom
+	rng := rand.New(rand.NewPCG(27, 3))
+	dist := make([][]uint32, g.M)
+	for i := range dist {
+		dist[i] = make([]uint32, g.K*g.K)
+		for a := range g.K {
+			for c := range a {
+				x := uint32(1 + rng.IntN(0xFFFF))
+				dist[i][a*g.K+c], dist[i][c*g.K+a] = x, x
+			}
+		}
+	}
+	opt := gate.CalibOptions{MinSamples: 16, Dist: dist, SlotNorm: 1 << 20}
+	pd, err := gate.Calibrate(f.noCal, f.test, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.ModalFill = true
+	pm, err := gate.Calibrate(f.noCal, f.test, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := gate.Apply(f.noCal, pd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := gate.Apply(f.noCal, pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, err := gate.FromModel(mm); err != nil || !q.ModalFill {
+		t.Fatalf("parsed back without the flag: %v", err)
+	}
+	if sec := mm.Section(gate.Tag); sec[2]&4 == 0 || md.Section(gate.Tag)[2]&4 != 0 {
+		t.Fatal("flag bit 2 not as set")
+	}
+	differs := false
+	for _, l := range []uint32{1 << 12, 1 << 16, 16 << 16, 256 << 16} {
+		b, rec, _ := write(t, mm, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
+		got := readAll(t, b, mm)
+		if len(got) != len(rec) {
+			t.Fatalf("λ %#x: %d states decoded, %d written", l, len(got), len(rec))
+		}
+		for i := range rec {
+			if !slices.Equal(got[i], rec[i]) {
+				t.Fatalf("λ %#x: state %d decodes otherwise than written", l, i)
+			}
+		}
+		_, modal, _ := write(t, md, f.test, format.WithRetainRule(l, gate.ModalFill(pd.Rule(l).Retain)), format.WithKeyframeInterval(16))
+		_, def, _ := write(t, md, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
+		for i := range rec {
+			if !slices.Equal(modal[i], rec[i]) {
+				t.Fatalf("λ %#x: state %d is not the modal-value rule's", l, i)
+			}
+			differs = differs || !slices.Equal(def[i], rec[i])
+		}
+	}
+	if !differs {
+		t.Error("the default gate's fills never differ: the test does not reach a weak prediction")
 	}
 }

@@ -80,6 +80,15 @@ type Params struct {
 	// subspace (len M, coordinate j uses j mod M) or per coordinate (len N).
 	// Nil: uniform distances.
 	Dist [][]uint16
+	// ModalFill (flag bit 2) makes every omitted coordinate take its
+	// prediction's modal value, as one of a confident prediction does: a
+	// weak prediction is then gated by ê·V like any other and never takes
+	// its row fill (SPEC.md 5.2, step 3 does not apply). The row fill is
+	// the value nearest on average to what new content is, right for
+	// distortion; it draws states of new content toward a common centre,
+	// where a nearest-neighbour search tells them apart less well
+	// (docs/results-retrieval.md). Container version 3 fills so always.
+	ModalFill bool
 
 	// Informative fields, not used by the rule: the mean squared norm of a
 	// slot vector in distance units (to turn summed distances into relative
@@ -173,9 +182,11 @@ func (p *Params) RelDistortion(distSum uint64, states int64) float64 {
 }
 
 const (
-	flagDist    = 1 << 0
-	flagWeights = 1 << 1
-	headerLen   = 4 + 4*3 + 4 + 4 + 8 + 4 + 8
+	flagDist      = 1 << 0
+	flagWeights   = 1 << 1
+	flagModalFill = 1 << 2
+	flagsKnown    = flagDist | flagWeights | flagModalFill
+	headerLen     = 4 + 4*3 + 4 + 4 + 8 + 4 + 8
 )
 
 // MarshalBinary returns the GATE section bytes (SPEC.md, "Retention gate").
@@ -190,6 +201,9 @@ func (p *Params) MarshalBinary() ([]byte, error) {
 	}
 	if p.Weights != nil {
 		flags |= flagWeights
+	}
+	if p.ModalFill {
+		flags |= flagModalFill
 	}
 	version := uint16(1)
 	if p.Axis != AxisEntropy {
@@ -286,8 +300,8 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 		return nil, fmt.Errorf("%w: version %d", ErrSection, version)
 	}
 	flags := le.Uint16(b[2:])
-	if flags&^(flagDist|flagWeights) != 0 {
-		return nil, fmt.Errorf("%w: reserved flag bits %#x set", ErrSection, flags&^(flagDist|flagWeights))
+	if flags&^flagsKnown != 0 {
+		return nil, fmt.Errorf("%w: reserved flag bits %#x set", ErrSection, flags&^flagsKnown)
 	}
 	if b[19] != 0 {
 		return nil, fmt.Errorf("%w: reserved byte 19 not zero", ErrSection)
@@ -303,7 +317,7 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	if uint(b[17]) != prec {
 		return nil, fmt.Errorf("%w: precision %d differs from the model's %d", ErrSection, b[17], prec)
 	}
-	p := &Params{Geom: g, Precision: prec, BinShift: uint(b[16]), Axis: Axis(b[18])}
+	p := &Params{Geom: g, Precision: prec, BinShift: uint(b[16]), Axis: Axis(b[18]), ModalFill: flags&flagModalFill != 0}
 	nb := uint64(le.Uint32(b[20:]))
 	p.SlotNorm = le.Uint64(b[24:])
 	p.MeanV = le.Uint32(b[32:])
