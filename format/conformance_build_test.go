@@ -534,6 +534,22 @@ func buildGate64() (conformanceInput, *wm.Model) {
 	return in, gm
 }
 
+// buildGate64Modal is buildGate64's model and gate with flag bit 2:
+// omitted coordinates take the modal value, weak predictions or not.
+func buildGate64Modal() (conformanceInput, *wm.Model) {
+	in, m := buildGate64()
+	p, err := gate.FromModel(m)
+	if err != nil {
+		panic(err)
+	}
+	p.ModalFill = true
+	gm, err := gate.Apply(m, p)
+	if err != nil {
+		panic(err)
+	}
+	return in, gm
+}
+
 // buildK257: an alphabet above 256 (two-byte reference codes), one slot
 // subspace (M = 1) over two slots, precision 16 (fallback rows used as
 // they are), one first-table context (C = 1), and a second table whose

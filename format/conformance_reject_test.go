@@ -623,7 +623,8 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	gateCase("43 bytes", "43 bytes", func(d []byte) []byte { return d[:43] })
 	gateCase("version 3", "version 3", g16(0, 3))
 	gateCase("version 0", "version 0", g16(0, 0))
-	gateCase("reserved flag bit 2", "reserved flag bits 0x4 set", g16(2, 7))
+	gateCase("reserved flag bit 3", "reserved flag bits 0x8 set", g16(2, 0xb))
+	gateCase("reserved flag bit 15", "reserved flag bits 0x8000 set", g16(2, 0x8003))
 	gateCase("reserved byte 19", "reserved byte 19 not zero", func(d []byte) []byte { d[19] = 1; return d })
 	gateCase("version 1 with Axis 1", "version 1 with bin axis 1", func(d []byte) []byte { d[0] = 1; return d })
 	gateCase("version 2 with Axis 0", "version 2 with bin axis 0", func(d []byte) []byte { d[18] = 0; return d })
@@ -814,6 +815,10 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 
 	// The model (6.3).
 	fileRA("given another model", "6.3", "tiny.wmz", "model-mix.wmm", "model-mismatch", "file needs model", "", func(p *fileParts) []byte { return p.join(true) })
+	// Flag bit 2 of GATE changes the rule, hence the model ID.
+	modal := read("lossy64-modal.wmz")
+	cs = append(cs, rejectCase{rejectVector{Name: "a file of a gate with modal fills (GATE flag bit 2) given the same model without the flag", Check: "file", Section: "6.3",
+		Base: "lossy64-modal.wmz", Model: "model-gate64.wmm", Error: "model-mismatch", Expect: "file needs model"}, func() []byte { return modal }})
 	fileRA("no model given, none embedded", "6.3", "tiny.wmz", "", "no-model", "file has no embedded model and none was given", "", func(p *fileParts) []byte { return p.join(true) })
 	file("model ID of another model", "6.3", "model-mismatch", "file needs model", "", hdr(func(h []byte) { h[32] ^= 1 }))
 	fileRA("embedded model does not hash to the model ID", "6.3", "tiny.wmz", "", "checksum", "embedded model does not hash to the model ID", "", func(p *fileParts) []byte {
