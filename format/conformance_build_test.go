@@ -534,15 +534,15 @@ func buildGate64() (conformanceInput, *wm.Model) {
 	return in, gm
 }
 
-// buildGate64Modal is buildGate64's model and gate with flag bit 2:
-// omitted coordinates take the modal value, weak predictions or not.
-func buildGate64Modal() (conformanceInput, *wm.Model) {
+// buildGate64Search is buildGate64's model and gate with flag bit 2, the
+// search fill.
+func buildGate64Search() (conformanceInput, *wm.Model) {
 	in, m := buildGate64()
 	p, err := gate.FromModel(m)
 	if err != nil {
 		panic(err)
 	}
-	p.ModalFill = true
+	p.SearchFill = true
 	gm, err := gate.Apply(m, p)
 	if err != nil {
 		panic(err)

@@ -816,9 +816,9 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	// The model (6.3).
 	fileRA("given another model", "6.3", "tiny.wmz", "model-mix.wmm", "model-mismatch", "file needs model", "", func(p *fileParts) []byte { return p.join(true) })
 	// Flag bit 2 of GATE changes the rule, hence the model ID.
-	modal := read("lossy64-modal.wmz")
-	cs = append(cs, rejectCase{rejectVector{Name: "a file of a gate with modal fills (GATE flag bit 2) given the same model without the flag", Check: "file", Section: "6.3",
-		Base: "lossy64-modal.wmz", Model: "model-gate64.wmm", Error: "model-mismatch", Expect: "file needs model"}, func() []byte { return modal }})
+	searchFile := read("lossy64-search.wmz")
+	cs = append(cs, rejectCase{rejectVector{Name: "a file of a gate with the search fill (GATE flag bit 2) given the same model without the flag", Check: "file", Section: "6.3",
+		Base: "lossy64-search.wmz", Model: "model-gate64.wmm", Error: "model-mismatch", Expect: "file needs model"}, func() []byte { return searchFile }})
 	fileRA("no model given, none embedded", "6.3", "tiny.wmz", "", "no-model", "file has no embedded model and none was given", "", func(p *fileParts) []byte { return p.join(true) })
 	file("model ID of another model", "6.3", "model-mismatch", "file needs model", "", hdr(func(h []byte) { h[32] ^= 1 }))
 	fileRA("embedded model does not hash to the model ID", "6.3", "tiny.wmz", "", "checksum", "embedded model does not hash to the model ID", "", func(p *fileParts) []byte {

@@ -44,13 +44,13 @@ type CalibOptions struct {
 	// as the last) moves a state far from its neighbours
 	// (docs/results-retrieval.md).
 	Marginal bool
-	// ModalFill makes omitted coordinates take the modal value of their
-	// prediction, weak or not (Params.ModalFill, GATE flag bit 2). With
-	// Marginal, it is the gate for a memory that is searched more than it
-	// is looked at: at a tenth of the lossless rate its states keep some
-	// two thirds of the lossless memory's nearest-neighbour recall, where
-	// the default gate keeps under a half (docs/results-retrieval.md).
-	ModalFill bool
+	// SearchFill sets the gate's fill for memories that are searched
+	// (Params.SearchFill, GATE flag bit 2). With Marginal, it is the gate
+	// of `wmzip train --gate-for search`: at an eighth of the lossless
+	// rate its memories keep about 0.8 of the lossless memory's state
+	// recall@10, where the default gate's keep under a half
+	// (docs/results-retrieval.md).
+	SearchFill bool
 	// MinSamples is the fewest calibration samples a bin needs for its
 	// pooled estimate (default 64); sparser bins fall back to the
 	// coordinate's marginal error rate, as MemoWM's text prescribes.
@@ -97,7 +97,7 @@ func Calibrate(m *wm.Model, eps []wm.Episode, opt CalibOptions) (*Params, error)
 	if opt.BinShift > 16 || opt.MinSamples < 1 {
 		return nil, errors.New("gate: BinShift or MinSamples out of range")
 	}
-	p := &Params{Geom: g, Precision: m.Precision, BinShift: opt.BinShift, Axis: AxisModal, ModalFill: opt.ModalFill}
+	p := &Params{Geom: g, Precision: m.Precision, BinShift: opt.BinShift, Axis: AxisModal, SearchFill: opt.SearchFill}
 	if opt.EntropyBins {
 		p.Axis = AxisEntropy
 	}

@@ -11,7 +11,7 @@ import (
 // precision prec is weak: its modal value is more likely wrong than right
 // (2f < 2^prec). Under container version 4 an omitted coordinate of a weak
 // prediction takes its fill (Fill), and the rule weighs the fill's
-// expected distance (SPEC.md 5.2), unless the gate has ModalFill.
+// expected distance (SPEC.md 5.2), unless the gate has SearchFill.
 func Weak(f uint32, prec uint) bool { return f < 1<<(prec-1) }
 
 // ExpectedDistance returns E(c) = Σ_v f_v · D(c, v) for coordinate j,
@@ -87,6 +87,49 @@ func (p *Params) fillOf(j int, cum []uint16, v, r uint16) (uint16, uint32) {
 	return v, ev
 }
 
+// SpreadFill returns the value an omitted coordinate j of a one-step
+// prediction takes under SearchFill (SPEC.md 5.2): with V(c) the mean
+// distance of code c from the others (the impact of step 6) and Ē =
+// Σ_v f_v·V(v) over the prediction's table cum (of the model's precision
+// P), the value c of frequency f_c ≥ F/16 (F that of the modal value v)
+// whose 2^P·V(c) is nearest Ē; on ties v if it is among them, else the
+// lowest. The fill is then as far from the other codes as a value drawn
+// from the prediction is on average, not nearer the centre; under uniform
+// distances it is v.
+func (p *Params) SpreadFill(j int, cum []uint16, v uint16, f uint32) uint16 {
+	if p.Dist == nil {
+		return v
+	}
+	return p.spreadFill(j, cum, v, f)
+}
+
+// spreadFill is SpreadFill with distance tables.
+func (p *Params) spreadFill(j int, cum []uint16, v uint16, f uint32) uint16 {
+	mean := p.mean[p.tab[j]]
+	prec := p.Precision
+	var e uint64 // Σ f_c·V(c) < 2^P·2^16
+	for c := range cum {
+		e += uint64(rans.Freq(cum, c, prec)) * uint64(mean[c])
+	}
+	off := func(c int) uint64 {
+		x := uint64(mean[c]) << prec
+		if x < e {
+			return e - x
+		}
+		return x - e
+	}
+	best, bd := v, off(int(v))
+	for c := range cum {
+		if 16*rans.Freq(cum, c, prec) < f {
+			continue
+		}
+		if d := off(c); d < bd {
+			best, bd = uint16(c), d
+		}
+	}
+	return best
+}
+
 // expDist2 is expDist of two values at once.
 func expDist2(d []uint16, cum []uint16, prec uint, a, b uint16) (uint32, uint32) {
 	K := len(cum)
@@ -116,13 +159,23 @@ func (r *Rule) NewDecider() *Decider { return &Decider{r: r} }
 
 // Decide is the retention rule of container version 4 for coordinate j,
 // whose prediction pr holds (after Predict): it reports whether the value
-// is coded and, if not, the value it takes (SPEC.md 5.2). Under ModalFill
-// it is Retain, the value the modal one.
+// is coded and, if not, the value it takes (SPEC.md 5.2). Under SearchFill
+// it is Retain, an omitted one-step prediction taking its SpreadFill.
 func (d *Decider) Decide(j int, pr *wm.Predictor) (keep bool, fill uint16) {
 	r := d.r
 	p := r.p
 	v, f := pr.ModalFreq()
-	if _, hit := pr.Prediction(); hit != 0 || p.ModalFill || !Weak(f, p.Precision) {
+	_, hit := pr.Prediction()
+	if p.SearchFill {
+		if r.retain(j, v, f) {
+			return true, v
+		}
+		if hit != 0 || p.Dist == nil {
+			return false, v
+		}
+		return false, p.spreadFill(j, pr.Table(), v, f)
+	}
+	if hit != 0 || !Weak(f, p.Precision) {
 		return r.retain(j, v, f), v
 	}
 	var c uint16

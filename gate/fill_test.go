@@ -32,6 +32,10 @@ func TestFillExample(t *testing.T) {
 	if keepWeak(at-1, 121600, WeightOne, h, 10) || !keepWeak(at, 121600, WeightOne, h, 10) {
 		t.Fatalf("retained from a λ other than %d", at)
 	}
+	// The search fill of SPEC.md 5.3: the modal value 1 is the central code.
+	if c := p.SpreadFill(0, []uint16{0, 300, 748}, 1, 448); c != 0 {
+		t.Fatalf("spread fill %d, want 0", c)
+	}
 	// Uniform distances: the fill is the modal value.
 	u := &Params{Geom: p.Geom, Precision: 10}
 	if c, e := u.Fill(0, cum, fc); c != 0 || e != (1024-448)*UnitDistance {
@@ -123,4 +127,61 @@ func freqs(cum []uint16, prec uint) []uint32 {
 		}
 	}
 	return f
+}
+
+// TestSpreadFill: the spread fill is, among the values of frequency at
+// least F/16, the one whose mean distance from the other codes is nearest
+// the prediction's average, the modal value on ties, else the lowest;
+// the modal value under uniform distances.
+func TestSpreadFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 27))
+	for _, K := range []int{2, 3, 16, 64} {
+		d := make([]uint16, K*K)
+		for a := range K {
+			for b := a + 1; b < K; b++ {
+				x := uint16(rng.IntN(8) * 1000) // ties are common
+				d[a*K+b], d[b*K+a] = x, x
+			}
+		}
+		p := &Params{Geom: wm.Geometry{S: 1, M: 1, K: K}, Precision: 12, Dist: [][]uint16{d}}
+		p.Prepare()
+		u := &Params{Geom: p.Geom, Precision: 12}
+		for range 200 {
+			cum := randomTable(rng, K, 12)
+			f := freqs(cum, 12)
+			v := modalOf(f)
+			got := p.SpreadFill(0, cum, v, f[v])
+			if c := u.SpreadFill(0, cum, v, f[v]); c != v {
+				t.Fatalf("uniform distances: fill %d, modal %d", c, v)
+			}
+			V := make([]int64, K)
+			var e int64
+			for c := range K {
+				var s int64
+				for b := range K {
+					s += int64(d[c*K+b])
+				}
+				V[c] = s / int64(K-1)
+				e += int64(f[c]) * V[c]
+			}
+			off := func(c int) int64 {
+				x := V[c]<<12 - e
+				if x < 0 {
+					return -x
+				}
+				return x
+			}
+			if 16*f[got] < f[v] {
+				t.Fatalf("K=%d: fill %d of frequency %d, modal %d", K, got, f[got], f[v])
+			}
+			for c := range K {
+				if 16*f[c] < f[v] {
+					continue
+				}
+				if off(c) < off(int(got)) || off(c) == off(int(got)) && got != v && (uint16(c) == v || c < int(got)) {
+					t.Fatalf("K=%d: fill %d (off %d), value %d (off %d), modal %d", K, got, off(int(got)), c, off(c), v)
+				}
+			}
+		}
+	}
 }

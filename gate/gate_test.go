@@ -370,11 +370,11 @@ func TestCalibrateMarginal(t *testing.T) {
 	}
 }
 
-// TestModalFill: a gate with ModalFill (flag bit 2) decodes to its
-// writer's reconstruction, which is that of the rule without step 3 of
-// SPEC.md 5.2 (Retain, the modal value); with distance tables the default
-// gate's row fills make some other state.
-func TestModalFill(t *testing.T) {
+// TestSearchFill: a gate with SearchFill (flag bit 2) decodes to its
+// writer's reconstruction, which is that of Retain (no step 3 of SPEC.md
+// 5.2) with omitted one-step predictions taking their SpreadFill; with
+// distance tables the default gate makes some other state.
+func TestSearchFill(t *testing.T) {
 	f := world(t)
 	g := f.m.Geom
 	rng := rand.New(rand.NewPCG(27, 3))
@@ -393,8 +393,8 @@ func TestModalFill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.ModalFill = true
-	pm, err := gate.Calibrate(f.noCal, f.test, opt)
+	opt.SearchFill = true
+	ps, err := gate.Calibrate(f.noCal, f.test, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,20 +402,20 @@ func TestModalFill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm, err := gate.Apply(f.noCal, pm)
+	ms, err := gate.Apply(f.noCal, ps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q, err := gate.FromModel(mm); err != nil || !q.ModalFill {
+	if q, err := gate.FromModel(ms); err != nil || !q.SearchFill {
 		t.Fatalf("parsed back without the flag: %v", err)
 	}
-	if sec := mm.Section(gate.Tag); sec[2]&4 == 0 || md.Section(gate.Tag)[2]&4 != 0 {
+	if ms.Section(gate.Tag)[2]&4 == 0 || md.Section(gate.Tag)[2]&4 != 0 {
 		t.Fatal("flag bit 2 not as set")
 	}
-	differs := false
+	differs, spread := false, 0
 	for _, l := range []uint32{1 << 12, 1 << 16, 16 << 16, 256 << 16} {
-		b, rec, _ := write(t, mm, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
-		got := readAll(t, b, mm)
+		b, rec, _ := write(t, ms, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
+		got := readAll(t, b, ms)
 		if len(got) != len(rec) {
 			t.Fatalf("λ %#x: %d states decoded, %d written", l, len(got), len(rec))
 		}
@@ -424,16 +424,31 @@ func TestModalFill(t *testing.T) {
 				t.Fatalf("λ %#x: state %d decodes otherwise than written", l, i)
 			}
 		}
-		_, modal, _ := write(t, md, f.test, format.WithRetainRule(l, gate.ModalFill(pd.Rule(l).Retain)), format.WithKeyframeInterval(16))
+		retain := pd.Rule(l).Retain
+		rule := func(j int, pr *wm.Predictor) (bool, uint16) {
+			if retain(j, pr) {
+				return true, 0
+			}
+			v, fr := pr.ModalFreq()
+			if _, hit := pr.Prediction(); hit != 0 {
+				return false, v
+			}
+			c := pd.SpreadFill(j, pr.Table(), v, fr)
+			if c != v {
+				spread++
+			}
+			return false, c
+		}
+		_, want, _ := write(t, md, f.test, format.WithRetainRule(l, rule), format.WithKeyframeInterval(16))
 		_, def, _ := write(t, md, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
 		for i := range rec {
-			if !slices.Equal(modal[i], rec[i]) {
-				t.Fatalf("λ %#x: state %d is not the modal-value rule's", l, i)
+			if !slices.Equal(want[i], rec[i]) {
+				t.Fatalf("λ %#x: state %d is not Retain's with spread fills", l, i)
 			}
 			differs = differs || !slices.Equal(def[i], rec[i])
 		}
 	}
-	if !differs {
-		t.Error("the default gate's fills never differ: the test does not reach a weak prediction")
+	if !differs || spread == 0 {
+		t.Errorf("default gate differs %v, spread fills other than the modal value %d: the test does not reach the flag", differs, spread)
 	}
 }

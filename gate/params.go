@@ -80,15 +80,17 @@ type Params struct {
 	// subspace (len M, coordinate j uses j mod M) or per coordinate (len N).
 	// Nil: uniform distances.
 	Dist [][]uint16
-	// ModalFill (flag bit 2) makes every omitted coordinate take its
-	// prediction's modal value, as one of a confident prediction does: a
-	// weak prediction is then gated by ê·V like any other and never takes
-	// its row fill (SPEC.md 5.2, step 3 does not apply). The row fill is
-	// the value nearest on average to what new content is, right for
-	// distortion; it draws states of new content toward a common centre,
-	// where a nearest-neighbour search tells them apart less well
-	// (docs/results-retrieval.md). Container version 3 fills so always.
-	ModalFill bool
+	// SearchFill (flag bit 2) is the fill for memories that are searched by
+	// nearest neighbours (SPEC.md 5.2): step 3 does not apply, every
+	// prediction is gated by ê·V, and an omitted coordinate of a one-step
+	// prediction takes its spread fill (SpreadFill), a likely value as far
+	// from the other codes as the prediction's values are on average. The
+	// default fills (the row fill of a weak prediction, the modal value of
+	// a confident one) lean toward the codebook's centre; states whose new
+	// content was omitted then crowd around it, near every query, and a
+	// search returns them before the states it should
+	// (docs/results-retrieval.md). Container version 3 ignores the flag.
+	SearchFill bool
 
 	// Informative fields, not used by the rule: the mean squared norm of a
 	// slot vector in distance units (to turn summed distances into relative
@@ -182,11 +184,11 @@ func (p *Params) RelDistortion(distSum uint64, states int64) float64 {
 }
 
 const (
-	flagDist      = 1 << 0
-	flagWeights   = 1 << 1
-	flagModalFill = 1 << 2
-	flagsKnown    = flagDist | flagWeights | flagModalFill
-	headerLen     = 4 + 4*3 + 4 + 4 + 8 + 4 + 8
+	flagDist       = 1 << 0
+	flagWeights    = 1 << 1
+	flagSearchFill = 1 << 2
+	flagsKnown     = flagDist | flagWeights | flagSearchFill
+	headerLen      = 4 + 4*3 + 4 + 4 + 8 + 4 + 8
 )
 
 // MarshalBinary returns the GATE section bytes (SPEC.md, "Retention gate").
@@ -202,8 +204,8 @@ func (p *Params) MarshalBinary() ([]byte, error) {
 	if p.Weights != nil {
 		flags |= flagWeights
 	}
-	if p.ModalFill {
-		flags |= flagModalFill
+	if p.SearchFill {
+		flags |= flagSearchFill
 	}
 	version := uint16(1)
 	if p.Axis != AxisEntropy {
@@ -317,7 +319,7 @@ func Parse(b []byte, g wm.Geometry, prec uint) (*Params, error) {
 	if uint(b[17]) != prec {
 		return nil, fmt.Errorf("%w: precision %d differs from the model's %d", ErrSection, b[17], prec)
 	}
-	p := &Params{Geom: g, Precision: prec, BinShift: uint(b[16]), Axis: Axis(b[18]), ModalFill: flags&flagModalFill != 0}
+	p := &Params{Geom: g, Precision: prec, BinShift: uint(b[16]), Axis: Axis(b[18]), SearchFill: flags&flagSearchFill != 0}
 	nb := uint64(le.Uint32(b[20:]))
 	p.SlotNorm = le.Uint64(b[24:])
 	p.MeanV = le.Uint32(b[32:])

@@ -102,17 +102,17 @@ func TestParamsRoundTrip(t *testing.T) {
 	if _, err := Parse(b, wm.Geometry{S: 2, M: 3, K: 5}, p.Precision); !errors.Is(err, ErrSection) {
 		t.Fatal("other geometry accepted")
 	}
-	// Flag bit 2: modal fills; bit 3 stays reserved.
-	p.ModalFill = true
+	// Flag bit 2: the search fill; bit 3 stays reserved.
+	p.SearchFill = true
 	m, err := p.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m[2] != b[2]|4 || string(m[3:]) != string(b[3:]) {
-		t.Fatalf("ModalFill written as flags %#x (without it %#x)", m[2], b[2])
+		t.Fatalf("SearchFill written as flags %#x (without it %#x)", m[2], b[2])
 	}
-	if q, err := Parse(m, p.Geom, p.Precision); err != nil || !q.ModalFill {
-		t.Fatalf("ModalFill not parsed back: %v", err)
+	if q, err := Parse(m, p.Geom, p.Precision); err != nil || !q.SearchFill {
+		t.Fatalf("SearchFill not parsed back: %v", err)
 	}
 	m[2] |= 8
 	if _, err := Parse(m, p.Geom, p.Precision); !errors.Is(err, ErrSection) {

@@ -57,7 +57,7 @@ var decodePath = map[string][]string{
 	"wm/fallrows.go":     {"fallCounts", "fallbackRows", "Model.storeNovel", "Model.deriveFallback"},
 	"gate/rule.go":       {"twoStepH", "Params.impact", "Params.binErr", "Params.weight", "keep", "Params.Rule", "Rule.Retain", "Rule.retain", "Rule.decide"},
 	"gate/params.go":     {"Params.Prepare", "meanRow", "Params.validate", "Parse", "cutField", "FromModel"},
-	"gate/fill.go":       {"Weak", "expDist", "rowFill", "Params.fillOf", "expDist2", "Rule.NewDecider", "Decider.Decide", "keepWeak", "Decider.rowFill"},
+	"gate/fill.go":       {"Weak", "expDist", "rowFill", "Params.fillOf", "Params.spreadFill", "expDist2", "Rule.NewDecider", "Decider.Decide", "keepWeak", "Decider.rowFill"},
 	"rans/decoder.go":    {"NewDecoder", "Decoder.Reset", "Decoder.Err", "Decoder.Close", "Decoder.Decode", "Decoder.advance", "Decoder.DecodeBinary", "Decoder.fail", "searchGo"},
 	"rans/rans_amd64.go": {"search", "step64", "products", "quantizeSteps", "addFrom", "firstOf", "rowWeights", "narrow", "mode", "dots"},
 	"rans/table.go":      {"checkPrecision", "Freq", "QuantizeTrusted", "quantizeSpread", "QuantizeProducts", "productsGo", "QuantizeMax", "firstOfGo", "addFromGo", "quantizeGo", "RowWeights", "rowWeightsGo", "Narrow", "narrowGo", "Mode", "modeGo", "Dots", "dotsGo"},

@@ -56,10 +56,10 @@ type GateDescription struct {
 	Samples uint64 `json:"samples"`   // coordinates it was calibrated on
 	Weights bool   `json:"weights"`   // per-coordinate impact weights
 	Dist    bool   `json:"distances"` // codebook distances (else uniform)
-	// ModalFill: omitted coordinates take the modal value (GATE flag bit
-	// 2, the gate of `wmzip train --gate-for search`).
-	ModalFill bool  `json:"modal_fill,omitempty"`
-	Bytes     int64 `json:"bytes"` // of its section
+	// SearchFill: the gate fills omitted coordinates for search (GATE
+	// flag bit 2, the gate of `wmzip train --gate-for search`).
+	SearchFill bool  `json:"search_fill,omitempty"`
+	Bytes      int64 `json:"bytes"` // of its section
 }
 
 // DescribeModel summarizes the codec read from the model file called
@@ -84,7 +84,7 @@ func DescribeModel(name string, c *wmzlib.Codec, fileBytes int64) ModelDescripti
 		}
 		sec := m.Section(gate.Tag)
 		d.Gate = &GateDescription{Version: int(binary.LittleEndian.Uint16(sec)), Bins: len(p.BinErr), Axis: axis, Samples: p.Samples,
-			Weights: p.Weights != nil, Dist: p.Dist != nil, ModalFill: p.ModalFill, Bytes: int64(len(sec))}
+			Weights: p.Weights != nil, Dist: p.Dist != nil, SearchFill: p.SearchFill, Bytes: int64(len(sec))}
 	}
 	return d
 }

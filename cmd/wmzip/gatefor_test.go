@@ -7,7 +7,7 @@ import (
 )
 
 // TestTrainGateForSearch: `train --gate-for search` writes a gate with
-// modal fills (GATE flag bit 2) that info reports and whose lossy files
+// its search fill (GATE flag bit 2) that info reports and whose lossy files
 // verify; an unknown purpose is refused.
 func TestTrainGateForSearch(t *testing.T) {
 	t.Parallel()
@@ -16,14 +16,14 @@ func TestTrainGateForSearch(t *testing.T) {
 	for name, want := range map[string]bool{"s.wmm": true, "m.wmm": false} {
 		var d struct {
 			Gate struct {
-				ModalFill bool `json:"modal_fill"`
+				SearchFill bool `json:"search_fill"`
 			} `json:"gate"`
 		}
 		if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", p(name))), &d); err != nil {
 			t.Fatal(err)
 		}
-		if d.Gate.ModalFill != want {
-			t.Errorf("%s: modal_fill %v, want %v", name, d.Gate.ModalFill, want)
+		if d.Gate.SearchFill != want {
+			t.Errorf("%s: search_fill %v, want %v", name, d.Gate.SearchFill, want)
 		}
 	}
 	if out := mustRun(t, "info", p("s.wmm")); !strings.Contains(out, "for search") {

@@ -41,8 +41,8 @@ func infoModel(path string, asJSON bool) error {
 			dist = "the quantizer's distances"
 		}
 		fmt.Printf("gate         version %d, %d bins on the %s axis, %s, calibrated on %d coordinates (%d bytes)\n", g.Version, g.Bins, g.Axis, dist, g.Samples, g.Bytes)
-		if g.ModalFill {
-			fmt.Println("             for search: omitted coordinates take the model's most likely value")
+		if g.SearchFill {
+			fmt.Println("             for search: omitted values keep states apart (wmzip train --gate-for search)")
 		}
 	} else {
 		fmt.Println("gate         none: lossless coding only (--lambda and --distortion need a gate)")

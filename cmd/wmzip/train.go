@@ -62,9 +62,9 @@ func runTrain(args []string) error {
 	case "distortion":
 	case "search":
 		// docs/results-retrieval.md: the marginal ê keeps the confident
-		// predictions a new page breaks, the modal fill keeps new content
-		// from drifting to a common centre.
-		gopt.Marginal, gopt.ModalFill = true, true
+		// predictions a new page breaks, the spread fill keeps omitted new
+		// content from drifting to the codebooks' centre.
+		gopt.Marginal, gopt.SearchFill = true, true
 	default:
 		return fmt.Errorf("--gate-for %q: want distortion or search", *gateFor)
 	}

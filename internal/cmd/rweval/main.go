@@ -3,7 +3,7 @@
 // recalibrated at unit weights), so that `wmzip bench retrieval` can set
 // the two side by side.
 //
-//	go run ./internal/cmd/rweval -m model.wmm -o out.wmm [-rate 0.15] [-calib 6] [-marginal] [-modal-fill] train.npz
+//	go run ./internal/cmd/rweval -m model.wmm -o out.wmm [-rate 0.15] [-calib 6] [-marginal] [-search-fill] train.npz
 //
 // The model must have been trained on train.npz (float observations) with
 // a quantizer. The weights (train.RetrievalWeights) need a lossy memory
@@ -39,7 +39,7 @@ func main() {
 	subspaces := flag.Bool("subspaces", false, "weigh subspaces too (train.RetrievalOptions.Subspaces)")
 	marginal := flag.Bool("marginal", false, "calibrate ê as each coordinate's marginal error rate (gate.CalibOptions.Marginal)")
 	noWeights := flag.Bool("no-weights", false, "skip the weights (unit weights in -o)")
-	modalFill := flag.Bool("modal-fill", false, "omitted coordinates take the modal value (gate.CalibOptions.ModalFill)")
+	searchFill := flag.Bool("search-fill", false, "the gate's fill for search (gate.CalibOptions.SearchFill)")
 	plain := flag.Bool("plain-error", false, "plain error rates (gate.CalibOptions.PlainError)")
 	flag.Parse()
 	ctx := context.Background()
@@ -89,7 +89,7 @@ func main() {
 		}
 		opt := gate.CalibOptions{Weights: o.w, Marginal: o.marg}
 		if o.path == *out {
-			opt.ModalFill, opt.PlainError = *modalFill, *plain
+			opt.SearchFill, opt.PlainError = *searchFill, *plain
 		}
 		m, _, err := train.CalibrateGate(calib, c.Model(), weps[len(weps)-hold:], opt)
 		check(err)
