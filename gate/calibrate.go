@@ -38,17 +38,18 @@ type CalibOptions struct {
 	Horizon int
 	// Marginal leaves every bin without an estimate, so that ê is each
 	// coordinate's own marginal error rate however confident its table
-	// (the Static-e ablation, as a gate any decoder reads). It makes a
-	// memory findable at low rates: the binned ê omits confident
-	// predictions first, and a confident wrong one (a new page predicted
-	// as the last) moves a state far from its neighbours
+	// (the Static-e ablation, as a gate any decoder reads). With
+	// SearchFill it keeps a memory findable at low rates: the binned ê
+	// omits confident predictions first, and a confident wrong one (a new
+	// page predicted as the last) moves a state far from its neighbours.
+	// Alone it does not: the default fills spoil the states it saves
 	// (docs/results-retrieval.md).
 	Marginal bool
 	// SearchFill sets the gate's fill for memories that are searched
 	// (Params.SearchFill, GATE flag bit 2). With Marginal, it is the gate
-	// of `wmzip train --gate-for search`: at an eighth of the lossless
-	// rate its memories keep about 0.8 of the lossless memory's state
-	// recall@10, where the default gate's keep under a half
+	// of `wmzip train --gate-for search`: at 0.13 of the lossless rate
+	// its memories kept 0.81 of the lossless memory's state recall@10 on
+	// web embeddings, where the default gate's keep under a half
 	// (docs/results-retrieval.md).
 	SearchFill bool
 	// MinSamples is the fewest calibration samples a bin needs for its

@@ -34,7 +34,7 @@ func runTrain(args []string) error {
 	gateHold := fs.Int("gate-holdout", -1, "episodes held out to calibrate the retention gate (-1: one in eight; 0: no gate)")
 	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
 	gateBins := fs.String("gate-bins", "modal", gateBinsUsage)
-	gateFor := fs.String("gate-for", "distortion", "what the gate keeps lossy memories for: distortion (least damage per bit) or search (states stay findable by wmzip search at a tenth of the lossless rate)")
+	gateFor := fs.String("gate-for", "distortion", "what the gate keeps lossy memories for: distortion (least damage per bit) or search (states stay findable by wmzip search, at some cost in distortion)")
 	subspaces := fs.Int("subspaces", 32, "quantizer: subspaces M per slot vector, when the input has float obs")
 	centroids := fs.Int("centroids", 64, "quantizer: centroids K per subspace")
 	seed := fs.Uint64("seed", 1, "quantizer: seed of its k-means++ initialization")
