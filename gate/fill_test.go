@@ -49,15 +49,7 @@ func TestFillExample(t *testing.T) {
 func TestFillLowest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, K := range []int{2, 3, 16, 64} {
-		d := make([]uint16, K*K)
-		for a := range K {
-			for b := a + 1; b < K; b++ {
-				x := uint16(rng.IntN(8) * 1000) // ties are common
-				d[a*K+b], d[b*K+a] = x, x
-			}
-		}
-		p := &Params{Geom: wm.Geometry{S: 1, M: 1, K: K}, Precision: 12, Dist: [][]uint16{d}}
-		p.Prepare()
+		p, d := tiedParams(rng, K)
 		for range 200 {
 			fc := randomTable(rng, K, 16)
 			c := p.RowFill(0, fc)
@@ -85,6 +77,21 @@ func TestFillLowest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tiedParams returns parameters of one random distance table d over K
+// codes with many equal distances, precision 12.
+func tiedParams(rng *rand.Rand, K int) (*Params, []uint16) {
+	d := make([]uint16, K*K)
+	for a := range K {
+		for b := a + 1; b < K; b++ {
+			x := uint16(rng.IntN(8) * 1000) // ties are common
+			d[a*K+b], d[b*K+a] = x, x
+		}
+	}
+	p := &Params{Geom: wm.Geometry{S: 1, M: 1, K: K}, Precision: 12, Dist: [][]uint16{d}}
+	p.Prepare()
+	return p, d
 }
 
 func modalOf(f []uint32) uint16 {
@@ -136,15 +143,7 @@ func freqs(cum []uint16, prec uint) []uint32 {
 func TestSpreadFill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 27))
 	for _, K := range []int{2, 3, 16, 64} {
-		d := make([]uint16, K*K)
-		for a := range K {
-			for b := a + 1; b < K; b++ {
-				x := uint16(rng.IntN(8) * 1000) // ties are common
-				d[a*K+b], d[b*K+a] = x, x
-			}
-		}
-		p := &Params{Geom: wm.Geometry{S: 1, M: 1, K: K}, Precision: 12, Dist: [][]uint16{d}}
-		p.Prepare()
+		p, d := tiedParams(rng, K)
 		u := &Params{Geom: p.Geom, Precision: 12}
 		for range 200 {
 			cum := randomTable(rng, K, 12)
