@@ -15,12 +15,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -75,7 +78,7 @@ type specFast struct {
 	L    []*specLList  // in order of creation; searched linearly
 	CNT  [18][7]uint64 // event counts
 	PB   [144]uint64   // hit probabilities, Q16
-	po   int           // the previous slot's outcome
+	po   int           // the last slot event's outcome
 	s    int           // the current slot
 	cand []specCand    // the current slot's candidates
 	ec   int           // its event context
@@ -469,6 +472,202 @@ func specChunks(t *testing.T, b []byte) [][][3]int {
 	return nil
 }
 
+// fastDriver runs package wm's predictor (p) and the text's (q) side by
+// side as the writer drives them, and compares everything they give.
+type fastDriver struct {
+	t       *testing.T
+	p       *wm.Predictor
+	q       *specFast
+	sg      *specGate
+	lambdas []uint32 // the finite λs whose decisions are compared
+	rules   []*gate.Rule
+	decs    []*gate.Decider
+
+	events, copies, coords, decisions, omitted int
+}
+
+func newFastDriver(t *testing.T, sm *specModel, sg *specGate, model *wm.Model, lambdas []uint32) *fastDriver {
+	d := &fastDriver{t: t, p: model.NewPredictor(), q: newSpecFast(sm), sg: sg, lambdas: lambdas}
+	if !d.p.SlotEvents() {
+		t.Fatal("no slot events at the fast level")
+	}
+	if len(lambdas) > 0 {
+		if sg == nil {
+			t.Fatal("a finite λ without a gate")
+		}
+		gp, err := gate.FromModel(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lambdas {
+			d.rules = append(d.rules, gp.Rule(l))
+			d.decs = append(d.decs, gp.Rule(l).NewDecider())
+		}
+	}
+	return d
+}
+
+func (d *fastDriver) reset() {
+	d.p.Reset()
+	d.q.Reset()
+}
+
+// state codes one state of codes truth after action a at λ lambda (one of
+// d.lambdas, or 0xFFFFFFFF) and returns its reconstruction. where names
+// the state in errors.
+func (d *fastDriver) state(where string, a int64, truth []int, lambda uint32) []int {
+	t, p, q := d.t, d.p, d.q
+	sm := q.m
+	n, M, prec := sm.N, sm.M, sm.P
+	at := func(j int) string { return fmt.Sprintf("%s coordinate %d", where, j) }
+	p.Begin(a)
+	q.Begin(a)
+	recon := make([]int, n)
+	for s := range sm.S {
+		j := s * M
+		tab, qtab := p.SlotTable(j), q.SlotTable(j)
+		if (tab == nil) != (qtab == nil) || tab != nil && !slices.Equal(freqsOf(tab, prec), qtab) {
+			t.Fatalf("%s: slot event: wm table %v, text %v", at(j), tab, qtab)
+		}
+		if tab != nil {
+			d.events++
+			tl := make([]uint16, M)
+			for i, x := range truth[j : j+M] {
+				tl[i] = uint16(x)
+			}
+			sym := q.Symbol(truth[j : j+M])
+			if w := p.SlotSymbol(tl); w != sym {
+				t.Fatalf("%s: slot symbol: wm %d, text %d", at(j), w, sym)
+			}
+			got, qgot := p.CommitSlot(sym), q.CommitSlot(sym)
+			if (got == nil) != (qgot == nil) {
+				t.Fatalf("%s: slot event %d: wm copies %v, text %v", at(j), sym, got, qgot)
+			}
+			if got != nil {
+				for i := range got {
+					if int(got[i]) != qgot[i] || qgot[i] != truth[j+i] {
+						t.Fatalf("%s: copy: wm %v, text %v, input %v", at(j), got, qgot, truth[j:j+M])
+					}
+				}
+				copy(recon[j:], qgot)
+				d.copies++
+				continue
+			}
+		}
+		for j := s * M; j < (s+1)*M; j++ {
+			top, hit := p.Predict(j)
+			qtop, qhit, qt := q.Predict(j)
+			wt := freqsOf(p.Table(), prec)
+			if uint64(hit) != qhit || hit > 0 && int(top) != qtop || !slices.Equal(wt, qt) {
+				t.Fatalf("%s: wm (top %d, hit %d, table %v), text (top %d, hit %d, table %v)",
+					at(j), top, hit, wt, qtop, qhit, qt)
+			}
+			modal := qtop
+			if qhit == 0 {
+				modal = 0
+				for x := range qt {
+					if qt[x] > qt[modal] {
+						modal = x
+					}
+				}
+			}
+			if int(p.Modal()) != modal {
+				t.Fatalf("%s: modal %d, text %d", at(j), p.Modal(), modal)
+			}
+			F := qhit
+			if qhit == 0 {
+				F = qt[modal]
+			}
+			keep, fill := true, 0
+			for i, l := range d.lambdas {
+				if d.rules[i].Retain(j, p) != d.sg.retain(j, uint64(l), modal, F) {
+					t.Fatalf("%s: the gate (version 3) at λ %d decides otherwise than the text", at(j), l)
+				}
+				wk, wf := d.decs[i].Decide(j, p)
+				qk, qf := d.sg.decide(j, uint64(l), qtop, qhit, qt, q.f1)
+				if wk != qk || !wk && int(wf) != qf {
+					t.Fatalf("%s: the gate at λ %d: wm (retain %v, fill %d), text (retain %v, fill %d)", at(j), l, wk, wf, qk, qf)
+				}
+				d.decisions++
+				if l == lambda {
+					keep, fill = qk, qf
+				}
+			}
+			if keep {
+				p.Commit(j, uint16(truth[j]))
+				q.Commit(j, truth[j], true)
+				recon[j] = truth[j]
+			} else {
+				p.CommitOmitted(j, uint16(fill))
+				q.Commit(j, fill, false)
+				recon[j] = fill
+				d.omitted++
+			}
+			d.coords++
+		}
+	}
+	return recon
+}
+
+func (d *fastDriver) log() {
+	d.t.Logf("%d slot events (%d copies), %d coordinates, %d gate decisions, %d omitted: wm and the text agree",
+		d.events, d.copies, d.coords, d.decisions, d.omitted)
+}
+
+// fastModels returns the models of the fast level among the conformance
+// vectors, by file name, in the order of the vectors.
+func fastModels(t *testing.T, vs []fastVector) []string {
+	var out []string
+	for _, v := range vs {
+		if strings.HasSuffix(v.Model, "-fast.wmm") && !slices.Contains(out, v.Model) {
+			out = append(out, v.Model)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no model of the fast level")
+	}
+	return out
+}
+
+type fastVector struct {
+	File   string   `json:"file"`
+	Input  string   `json:"input"`
+	Model  string   `json:"model"`
+	Lambda uint32   `json:"lambda"`
+	Levels []uint32 `json:"levels"`
+	Decode string   `json:"decode_sha256"`
+}
+
+// loadFast reads one model of the fast level: package wm's, the text's
+// and its gate (nil if none).
+func loadFast(t *testing.T, st *specTables, dir, name string) (*wm.Model, *specModel, *specGate) {
+	raw, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := wm.UnmarshalModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model.Level() != wm.LevelFast {
+		t.Fatalf("%s: level %d, not the fast level", name, model.Level())
+	}
+	sm := parseSpecFastModel(t, st, raw)
+	return model, sm, parseSpecGate(st, raw, sm)
+}
+
+func readFastVectors(t *testing.T, dir string) []fastVector {
+	b, err := os.ReadFile(filepath.Join(dir, "vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []fastVector
+	if err := json.Unmarshal(b, &vs); err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
 // TestSpecReferenceFast runs the implementation above and package wm's
 // predictor side by side over every fast-level conformance vector's model
 // and input, as the writer drives them: each slot's event (its table, the
@@ -482,44 +681,15 @@ func specChunks(t *testing.T, b []byte) [][][3]int {
 func TestSpecReferenceFast(t *testing.T) {
 	st := loadSpecTables(t)
 	dir := filepath.Join("..", "testdata", "conformance")
-	b, err := os.ReadFile(filepath.Join(dir, "vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vs []struct {
-		File     string   `json:"file"`
-		Input    string   `json:"input"`
-		Model    string   `json:"model"`
-		Keyframe int      `json:"keyframe_interval"`
-		Lambda   uint32   `json:"lambda"`
-		Levels   []uint32 `json:"levels"`
-		Decode   string   `json:"decode_sha256"`
-	}
-	if err := json.Unmarshal(b, &vs); err != nil {
-		t.Fatal(err)
-	}
+	vs := readFastVectors(t, dir)
+	fast := fastModels(t, vs)
 	ran := 0
 	for _, v := range vs {
-		raw, err := os.ReadFile(filepath.Join(dir, v.Model))
-		if err != nil {
-			t.Fatal(err)
-		}
-		model, err := wm.UnmarshalModel(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if model.Level() == wm.LevelDefault {
+		if !slices.Contains(fast, v.Model) {
 			continue // TestSpecReference
 		}
 		ran++
-		sm := parseSpecFastModel(t, st, raw)
-		sg := parseSpecGate(st, raw, sm)
-		var gp *gate.Params
-		if sg != nil {
-			if gp, err = gate.FromModel(model); err != nil {
-				t.Fatal(err)
-			}
-		}
+		model, sm, sg := loadFast(t, st, dir, v.Model)
 		ib, err := os.ReadFile(filepath.Join(dir, v.Input))
 		if err != nil {
 			t.Fatal(err)
@@ -539,8 +709,60 @@ func TestSpecReferenceFast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		chunks := specChunks(t, file)
 		t.Run(v.File, func(t *testing.T) {
-			testFastVector(t, sm, sg, gp, model, v.Lambda, v.Levels, specChunks(t, file), v.Decode, in.Episodes)
+			var lambdas []uint32 // every finite λ of the vector
+			for _, l := range append([]uint32{v.Lambda}, v.Levels...) {
+				if l != 0xFFFFFFFF && !slices.Contains(lambdas, l) {
+					lambdas = append(lambdas, l)
+				}
+			}
+			d := newFastDriver(t, sm, sg, model, lambdas)
+			n := sm.N
+			le := binary.LittleEndian
+			var dec []byte // the decode of 8.3
+			if len(chunks) != len(in.Episodes) {
+				t.Fatalf("the file has %d episodes, the input %d", len(chunks), len(in.Episodes))
+			}
+			for e, ep := range in.Episodes {
+				var meta []byte
+				if ep.Meta != nil {
+					meta = []byte(*ep.Meta)
+				}
+				dec = le.AppendUint32(dec, uint32(len(meta)))
+				dec = append(dec, meta...)
+				dec = le.AppendUint64(dec, uint64(len(ep.Actions)))
+				ck, left := 0, 0 // the current chunk, its states left
+				for k, a := range ep.Actions {
+					if left == 0 {
+						if ck == len(chunks[e]) {
+							t.Fatalf("episode %d: the file's chunks hold %d states, the input more", e, k)
+						}
+						d.reset()
+						left = chunks[e][ck][2]
+						ck++
+					}
+					left--
+					lambda := v.Lambda // mode 0 without levels
+					switch c := chunks[e][ck-1]; {
+					case c[0] == 1:
+						lambda = 0xFFFFFFFF
+					case c[0] == 2:
+						lambda = v.Levels[c[1]]
+					case len(v.Levels) > 0:
+						lambda = v.Levels[ep.Levels[k]]
+					}
+					recon := d.state(fmt.Sprintf("episode %d state %d", e, k), a, ep.Codes[k*n:(k+1)*n], lambda)
+					dec = le.AppendUint64(dec, uint64(a))
+					for _, x := range recon {
+						dec = le.AppendUint16(dec, uint16(x))
+					}
+				}
+			}
+			if sum := sha256.Sum256(dec); hex.EncodeToString(sum[:]) != v.Decode {
+				t.Errorf("the reconstruction does not hash to the vector's decode_sha256")
+			}
+			d.log()
 		})
 	}
 	if ran == 0 {
@@ -548,167 +770,141 @@ func TestSpecReferenceFast(t *testing.T) {
 	}
 }
 
-func testFastVector(t *testing.T, sm *specModel, sg *specGate, gp *gate.Params, model *wm.Model,
-	lambda uint32, levels []uint32, chunks [][][3]int, decodeSum string,
-	eps []struct {
-		Meta    *string `json:"meta"`
-		Actions []int64 `json:"actions"`
-		Codes   []int   `json:"codes"`
-		Levels  []int   `json:"levels"`
-	}) {
-	var lambdas []uint32 // every finite λ of the vector
-	for _, l := range append([]uint32{lambda}, levels...) {
-		if l != 0xFFFFFFFF && !slices.Contains(lambdas, l) {
-			lambdas = append(lambdas, l)
-		}
+// TestSpecReferenceFastRandom runs both implementations over inputs the
+// vectors do not hold, made for every fast-level model of the vectors
+// from a fixed seed: chunks of random states (escapes whose match keeps
+// missing, until the hit probability reaches its floor), walks that
+// mostly repeat and copy slots of the chunk and of the reference store
+// with a few codes changed (ranks, anchors and lookups of every kind),
+// states of dictionary tiles near the dictionary lookup's cap and, with
+// M ≥ 3, a chunk where the one tile that agrees with a lookup
+// lies past the chunk lookup's cap. Under a gate every coordinate's
+// decisions at three λs are compared and one of them codes the input.
+// WMZIP_LONG=1 runs ten times as many states.
+func TestSpecReferenceFastRandom(t *testing.T) {
+	st := loadSpecTables(t)
+	dir := filepath.Join("..", "testdata", "conformance")
+	scale := 1
+	if testkit.Long() {
+		scale = 10
 	}
-	var deciders []*gate.Decider
-	var rules []*gate.Rule
-	if sg != nil {
-		for _, l := range lambdas {
-			rules = append(rules, gp.Rule(l))
-			deciders = append(deciders, gp.Rule(l).NewDecider())
-		}
-	} else if len(lambdas) > 0 {
-		t.Fatal("a finite λ without a gate")
-	}
-	p, q := model.NewPredictor(), newSpecFast(sm)
-	if !p.SlotEvents() {
-		t.Fatal("no slot events at the fast level")
-	}
-	n, M, prec := sm.N, sm.M, sm.P
-	events, copies, coords, decisions, omitted := 0, 0, 0, 0, 0
-	le := binary.LittleEndian
-	var dec []byte // the decode of 8.3
-	for e, ep := range eps {
-		var meta []byte
-		if ep.Meta != nil {
-			meta = []byte(*ep.Meta)
-		}
-		dec = le.AppendUint32(dec, uint32(len(meta)))
-		dec = append(dec, meta...)
-		dec = le.AppendUint64(dec, uint64(len(ep.Actions)))
-		if e >= len(chunks) {
-			t.Fatalf("the file has %d episodes, the input more", len(chunks))
-		}
-		ck, left := 0, 0 // the current chunk, its states left
-		for k, a := range ep.Actions {
-			if left == 0 {
-				if ck == len(chunks[e]) {
-					t.Fatalf("episode %d: the file's chunks hold %d states, the input more", e, k)
-				}
-				p.Reset()
-				q.Reset()
-				left = chunks[e][ck][2]
-				ck++
+	for i, name := range fastModels(t, readFastVectors(t, dir)) {
+		model, sm, sg := loadFast(t, st, dir, name)
+		t.Run(name, func(t *testing.T) {
+			var lambdas []uint32
+			if sg != nil {
+				lambdas = []uint32{1 << 16, 1 << 19, 1 << 22}
 			}
-			left--
-			stLambda := lambda // mode 0 without levels
-			switch c := chunks[e][ck-1]; {
-			case c[0] == 1:
-				stLambda = 0xFFFFFFFF
-			case c[0] == 2:
-				stLambda = levels[c[1]]
-			case len(levels) > 0:
-				stLambda = levels[ep.Levels[k]]
+			d := newFastDriver(t, sm, sg, model, lambdas)
+			defer d.log()
+			rng := rand.New(rand.NewPCG(29, uint64(i)))
+			S, M, K, N := sm.S, sm.M, sm.K, sm.N
+			// Budget: about 3,000 coordinates a kind, at least 8 states.
+			states := max(8, 3000/N) * scale
+			lambda := uint32(0xFFFFFFFF)
+			if sg != nil {
+				lambda = lambdas[1]
 			}
-			at := func(j int) string { return fmt.Sprintf("episode %d state %d coordinate %d", e, k, j) }
-			p.Begin(a)
-			q.Begin(a)
-			truth := ep.Codes[k*n : (k+1)*n]
-			recon := make([]int, n)
-			for s := range sm.S {
-				j := s * M
-				tab, qtab := p.SlotTable(j), q.SlotTable(j)
-				if (tab == nil) != (qtab == nil) || tab != nil && !slices.Equal(freqsOf(tab, prec), qtab) {
-					t.Fatalf("%s: slot event: wm table %v, text %v", at(j), tab, qtab)
-				}
-				if tab != nil {
-					events++
-					tl := make([]uint16, M)
-					for i, x := range truth[j : j+M] {
-						tl[i] = uint16(x)
+			run := func(kind string, chunk int, gen func(prev [][]int) []int) {
+				var hist [][]int
+				for k := range states {
+					if k%chunk == 0 {
+						d.reset()
+						hist = nil
 					}
-					sym := q.Symbol(truth[j : j+M])
-					if w := p.SlotSymbol(tl); w != sym {
-						t.Fatalf("%s: slot symbol: wm %d, text %d", at(j), w, sym)
-					}
-					got, qgot := p.CommitSlot(sym), q.CommitSlot(sym)
-					if (got == nil) != (qgot == nil) {
-						t.Fatalf("%s: slot event %d: wm copies %v, text %v", at(j), sym, got, qgot)
-					}
-					if got != nil {
-						for i := range got {
-							if int(got[i]) != qgot[i] || qgot[i] != truth[j+i] {
-								t.Fatalf("%s: copy: wm %v, text %v, input %v", at(j), got, qgot, truth[j:j+M])
-							}
-						}
-						copy(recon[j:], qgot)
-						copies++
-						continue
-					}
-				}
-				for j := s * M; j < (s+1)*M; j++ {
-					top, hit := p.Predict(j)
-					qtop, qhit, qt := q.Predict(j)
-					wt := freqsOf(p.Table(), prec)
-					if uint64(hit) != qhit || hit > 0 && int(top) != qtop || !slices.Equal(wt, qt) {
-						t.Fatalf("%s: wm (top %d, hit %d, table %v), text (top %d, hit %d, table %v)",
-							at(j), top, hit, wt, qtop, qhit, qt)
-					}
-					modal := qtop
-					if qhit == 0 {
-						modal = 0
-						for x := range qt {
-							if qt[x] > qt[modal] {
-								modal = x
-							}
-						}
-					}
-					if int(p.Modal()) != modal {
-						t.Fatalf("%s: modal %d, text %d", at(j), p.Modal(), modal)
-					}
-					F := qhit
-					if qhit == 0 {
-						F = qt[modal]
-					}
-					keep, fill := true, 0
-					for i, l := range lambdas {
-						if rules[i].Retain(j, p) != sg.retain(j, uint64(l), modal, F) {
-							t.Fatalf("%s: the gate (version 3) at λ %d decides otherwise than the text", at(j), l)
-						}
-						wk, wf := deciders[i].Decide(j, p)
-						qk, qf := sg.decide(j, uint64(l), qtop, qhit, qt, q.f1)
-						if wk != qk || !wk && int(wf) != qf {
-							t.Fatalf("%s: the gate at λ %d: wm (retain %v, fill %d), text (retain %v, fill %d)", at(j), l, wk, wf, qk, qf)
-						}
-						decisions++
-						if l == stLambda {
-							keep, fill = qk, qf
-						}
-					}
-					if keep {
-						p.Commit(j, uint16(truth[j]))
-						q.Commit(j, truth[j], true)
-						recon[j] = truth[j]
-					} else {
-						p.CommitOmitted(j, uint16(fill))
-						q.Commit(j, fill, false)
-						recon[j] = fill
-						omitted++
-					}
-					coords++
+					truth := gen(hist)
+					hist = append(hist, d.state(fmt.Sprintf("%s state %d", kind, k), int64(rng.IntN(4)-1), truth, lambda))
 				}
 			}
-			dec = le.AppendUint64(dec, uint64(a))
-			for _, x := range recon {
-				dec = le.AppendUint16(dec, uint16(x))
+			// Random states.
+			run("random", states, func([][]int) []int {
+				c := make([]int, N)
+				for j := range c {
+					c[j] = rng.IntN(K)
+				}
+				return c
+			})
+			// A walk over the chunk and the reference store.
+			run("walk", 64, func(hist [][]int) []int {
+				c := make([]int, N)
+				var src []int
+				switch {
+				case len(hist) > 0 && rng.IntN(4) > 0:
+					src = hist[len(hist)-1-rng.IntN(min(len(hist), 3))]
+				case sm.RefStates > 0:
+					src = sm.REF[rng.IntN(sm.RefStates)]
+				}
+				for s := range S {
+					var from []int
+					switch r := rng.IntN(10); {
+					case src != nil && r < 6:
+						from = src[s*M : (s+1)*M]
+					case len(hist) > 0 && r < 8:
+						h := hist[rng.IntN(len(hist))]
+						x := rng.IntN(S)
+						from = h[x*M : (x+1)*M]
+					case sm.RefStates > 0 && r < 9:
+						x := rng.IntN(S)
+						from = sm.REF[rng.IntN(sm.RefStates)][x*M : (x+1)*M]
+					case s > 0:
+						x := rng.IntN(s) // an earlier slot of the state
+						from = c[x*M : (x+1)*M]
+					}
+					for m := range M {
+						c[s*M+m] = rng.IntN(K)
+						if from != nil && rng.IntN(8) > 0 {
+							c[s*M+m] = from[m]
+						}
+					}
+				}
+				return c
+			})
+			// Tiles near the dictionary lookup's cap: chunks of one state
+			// whose slots are tiles 60 to 67 of runs of more than 64
+			// tiles of a pair (3.2).
+			var near [][]int
+			for v, pl := range sm.pairs {
+				for _, pe := range pl {
+					for pos := pe[2] + 60; pos < min(pe[3], pe[2]+68) && pe[3]-pe[2] > 64; pos++ {
+						near = append(near, sm.dict[sm.DICT[v][pos]].tile)
+					}
+				}
 			}
-		}
+			if len(near) > 0 {
+				run("dictionary", 1, func([][]int) []int {
+					c := make([]int, N)
+					for s := range S {
+						copy(c[s*M:], near[rng.IntN(len(near))])
+					}
+					return c
+				})
+			}
+			if M < 3 {
+				return
+			}
+			// Past the cap: slots all starting with a, b, then x (in
+			// ten of them) or y (in a run of at least 70), then an x
+			// again, found only past the 64 latest slots of a, b.
+			a, b, x, y := rng.IntN(K), rng.IntN(K), rng.IntN(K), rng.IntN(K)
+			for y == x {
+				y = rng.IntN(K)
+			}
+			made := 0
+			run("cap", states, func([][]int) []int {
+				c := make([]int, N)
+				for s := range S {
+					c[s*M], c[s*M+1], c[s*M+2] = a, b, y
+					switch k := made % (10 + 70/S + 2); {
+					case k < 10 && s == 0, k >= 10+70/S+1:
+						c[s*M+2] = x
+					}
+					for m := 3; m < M; m++ {
+						c[s*M+m] = rng.IntN(K)
+					}
+				}
+				made++
+				return c
+			})
+		})
 	}
-	if sum := sha256.Sum256(dec); hex.EncodeToString(sum[:]) != decodeSum {
-		t.Errorf("the reconstruction does not hash to the vector's decode_sha256")
-	}
-	t.Logf("%d slot events (%d copies), %d coordinates, %d gate decisions, %d omitted: wm and the text agree",
-		events, copies, coords, decisions, omitted)
 }
