@@ -382,20 +382,26 @@ func (p *specFast) endSlot() {
 	}
 }
 
+// specModal returns the modal value and frequency (section 4) of the
+// prediction (top, hit, tab), hit = 0 for a one-step one.
+func specModal(top int, hit uint64, tab []uint64) (int, uint64) {
+	if hit != 0 {
+		return top, hit
+	}
+	v := 0
+	for x := range tab {
+		if tab[x] > tab[v] {
+			v = x
+		}
+	}
+	return v, tab[v]
+}
+
 // decide is 5.2 in container version 4 for coordinate j, whose prediction
 // is (top, hit, tab) with first fallback row f1: whether it is retained
 // and, if not, the value it takes.
 func (g *specGate) decide(j int, lambda uint64, top int, hit uint64, tab, f1 []uint64) (bool, int) {
-	vhat, F := top, hit
-	if hit == 0 {
-		vhat = 0
-		for x := range tab {
-			if tab[x] > tab[vhat] {
-				vhat = x
-			}
-		}
-		F = tab[vhat]
-	}
+	vhat, F := specModal(top, hit, tab)
 	if hit != 0 || 2*F >= uint64(1)<<g.P {
 		return g.retain(j, lambda, vhat, F), vhat
 	}
@@ -562,21 +568,9 @@ func (d *fastDriver) state(where string, a int64, truth []int, lambda uint32) []
 				t.Fatalf("%s: wm (top %d, hit %d, table %v), text (top %d, hit %d, table %v)",
 					at(j), top, hit, wt, qtop, qhit, qt)
 			}
-			modal := qtop
-			if qhit == 0 {
-				modal = 0
-				for x := range qt {
-					if qt[x] > qt[modal] {
-						modal = x
-					}
-				}
-			}
+			modal, F := specModal(qtop, qhit, qt)
 			if int(p.Modal()) != modal {
 				t.Fatalf("%s: modal %d, text %d", at(j), p.Modal(), modal)
-			}
-			F := qhit
-			if qhit == 0 {
-				F = qt[modal]
 			}
 			keep, fill := true, 0
 			for i, l := range d.lambdas {
