@@ -639,6 +639,10 @@ func loadFast(t *testing.T, st *specTables, dir, name string) (*wm.Model, *specM
 	if err != nil {
 		t.Fatal(err)
 	}
+	return loadFastBytes(t, st, name, raw)
+}
+
+func loadFastBytes(t *testing.T, st *specTables, name string, raw []byte) (*wm.Model, *specModel, *specGate) {
 	model, err := wm.UnmarshalModel(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -764,6 +768,44 @@ func TestSpecReferenceFast(t *testing.T) {
 	}
 }
 
+// contVariant returns model raw (of version-2 fields, 3.1) with other
+// continuation lists: CONT[x] lists slots x+2, x+1, x+3, x+4, … (mod S)
+// with the weights of the original list, so that the first continuation
+// of a match on an earlier slot of the state can name the slot being
+// predicted (4.15.3: skipped, the second then listed, of source cont2).
+// It returns nil for a model of version-3 fields, with S < 3 or with a
+// list of one pair.
+func contVariant(sm *specModel, raw []byte) []byte {
+	le := binary.LittleEndian
+	S, M, K := sm.S, sm.M, sm.K
+	if le.Uint16(raw[6:])&2 != 0 || S < 3 {
+		return nil
+	}
+	for _, l := range sm.CONT {
+		if len(l) < 2 {
+			return nil
+		}
+	}
+	b := slices.Clone(raw)
+	p := 600 + 32*S + 4 + 2*M*sm.C1*K + 4 + 4 + 2*M*sm.C2*K + 2
+	for x := range S {
+		k := int(b[p])
+		p++
+		for i := range k {
+			y := x + i + 1
+			switch i {
+			case 0:
+				y = x + 2
+			case 1:
+				y = x + 1
+			}
+			le.PutUint16(b[p:], uint16(y%S))
+			p += 4
+		}
+	}
+	return b
+}
+
 // TestSpecReferenceFastRandom runs both implementations over inputs the
 // vectors do not hold, made for every fast-level model of the vectors
 // from a fixed seed: chunks of random states (escapes whose match keeps
@@ -772,7 +814,8 @@ func TestSpecReferenceFast(t *testing.T) {
 // with a few codes changed (ranks, anchors and lookups of every kind),
 // states of dictionary tiles near the dictionary lookup's cap and, with
 // M ≥ 3, a chunk where the one tile that agrees with a lookup
-// lies past the chunk lookup's cap. Under a gate every coordinate's
+// lies past the chunk lookup's cap; the same over each model of version-2
+// fields with other continuation lists (contVariant). Under a gate every coordinate's
 // decisions at three λs are compared and one of them codes the input.
 // WMZIP_LONG=1 runs ten times as many states.
 func TestSpecReferenceFastRandom(t *testing.T) {
@@ -782,8 +825,25 @@ func TestSpecReferenceFastRandom(t *testing.T) {
 	if testkit.Long() {
 		scale = 10
 	}
-	for i, name := range fastModels(t, readFastVectors(t, dir)) {
-		model, sm, sg := loadFast(t, st, dir, name)
+	type variant struct {
+		name string
+		raw  []byte
+	}
+	var models []variant
+	for _, name := range fastModels(t, readFastVectors(t, dir)) {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		models = append(models, variant{name, raw})
+		_, sm, _ := loadFastBytes(t, st, name, raw)
+		if c := contVariant(sm, raw); c != nil {
+			models = append(models, variant{name + "+cont", c})
+		}
+	}
+	for i, mv := range models {
+		name := mv.name
+		model, sm, sg := loadFastBytes(t, st, name, mv.raw)
 		t.Run(name, func(t *testing.T) {
 			var lambdas []uint32
 			if sg != nil {
