@@ -47,8 +47,8 @@ type CalibOptions struct {
 	Marginal bool
 	// SearchFill sets the gate's fill for memories that are searched
 	// (Params.SearchFill, GATE flag bit 2). With Marginal, it is the gate
-	// of `wmzip train --gate-for search`: at 0.13 of the lossless rate
-	// its memories kept 0.81 of the lossless memory's state recall@10 on
+	// of `wmzip train --gate-for search`: at 0.15 of the lossless rate
+	// its memories kept 0.84 of the lossless memory's state recall@10 on
 	// web embeddings, where the default gate's keep under a half
 	// (docs/results-retrieval.md).
 	SearchFill bool
