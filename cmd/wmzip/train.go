@@ -62,8 +62,10 @@ func runTrain(args []string) error {
 	case "default":
 	case "fast":
 		lv = wm.LevelFast
+	case "copy":
+		lv = wm.LevelCopy
 	default:
-		return fmt.Errorf("-level %q: want default or fast", *level)
+		return fmt.Errorf("-level %q: want default, copy or fast", *level)
 	}
 	ins := []*string{gateWeights}
 	for i := range pos {
