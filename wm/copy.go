@@ -30,7 +30,7 @@ const (
 
 // copyCountInit is the count of each rank (and of the escape, last) when a
 // chunk starts.
-var copyCountInit = [copySyms]uint32{8 * cntStep, cntStep, 8 * cntStep}
+var copyCountInit = [copySyms]uint32{4 * cntStep, cntStep, 4 * cntStep}
 
 // copyState is the slot event's state at the copy level.
 type copyState struct {
@@ -56,26 +56,20 @@ func (c *copyState) reset() {
 }
 
 // marginBucket maps the lead of the first candidate over the next
-// hypothesis, in 1/256 bits, to a bucket.
+// hypothesis, in 1/256 bits, to a bucket. (At a slot's start log-weights
+// are priors, of −16 to 0 bits: the lead is at most 16 bits, and negative
+// when new content leads.)
 func marginBucket(d int32) int {
-	switch {
-	case d < 1*256:
-		return 0
-	case d < 2*256:
-		return 1
-	case d < 4*256:
-		return 2
-	case d < 8*256:
-		return 3
-	case d < 16*256:
-		return 4
-	case d < 32*256:
-		return 5
-	case d < 64*256:
-		return 6
+	for i, b := range marginBounds {
+		if d < b {
+			return i
+		}
 	}
-	return 7
+	return len(marginBounds)
 }
+
+// marginBounds are the bounds of the margin buckets but the last.
+var marginBounds = [copyMargins - 1]int32{-1536, 0, 768, 1280, 1536, 1792, 2048}
 
 // copySlotTable is SlotTable at the copy level.
 func (p *Predictor) copySlotTable() []uint16 {
