@@ -272,7 +272,9 @@ func (p *Predictor) startSlot() {
 		p.joinSucc()
 		gl.endBatch()
 	}
-	p.any.start(len(p.succ.list) > 0, prior[clsSuccAny], s, p.S)
+	// At the copy level the succany spikes wait for the slot's first
+	// Predict: a copied slot never needs them.
+	p.any.start(len(p.succ.list) > 0, prior[clsSuccAny], s, p.S, p.cp == nil)
 	p.ep.start(prior[clsEp])
 	p.dict.start(p.m, prior[clsDict])
 	p.lNew = prior[clsNew]
@@ -294,6 +296,9 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 	if p.mm == 0 {
 		if p.cp != nil && p.cp.started {
 			p.cp.started = false // SlotTable started the slot
+			if p.any.live {
+				p.any.slotSpikes(p.s, p.S)
+			}
 		} else {
 			p.startSlot()
 		}
