@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
+	"golang.org/x/sync/errgroup"
 )
 
 // File is a .wmz file in a store, open for random access: the wmzip.File
@@ -149,31 +149,28 @@ func (s *Store) List(ctx context.Context, bucket, prefix string, ro ReadOptions)
 	if ro.HeadBytes == 0 {
 		ro.HeadBytes = listHead
 	}
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(8)
 	for i := range out {
 		e := &out[i]
 		if e.Size == 0 {
 			e.Err = errors.New("empty")
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			o, err := s.Open(ctx, bucket, e.Key, ro)
 			if err != nil {
 				e.Err = err
-				return
+				return nil
 			}
 			e.Size = o.Size()
 			e.Header, e.Info, e.Err = format.ReadInfo(o, o.Size())
 			e.Stats = o.Stats()
 			o.Close()
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return out, nil
 }
 

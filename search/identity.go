@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"sync"
 
 	"github.com/wmzip/wmzip"
+	"golang.org/x/sync/errgroup"
 )
 
 // Trailer and index geometry of a .wmz file (SPEC.md 6.7).
@@ -147,31 +147,23 @@ func readCRCs(r io.ReaderAt, offs []int64, how tailReads) ([]byte, error) {
 		}
 		rs = append(rs, rng{i, i})
 	}
-	errs := make([]error, len(rs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(how.threads, 1))
-	for k, g := range rs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+	var eg errgroup.Group
+	eg.SetLimit(max(how.threads, 1))
+	for _, g := range rs {
+		eg.Go(func() error {
 			start := offs[order[g.first]]
 			b := make([]byte, offs[order[g.last]]+4-start)
 			if _, err := r.ReadAt(b, start); err != nil {
-				errs[k] = fmt.Errorf("reading %d bytes at %d: %w", len(b), start, err)
-				return
+				return fmt.Errorf("reading %d bytes at %d: %w", len(b), start, err)
 			}
 			for _, oi := range order[g.first : g.last+1] {
 				copy(out[4*oi:4*oi+4], b[offs[oi]-start:])
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

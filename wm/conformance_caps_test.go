@@ -13,7 +13,9 @@ import (
 // show that a cap was reached (a loop bound is not a statement), so this
 // test runs the predictor over the inputs of the lossless vectors and
 // checks each cap directly: more candidates than the cap were there, and
-// the cap's number was kept.
+// the cap's number was kept. Models of the fast level (4.15) are driven as
+// the writer drives them, slot events first, and checked for the limits
+// of that level.
 
 type capsInput struct {
 	Episodes []struct {
@@ -55,6 +57,7 @@ func TestConformanceCaps(t *testing.T) {
 	var vs []capsVector
 	read("vectors.json", &vs)
 	seen := map[int]*capsSeen{1: {}, 2: {}, 3: {}}
+	var fs fastSeen
 	for _, v := range vs {
 		if v.Lambda != 0xFFFFFFFF || len(v.Levels) > 0 {
 			continue // lossy: the predictor sees the reconstruction, not the input
@@ -64,11 +67,12 @@ func TestConformanceCaps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Level() != LevelDefault {
-			continue // the caps are those of the default level's hypotheses
-		}
 		var in capsInput
 		read(v.Input, &in)
+		if m.Level() == LevelFast {
+			fastCaps(m, v, &in, &fs)
+			continue
+		}
 		s := seen[int(raw[4])]
 		for id, c := range m.tileCount {
 			s.occ = s.occ || int(c) > m.occCap && len(m.tileOcc[id]) == m.occCap
@@ -148,5 +152,109 @@ func TestConformanceCaps(t *testing.T) {
 	}
 	if s := seen[2]; !s.ep || !s.dict {
 		t.Errorf("caps of episode tiles (%d) and dictionary tiles (%d) reached: %v %v", histCap, dictCap, s.ep, s.dict)
+	}
+	if !fs.cands || !fs.halved || !fs.oneStep || !fs.longRun || !fs.chunk || !fs.dict || !fs.dictBeyond {
+		t.Errorf("fast level: %d candidates, halved counts, a one-step match, a run of 9, the chunk lookup's and the dictionary lookup's cap (%d), a dictionary match past it: %v %v %v %v %v %v %v",
+			maxCands, lookupCap, fs.cands, fs.halved, fs.oneStep, fs.longRun, fs.chunk, fs.dict, fs.dictBeyond)
+	}
+	// No vector has a chunk lookup whose first agreeing tile lies past
+	// the cap: the cap is reached there, but does not change a match.
+	t.Logf("fast level: a chunk lookup's first agreeing tile past the cap: %v", fs.chunkBeyond)
+}
+
+// fastSeen records whether the limits of the fast level (4.15) were
+// reached: a slot with every candidate, a row of slot event counts
+// halved, a match that missed too often to predict, a run in the last
+// bucket, and a lookup with more slots of the chunk (tiles of a
+// dictionary run) than it compares; and whether a lookup's first
+// agreeing tile lay past the cap, where the cap changes the match.
+type fastSeen struct {
+	cands, halved, oneStep, longRun bool
+	chunk, chunkBeyond              bool
+	dict, dictBeyond                bool
+}
+
+// fastCaps runs a predictor of the fast level over the input of vector v
+// as the writer does (slot events, then the escaped slots' coordinates)
+// and records in fs the limits reached.
+func fastCaps(m *Model, v capsVector, in *capsInput, fs *fastSeen) {
+	p := m.NewPredictor()
+	f := p.fast
+	n, M := m.Geom.N(), m.Geom.M
+	for _, e := range in.Episodes {
+		inChunk := 0
+		for st, a := range e.Actions {
+			if st == 0 || inChunk == v.Keyframe || v.Flush && slices.Contains(e.FlushBefore, st) {
+				p.Reset()
+				inChunk = 0
+			}
+			inChunk++
+			p.Begin(a)
+			codes := e.Codes[st*n : (st+1)*n]
+			for j := 0; j < n; j++ {
+				if j%M == 0 {
+					if p.SlotTable(j) != nil {
+						fs.cands = fs.cands || f.nc == maxCands
+						row := &f.counts[f.sctx]
+						var before, after uint32
+						for _, c := range row {
+							before += c
+						}
+						tile := p.CommitSlot(p.SlotSymbol(codes[j : j+M]))
+						for _, c := range row {
+							after += c
+						}
+						fs.halved = fs.halved || after < before
+						if tile != nil {
+							j += M - 1
+							continue
+						}
+					}
+				}
+				vj := codes[j]
+				p.Predict(j)
+				fs.oneStep = fs.oneStep || f.mt != nil && f.mc >= mcOneStep
+				fs.longRun = fs.longRun || f.two && runBucket(f.run) == runBuckets-1
+				if mm := p.mm; mm >= 1 && !f.noLook && (f.mt == nil || f.mt[mm] != vj) {
+					fastLookupCaps(p, append(slices.Clone(codes[j-mm:j]), vj), fs)
+				}
+				p.Commit(j, vj)
+			}
+		}
+	}
+}
+
+// fastLookupCaps records the limits the lookup of the codes have (the
+// current slot's so far, at least two) reaches, before the commit that
+// makes it.
+func fastLookupCaps(p *Predictor, have []uint16, fs *fastSeen) {
+	f, m, M := p.fast, p.m, p.M
+	length, first := 0, -1
+	for e := f.head(have[0], have[1], p.K); e != 0; e = f.next[e-1] {
+		o := int(e-1)/p.S*p.n + int(e-1)%p.S*M
+		if first < 0 && slices.Equal(p.hist.codes[o:o+len(have)], have) {
+			first = length
+		}
+		length++
+	}
+	fs.chunk = fs.chunk || length > lookupCap && (first < 0 || first >= lookupCap)
+	fs.chunkBeyond = fs.chunkBeyond || first >= lookupCap
+	if first >= 0 && first < lookupCap || m.dictTotal == 0 {
+		return
+	}
+	for _, pe := range m.dictPairs[have[0]] {
+		if pe.v1 != have[1] {
+			continue
+		}
+		dfirst := -1
+		for i := range int(pe.hi - pe.lo) {
+			pos := m.dictStart[have[0]] + int(pe.lo) + i
+			if slices.Equal(m.dictTiles[pos*M:pos*M+len(have)], have) {
+				dfirst = i
+				break
+			}
+		}
+		fs.dict = fs.dict || pe.hi-pe.lo > lookupCap && (dfirst < 0 || dfirst >= lookupCap)
+		fs.dictBeyond = fs.dictBeyond || dfirst >= lookupCap
 	}
 }

@@ -24,9 +24,17 @@ func runBenchSpeed(args []string) error {
 	codes := fs.Bool("codes", false, "ignore float obs: code-only input, no quantizer and no lossy rows")
 	external := fs.Bool("external", true, "run xz and brotli when installed")
 	quiet := fs.Bool("q", false, "no progress output")
-	fromJSON := fs.String("from-json", "", "print the table of a saved --json report instead of measuring")
+	fromJSON := fs.String("from-json", "", "print the table (or draw the plot) of a saved --json report instead of measuring")
+	plotPath := fs.String("plot", "", "also draw bits/state against decode states/s of every coder, the lossless Pareto front joined (PNG)")
 	pos, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	ins := []*string{fromJSON}
+	for i := range pos {
+		ins = append(ins, &pos[i])
+	}
+	if err := checkFiles(ins, output{flag: "--plot", path: plotPath}); err != nil {
 		return err
 	}
 	if *fromJSON != "" {
@@ -37,6 +45,9 @@ func runBenchSpeed(args []string) error {
 		var rep bench.SpeedReport
 		if err := json.Unmarshal(b, &rep); err != nil {
 			return fmt.Errorf("%s: %w", *fromJSON, err)
+		}
+		if *plotPath != "" {
+			return bench.PlotSpeed(*plotPath, &rep)
 		}
 		return rep.WriteText(os.Stdout)
 	}
@@ -68,6 +79,11 @@ func runBenchSpeed(args []string) error {
 		Keyframe: *keyframe, Distortions: targets, SkipExternal: !*external, Log: logf})
 	if err != nil {
 		return err
+	}
+	if *plotPath != "" {
+		if err := bench.PlotSpeed(*plotPath, rep); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		return printJSON(rep)

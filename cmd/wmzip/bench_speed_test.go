@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -15,7 +17,7 @@ func TestBenchSpeedCLI(t *testing.T) {
 	gen := []string{"gen", "graphworld", "--nodes", "20", "--graph-seed", "3", "--steps", "20", "-q"}
 	mustRun(t, append(gen, "--episodes", "3", "--seed", "1", "-o", p("train.npz"))...)
 	mustRun(t, append(gen, "--episodes", "2", "--seed", "2", "-o", p("test.npz"))...)
-	out := mustRun(t, "bench", "speed", "--json", "-q", "--external=false", "--reads", "5", "--min-time", "1ms", p("train.npz"), p("test.npz"))
+	out := mustRun(t, "bench", "speed", "--json", "-q", "--external=false", "--reads", "5", "--min-time", "1ms", "--plot", p("speed.png"), p("train.npz"), p("test.npz"))
 	var rep struct {
 		TestStates int `json:"test_states"`
 		Rows       []struct {
@@ -35,6 +37,26 @@ func TestBenchSpeedCLI(t *testing.T) {
 			t.Errorf("%+v", r)
 		}
 	}
+	isPNG(t, p("speed.png"))
+	// The plot of a saved report, drawn again.
+	if err := os.WriteFile(p("speed.json"), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "bench", "speed", "--from-json", p("speed.json"), "--plot", p("again.png"))
+	isPNG(t, p("again.png"))
+	mustFail(t, "", "never writes over its inputs", "bench", "speed", "--plot", p("test.npz"), p("train.npz"), p("test.npz"))
 	mustFail(t, "", "want train.npz and test.npz", "bench", "speed", p("test.npz"))
 	mustFail(t, "", "--distortion", "bench", "speed", "--distortion", "x", p("train.npz"), p("test.npz"))
+}
+
+// isPNG fails t unless path holds a PNG image.
+func isPNG(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatalf("%s: not a PNG (%d bytes)", path, len(b))
+	}
 }

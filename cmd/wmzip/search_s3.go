@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/objstore"
 	"github.com/wmzip/wmzip/search"
+	"golang.org/x/sync/errgroup"
 )
 
 // Search and index over memories in a store. A name s3://bucket/prefix/
@@ -114,22 +114,19 @@ func openMemories(names []string, mems map[string]*s3Memory) ([]string, error) {
 		err error
 	}
 	res := make([]opened, len(names))
-	sem := make(chan struct{}, s3Parallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(s3Parallel)
 	for i, n := range names {
 		m := mems[n]
 		if m == nil || s3Objects[n] != nil {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			res[i].o, res[i].err = s.Open(context.Background(), m.bucket, m.key, objstore.ReadOptions{})
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	var out []string
 	listed, kept := map[string]int{}, map[string]int{}
 	for i, n := range names {
@@ -188,29 +185,26 @@ func s3Indexes(ctx context.Context, mems map[string]*s3Memory, c *wmzlib.Codec, 
 		out[u] = &s3Index{}
 	}
 	opt.Progress = nil
-	sem := make(chan struct{}, s3Parallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(s3Parallel)
 	for u, m := range mems {
 		o := s3Objects[u]
 		r := out[u]
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			r.ix, r.why = loadS3Index(ctx, m, o, c)
 			if r.why == nil {
-				return
+				return nil
 			}
 			var pe *fs.PathError
 			if !errors.Is(r.why, fs.ErrNotExist) && !errors.Is(r.why, search.ErrStale) && !errors.Is(r.why, search.ErrIndex) && !errors.As(r.why, &pe) {
 				r.err = r.why // the memory or the codec is at fault
-				return
+				return nil
 			}
 			r.ix, r.err = search.BuildAt(ctx, o, o.Size(), c, opt)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return out
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -75,7 +77,7 @@ func TestSpeedTable(t *testing.T) {
 			t.Errorf("%s: λ %g, distortion %g of %g, %d search encodings", r.Coder, r.Lambda, r.Distortion, r.Target, r.SearchRuns)
 		}
 	}
-	want := []string{"wmzip lossless", "wmzip D<=0.05", "wmzip D<=0.9", "wmzip fast lossless", "zstd fastest", "zstd default", "zstd best", "zstd best dict(train)"}
+	want := []string{"wmzip lossless", "wmzip D<=0.05", "wmzip D<=0.9", "wmzip fast lossless", "wmzip copy lossless", "zstd fastest", "zstd default", "zstd best", "zstd best dict(train)"}
 	if len(names) < len(want) || strings.Join(names[:len(want)], "|") != strings.Join(want, "|") {
 		t.Fatalf("rows %q, want %q first; notes %q", names, want, rep.Notes)
 	}
@@ -118,7 +120,7 @@ func TestSpeedCodesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Rows) != 6 || rep.Rows[0].Coder != "wmzip lossless" || rep.Rows[1].Coder != "wmzip fast lossless" || !strings.Contains(strings.Join(rep.Notes, "\n"), "lossy wmzip rows skipped") {
+	if len(rep.Rows) != 7 || rep.Rows[0].Coder != "wmzip lossless" || rep.Rows[1].Coder != "wmzip fast lossless" || rep.Rows[2].Coder != "wmzip copy lossless" || !strings.Contains(strings.Join(rep.Notes, "\n"), "lossy wmzip rows skipped") {
 		t.Fatalf("%d rows, notes %q", len(rep.Rows), rep.Notes)
 	}
 	for _, r := range rep.Rows {
@@ -153,7 +155,46 @@ func TestSpeedMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Measure(s, []Coder{brokenCoder{cs[2]}}, opt); !errors.Is(err, ErrMismatch) {
+	if _, err := Measure(s, []Coder{brokenCoder{cs[3]}}, opt); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("Measure of a broken coder: %v, want ErrMismatch", err)
+	}
+}
+
+// TestSpeedFront: the front holds the lossless coders no other lossless one
+// beats on both axes; lossy rows are placed but never on it; CPU time is
+// the axis only when every row has it.
+func TestSpeedFront(t *testing.T) {
+	rep := &SpeedReport{Rows: []Row{
+		{Coder: "a", Lossless: true, BitsPerState: 100, DecodeRate: 10, DecodeCPURate: 20},
+		{Coder: "b", Lossless: true, BitsPerState: 200, DecodeRate: 100, DecodeCPURate: 200},
+		{Coder: "c", Lossless: true, BitsPerState: 300, DecodeRate: 50, DecodeCPURate: 100},  // b beats it
+		{Coder: "d", Lossless: true, BitsPerState: 200, DecodeRate: 100, DecodeCPURate: 200}, // ties b: both on the front
+		{Coder: "e", Lossless: false, BitsPerState: 10, DecodeRate: 1000, DecodeCPURate: 2000},
+		{Coder: "f", Lossless: true, BitsPerState: 0, DecodeRate: 5, DecodeCPURate: 5}, // no size: left out
+	}}
+	pts, cpu := SpeedFront(rep)
+	if !cpu {
+		t.Fatal("every row has CPU rates: want the CPU axis")
+	}
+	got := map[string]bool{}
+	for _, p := range pts {
+		got[p.Coder] = p.Pareto
+		if p.Coder == "b" && p.DecodeRate != 200 {
+			t.Errorf("b placed at %v states/s, want its CPU rate 200", p.DecodeRate)
+		}
+	}
+	want := map[string]bool{"a": true, "b": true, "c": false, "d": true, "e": false}
+	if !maps.Equal(got, want) {
+		t.Fatalf("front %v, want %v", got, want)
+	}
+	rep.Rows[2].DecodeCPURate = 0
+	if pts, cpu = SpeedFront(rep); cpu || pts[1].DecodeRate != 100 {
+		t.Fatalf("a row without CPU rates: cpu axis %v, b at %v", cpu, pts[1].DecodeRate)
+	}
+	if err := PlotSpeed(filepath.Join(t.TempDir(), "s.png"), rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlotSpeed(filepath.Join(t.TempDir(), "s.png"), &SpeedReport{}); err == nil {
+		t.Fatal("an empty report plotted")
 	}
 }
