@@ -912,3 +912,33 @@ func buildSteady() (conformanceInput, *wm.Model) {
 	}
 	return inputOf(g, b.prec, []episode{e}), m
 }
+
+// buildSteadyCopy: a model of the copy level at S = 2, M = 1, K = 2 over
+// one chunk of 3,000 states that seldom change: the slot events of one
+// context come to be coded, their counts halve, and new content grows so
+// rare that the leading group's margin reaches the last bucket.
+func buildSteadyCopy() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 2, M: 1, K: 2}
+	rng := rand.New(rand.NewPCG(14, 31))
+	b := &wmmBuild{version: 2, g: g, prec: 10}
+	b.classStats(rng, [8]uint32{40, 4, 6, 8, 8, 6, 6, 0}, false)
+	b.ctx = 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed)
+	b.subMix = 128
+	b.cont = contLists(g.S, 1)
+	e := episode{Actions: make([]int64, 3000), Codes: make([]uint16, 3000*g.N())}
+	cur := []uint16{0, 1}
+	for t := range e.Actions {
+		e.Actions[t] = int64(t % 2)
+		if rng.IntN(200) == 0 {
+			cur[rng.IntN(g.S)] ^= 1
+		}
+		copy(e.Codes[t*g.N():], cur)
+	}
+	e.Actions[0] = wm.NoAction
+	m, err := b.model().WithLevel(wm.LevelCopy)
+	if err != nil {
+		panic(err)
+	}
+	return inputOf(g, b.prec, []episode{e}), m
+}

@@ -350,7 +350,7 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	rebuilt := func(edit func(b *wmmBuild)) func([]byte) []byte {
 		return func([]byte) []byte { c := tinyBuild(); edit(c); return c.bytes() }
 	}
-	for _, n := range []string{"model-tiny.wmm", "model-v1.wmm", "model-tiny-fast.wmm"} {
+	for _, n := range []string{"model-tiny.wmm", "model-v1.wmm", "model-tiny-fast.wmm", "model-tiny-copy.wmm"} {
 		cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of " + n, Check: "model", Section: "3.1", Base: n, Prefixes: true,
 			Error: "invalid", Expect: "truncated"}})
 	}
@@ -368,7 +368,14 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "model", Section: "3.1", Base: "model-tiny-fast.wmm", Error: "invalid", Expect: expect},
 			func() []byte { b := bytes.Clone(fastModel); le.PutUint16(b[6:], flags); return b }})
 	}
-	fastErr("version 4 with reserved flag bit 2", "flags 0x5 invalid in version 4", 0x5)
+	fastErr("version 4 with both level flags (fast and copy)", "flags 0x5 invalid in version 4", 0x5)
+	fastErr("version 4 with reserved flag bit 3", "flags 0x9 invalid in version 4", 0x9)
+	copyModel := read("model-tiny-copy.wmm")
+	if le.Uint16(copyModel[4:]) != 4 || le.Uint16(copyModel[6:]) != 4 || !bytes.Equal(copyModel[8:], tinyModel[8:]) {
+		t.Fatal("model-tiny-copy.wmm is not model-tiny.wmm at the copy level: run go test ./format -run TestConformance -update")
+	}
+	cs = append(cs, rejectCase{rejectVector{Name: "version 4 of the copy level with reserved flag bit 3", Check: "model", Section: "3.1", Base: "model-tiny-copy.wmm", Error: "invalid", Expect: "flags 0xc invalid in version 4"},
+		func() []byte { b := bytes.Clone(copyModel); le.PutUint16(b[6:], 0xc); return b }})
 	fastErr("version 4 with flag bit 15", "flags 0x8001 invalid in version 4", 0x8001)
 	fastErr("version 4 with the layout flag (version 3) on fields of version 2", "second fallback contexts 1540769564", 0x3)
 	modelErr("version 0", "3.1", "unsupported", "unsupported model file version 0", put16(at["version"], 0))
@@ -695,9 +702,9 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	}
 
 	// Files.
-	tiny, lossy, v3file, fastFile := read("tiny.wmz"), read("tiny-lossy.wmz"), read("v3-lossless.wmz"), read("fast-tiny.wmz")
+	tiny, lossy, v3file, fastFile, copyFile := read("tiny.wmz"), read("tiny-lossy.wmz"), read("v3-lossless.wmz"), read("fast-tiny.wmz"), read("copy-tiny.wmz")
 	fileRA := func(name, sec, base, model, errc, expect, expectRA string, edit func(p *fileParts) []byte) {
-		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy, "v3-lossless.wmz": v3file, "fast-tiny.wmz": fastFile}[base]
+		b := map[string][]byte{"tiny.wmz": tiny, "tiny-lossy.wmz": lossy, "v3-lossless.wmz": v3file, "fast-tiny.wmz": fastFile, "copy-tiny.wmz": copyFile}[base]
 		cs = append(cs, rejectCase{rejectVector{Name: name, Check: "file", Section: sec, Base: base, Model: model, Error: errc,
 			Expect: expect, ExpectRandom: expectRA}, func() []byte { return edit(splitFile(b)) }})
 	}
@@ -1086,6 +1093,19 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 		fast(fmt.Sprintf("fast level: stream byte %d changed", c.k), c.sec, c.errc, c.e, "",
 			recKeep(1, func(r []byte) { r[chunkHdrSize+c.k] ^= 0x5a }))
 	}
+
+	// Files of the copy level (copy-tiny.wmz: tiny.wmz's input and
+	// model-tiny.wmm at the copy level).
+	const tc = "model-tiny-copy.wmm"
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of copy-tiny.wmz", Check: "file", Section: "6.14", Base: "copy-tiny.wmz", Model: tc, Prefixes: true,
+		Error: "truncated", Expect: "truncated"}})
+	fileRA("a copy-level file given the default-level model of the same content", "6.3", "copy-tiny.wmz", tm, "model-mismatch", "file needs model", "",
+		func(p *fileParts) []byte { return p.join(true) })
+	fileRA("a copy-level file given the fast-level model of the same content", "6.3", "copy-tiny.wmz", tf, "model-mismatch", "file needs model", "",
+		func(p *fileParts) []byte { return p.join(true) })
+	fileRA("a default-level file given the copy-level model of the same content", "6.3", "tiny.wmz", tc, "model-mismatch", "file needs model", "",
+		func(p *fileParts) []byte { return p.join(true) })
+	fileRA("copy level: reconstruction checksum", "6.6", "copy-tiny.wmz", tc, "checksum", "reconstruction checksum", "", rec(1, func(r []byte) []byte { r[12] ^= 1; return r }))
 	return cs
 }
 

@@ -163,6 +163,14 @@ var conformanceVectors = []vector{
 		Covers: "the fast level at K = 2, S = M = 1: a chunk of 2,100 slot events (their counts halve)"},
 	{File: "fast-steady.wmz", Input: "input-steady.json", Model: "model-steady-fast.wmm", Keyframe: 1024, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "the fast level over one chunk of 800 states that seldom change: 3,200 slot events, the counts of a context halve"},
+	{File: "copy.wmz", Input: "input.json", Model: "model-copy.wmm", Keyframe: 16, Lanes: 3, Embed: true, Lambda: LambdaLossless,
+		Covers: "a model of the copy level (version 4, flags 0x6: the fields of version 3), embedded: slot events coded (copies of either candidate, escapes) and pending (counted at the slot's end), slots without a group"},
+	{File: "copy-lossy.wmz", Input: "input.json", Model: "model-gate-copy.wmm", Keyframe: 16, Lanes: 2, Lambda: 8 << 16,
+		Covers: "the copy level at a finite λ: the gate decides the coordinates of slots not copied, a pending event counted on the reconstruction"},
+	{File: "copy-steady.wmz", Input: "input-steady-copy.json", Model: "model-steady-copy.wmm", Keyframe: 4096, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the copy level over one chunk of 3,000 states that seldom change: the events of a context come to be coded, their counts halve, margins reach the last bucket"},
+	{File: "copy-tiny.wmz", Input: "input-tiny.json", Model: "model-tiny-copy.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a small file of the copy level at P = 10, the base of its rejection vectors"},
 	{File: "fast-lossy64.wmz", Input: "input-mix64.json", Model: "model-gate64-fast.wmm", Keyframe: 8, Lanes: 2, Lambda: 4 << 16,
 		Covers: "the fast level under a gate with distance tables at K = 64: weak one-step predictions filled by the fallback row's fill (Row)"},
 	{File: "meta.wmz", Input: "input-meta.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
@@ -188,19 +196,26 @@ var builtVectors = []builtVector{
 	{input: "input-apart.json", model: "model-apart.wmm", build: buildApart},
 	{input: "input-wide.json", model: "model-wide-fast.wmm", build: buildWide},
 	{input: "input-steady.json", model: "model-steady-fast.wmm", build: buildSteady},
+	{input: "input-steady-copy.json", model: "model-steady-copy.wmm", build: buildSteadyCopy},
 }
 
-// fastModels are the models of the fast level (wm.Model.WithLevel, an
-// integer copy) of other models of the vectors, by file name.
-var fastModels = []struct{ name, of string }{
-	{"model-fast.wmm", "model.wmm"},
-	{"model-gate-fast.wmm", "model-gate.wmm"},
-	{"model-k257-fast.wmm", "model-k257.wmm"},
-	{"model-caps-fast.wmm", "model-caps.wmm"},
-	{"model-tiny-fast.wmm", "model-tiny.wmm"},
-	{"model-p16-fast.wmm", "model-p16.wmm"},
-	{"model-k2-fast.wmm", "model-k2.wmm"},
-	{"model-gate64-fast.wmm", "model-gate64.wmm"},
+// fastModels are the models of the fast and copy levels (wm.Model.WithLevel,
+// an integer copy) of other models of the vectors, by file name.
+var fastModels = []struct {
+	name, of string
+	level    int
+}{
+	{"model-fast.wmm", "model.wmm", wm.LevelFast},
+	{"model-gate-fast.wmm", "model-gate.wmm", wm.LevelFast},
+	{"model-k257-fast.wmm", "model-k257.wmm", wm.LevelFast},
+	{"model-caps-fast.wmm", "model-caps.wmm", wm.LevelFast},
+	{"model-tiny-fast.wmm", "model-tiny.wmm", wm.LevelFast},
+	{"model-p16-fast.wmm", "model-p16.wmm", wm.LevelFast},
+	{"model-k2-fast.wmm", "model-k2.wmm", wm.LevelFast},
+	{"model-gate64-fast.wmm", "model-gate64.wmm", wm.LevelFast},
+	{"model-copy.wmm", "model.wmm", wm.LevelCopy},
+	{"model-gate-copy.wmm", "model-gate.wmm", wm.LevelCopy},
+	{"model-tiny-copy.wmm", "model-tiny.wmm", wm.LevelCopy},
 }
 
 // Schedules of input.json: the level of state t of episode i among four,
@@ -564,7 +579,7 @@ func updateConformance(t *testing.T) {
 	}
 	for _, f := range fastModels {
 		var err error
-		if models[f.name], err = models[f.of].WithLevel(wm.LevelFast); err != nil {
+		if models[f.name], err = models[f.of].WithLevel(f.level); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -733,7 +748,7 @@ func TestConformanceCorruption(t *testing.T) {
 	for i := range s.vectors {
 		v := &s.vectors[i]
 		switch v.File {
-		case "lossless.wmz", "lossy.wmz", "levels.wmz", "flushed.wmz", "fast.wmz", "fast-lossy.wmz":
+		case "lossless.wmz", "lossy.wmz", "levels.wmz", "flushed.wmz", "fast.wmz", "fast-lossy.wmz", "copy.wmz", "copy-lossy.wmz":
 		default:
 			continue // the others differ only in options
 		}

@@ -27,42 +27,44 @@ func TestRoundTripFast(t *testing.T) {
 		{wm.Geometry{S: 32, M: 32, K: 64}, 16},
 	}
 	for gi, tc := range geoms {
-		G := []int{1, 3, 8, 5, 4}[gi]
-		lanes := []int{1, 2, 5, rans.MaxLanes, rans.DefaultLanes}[gi]
-		t.Run(fmt.Sprintf("%dx%dxK%d/G%d/L%d", tc.g.S, tc.g.M, tc.g.K, G, lanes), func(t *testing.T) {
-			eps := genEpisodes(rng, tc.g, []int{0, 1, G - 1, G, G + 1, 2*G + 3, 20})
-			m0 := trainModel(tc.g, tc.prec, eps)
-			mf, err := m0.WithLevel(wm.LevelFast)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := mf.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := wm.UnmarshalModel(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m.ID() != mf.ID() || m.ID() == m0.ID() || m.Level() != wm.LevelFast || m.FileVersion() != 4 {
-				t.Fatalf("model read back: ID %v level %d version %d; written %v, default %v", m.ID(), m.Level(), m.FileVersion(), mf.ID(), m0.ID())
-			}
-			b := encode(t, m, eps, WithKeyframeInterval(G), WithLanes(lanes))
-			got, err := readAll(b, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sameEpisodes(got, eps); err != nil {
-				t.Fatal("sequential:", err)
-			}
-			got, err = openAll(b, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sameEpisodes(got, eps); err != nil {
-				t.Fatal("random access:", err)
-			}
-		})
+		for _, lv := range []int{wm.LevelFast, wm.LevelCopy} {
+			G := []int{1, 3, 8, 5, 4}[gi]
+			lanes := []int{1, 2, 5, rans.MaxLanes, rans.DefaultLanes}[gi]
+			t.Run(fmt.Sprintf("level%d/%dx%dxK%d/G%d/L%d", lv, tc.g.S, tc.g.M, tc.g.K, G, lanes), func(t *testing.T) {
+				eps := genEpisodes(rng, tc.g, []int{0, 1, G - 1, G, G + 1, 2*G + 3, 20})
+				m0 := trainModel(tc.g, tc.prec, eps)
+				mf, err := m0.WithLevel(lv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, err := mf.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := wm.UnmarshalModel(raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.ID() != mf.ID() || m.ID() == m0.ID() || m.Level() != lv || m.FileVersion() != 4 {
+					t.Fatalf("model read back: ID %v level %d version %d; written %v, default %v", m.ID(), m.Level(), m.FileVersion(), mf.ID(), m0.ID())
+				}
+				b := encode(t, m, eps, WithKeyframeInterval(G), WithLanes(lanes))
+				got, err := readAll(b, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sameEpisodes(got, eps); err != nil {
+					t.Fatal("sequential:", err)
+				}
+				got, err = openAll(b, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sameEpisodes(got, eps); err != nil {
+					t.Fatal("random access:", err)
+				}
+			})
+		}
 	}
 }
 
@@ -74,12 +76,18 @@ func TestLossyFast(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	g := wm.Geometry{S: 6, M: 4, K: 16}
 	eps := genEpisodes(rng, g, []int{0, 1, 7, 12, 20, 3})
-	m0, err := trainModel(g, 12, eps).WithLevel(wm.LevelFast)
+	for _, lv := range []int{wm.LevelFast, wm.LevelCopy} {
+		t.Run(fmt.Sprint("level", lv), func(t *testing.T) { lossyLevel(t, g, eps, lv) })
+	}
+}
+
+func lossyLevel(t *testing.T, g wm.Geometry, eps []episode, lv int) {
+	m0, err := trainModel(g, 12, eps).WithLevel(lv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := calibrated(t, m0, eps)
-	if m.Level() != wm.LevelFast {
+	if m.Level() != lv {
 		t.Fatal("the gate section dropped the level")
 	}
 	p, err := gate.FromModel(m)

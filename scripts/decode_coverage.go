@@ -52,6 +52,7 @@ var decodePath = map[string][]string{
 		"Model.readV2", "readRows", "Model.readFallV3", "Model.checkFall", "Model.checkStarts", "Model.checkCounts", "Model.readStoreRaw", "Model.tableLens", "Model.setOffPrior", "Geometry.Validate", "Model.derive", "spikes", "defaultContNext", "bucketOf", "codeBytes"},
 	"wm/index.go": {"*"},
 	"wm/fast.go":  {"*", "-Predictor.SlotSymbol", "-Predictor.CopySlot", "-Model.WithLevel", "-Model.Level"},
+	"wm/copy.go":  {"*"},
 	"wm/store.go": {"prob.update", "newStoreModel", "storeModel.opCtx", "storeModel.litIdx", "storeDecoder.bit", "storeDecoder.tree", "decodeStore", "storeDecoder.values", "storeDecoder.init", "storeDecoder.decode", "storeDecoder.close",
 		"storeDecoder.underflow", "storeDecoder.step", "adapt", "storeDecoder.literalTile", "storeDecoder.literalFast", "litTree"},
 	"wm/fallrows.go":     {"fallCounts", "fallbackRows", "Model.storeNovel", "Model.deriveFallback"},

@@ -73,6 +73,9 @@ func TestConformanceCaps(t *testing.T) {
 			fastCaps(m, v, &in, &fs)
 			continue
 		}
+		if m.Level() == LevelCopy {
+			continue // the default level's predictor, whose caps its own vectors reach
+		}
 		s := seen[int(raw[4])]
 		for id, c := range m.tileCount {
 			s.occ = s.occ || int(c) > m.occCap && len(m.tileOcc[id]) == m.occCap

@@ -260,7 +260,7 @@ func equalTile(a, b []uint16) bool {
 
 // SlotEvents reports whether the model codes a slot event before the
 // first coordinate of every slot (the fast level).
-func (p *Predictor) SlotEvents() bool { return p.fast != nil }
+func (p *Predictor) SlotEvents() bool { return p.fast != nil || p.cp != nil }
 
 // SlotTable starts the slot whose first coordinate is j and returns the
 // table of its event: symbols 0..n−1 copy the n candidate tiles, symbol n
@@ -269,6 +269,9 @@ func (p *Predictor) SlotEvents() bool { return p.fast != nil }
 func (p *Predictor) SlotTable(j int) []uint16 {
 	if j != p.j || p.mm != 0 {
 		panic("wm: SlotTable out of order")
+	}
+	if p.cp != nil {
+		return p.copySlotTable()
 	}
 	f := p.fast
 	s := p.s
@@ -322,6 +325,9 @@ func (p *Predictor) contRef(r ref, y int) ref {
 // SlotSymbol returns the symbol of the slot event that codes tile, the
 // codes of the slot SlotTable started (encoder side).
 func (p *Predictor) SlotSymbol(tile []uint16) int {
+	if p.cp != nil {
+		return p.copySlotSymbol(tile)
+	}
 	f := p.fast
 	for i := range f.nc {
 		if slices.Equal(f.ctile[i], tile) {
@@ -339,7 +345,7 @@ func (p *Predictor) SlotSymbol(tile []uint16) int {
 // slot has no candidate, it reports false and the slot's coordinates
 // follow (after an escape, too).
 func (p *Predictor) CopySlot(j int, tile []uint16) bool {
-	if p.fast == nil || j != p.j || p.mm != 0 || p.SlotTable(j) == nil {
+	if !p.SlotEvents() || j != p.j || p.mm != 0 || p.SlotTable(j) == nil {
 		return false
 	}
 	return p.CommitSlot(p.SlotSymbol(tile)) != nil
@@ -350,6 +356,9 @@ func (p *Predictor) CopySlot(j int, tile []uint16) bool {
 // the next slot's first. For the escape it returns nil and the slot's
 // coordinates follow with Predict and Commit.
 func (p *Predictor) CommitSlot(sym int) []uint16 {
+	if p.cp != nil {
+		return p.copyCommitSlot(sym)
+	}
 	f := p.fast
 	c := &f.counts[f.sctx]
 	k := escIdx
@@ -505,6 +514,9 @@ func (p *Predictor) commitFast(j int, v uint16, evidence bool) {
 // symbol of Table) and Commit, in one call. After an error of d the codes
 // mean nothing; d.Err reports it.
 func (p *Predictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
+	if p.cp != nil {
+		return nil, 0
+	}
 	f := p.fast
 	if f == nil || p.mm != 0 || !f.started {
 		panic("wm: DecodeSlot out of order")
@@ -641,7 +653,7 @@ func (m *Model) Level() int { return m.level }
 // WithLevel returns a copy of m at level l, LevelDefault or LevelFast.
 // The copy has a new ID: the level changes every prediction.
 func (m *Model) WithLevel(l int) (*Model, error) {
-	if l != LevelDefault && l != LevelFast {
+	if l != LevelDefault && l != LevelFast && l != LevelCopy {
 		return nil, fmt.Errorf("wm: level %d unknown", l)
 	}
 	c := *m

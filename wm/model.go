@@ -46,6 +46,7 @@ var ErrModelVersion = errors.New("wm: unsupported model file version")
 const (
 	flagLevel = 0x1 // the level: 1, fast
 	flagCoded = 0x2 // the fields of version 3 (else of version 2)
+	flagCopy  = 0x4 // the level: 2, copy
 )
 
 // Model file constants.
@@ -336,7 +337,10 @@ func (m *Model) appendHead(b []byte, version uint16) []byte {
 		b = binary.LittleEndian.AppendUint16(b, version)
 		b = binary.LittleEndian.AppendUint16(b, 0) // flags
 	} else {
-		fl := uint16(m.level)
+		fl := uint16(flagLevel)
+		if m.level == LevelCopy {
+			fl = flagCopy
+		}
 		if version == 3 {
 			fl |= flagCoded
 		}
@@ -577,10 +581,13 @@ func UnmarshalModelLimit(b []byte, maxBytes int64) (*Model, error) {
 	switch {
 	case version < 4 && f != 0:
 		return nil, fmt.Errorf("%w: reserved flags %#x set", ErrModelFormat, f)
-	case version == 4 && (f&^(flagLevel|flagCoded) != 0 || f&flagLevel != LevelFast):
+	case version == 4 && (f&^(flagLevel|flagCoded|flagCopy) != 0 || f&(flagLevel|flagCopy) != flagLevel && f&(flagLevel|flagCopy) != flagCopy):
 		return nil, fmt.Errorf("%w: flags %#x invalid in version 4", ErrModelFormat, f)
 	case version == 4:
 		layout, level = 2, LevelFast
+		if f&flagCopy != 0 {
+			level = LevelCopy
+		}
 		if f&flagCoded != 0 {
 			layout = 3
 		}

@@ -61,6 +61,7 @@ type Predictor struct {
 	best []uint16 // tile of the best group at the end of the last slot, or nil
 
 	fast *fastState // the fast level's state, nil at the default level
+	cp   *copyState // the copy level's slot event, nil at other levels
 }
 
 // prediction is what Predict and Table compute for the current
@@ -145,8 +146,11 @@ func (m *Model) NewPredictor() *Predictor {
 	if m.fall2Ctx > 0 {
 		p.fall.cache = newRowCache(K, rowCacheBytes)
 	}
-	if m.level == LevelFast {
+	switch m.level {
+	case LevelFast:
 		p.fast = newFastState(m)
+	case LevelCopy:
+		p.cp = &copyState{}
 	}
 	p.Reset()
 	return p
@@ -191,6 +195,9 @@ func (p *Predictor) Reset() {
 	p.stats.reset(p.m)
 	p.succ.reset()
 	p.best = nil
+	if p.cp != nil {
+		p.cp.reset()
+	}
 }
 
 // Begin starts the next state, led into by action (ignored after Reset).
@@ -265,7 +272,9 @@ func (p *Predictor) startSlot() {
 		p.joinSucc()
 		gl.endBatch()
 	}
-	p.any.start(len(p.succ.list) > 0, prior[clsSuccAny], s, p.S)
+	// At the copy level the succany spikes wait for the slot's first
+	// Predict: a copied slot never needs them.
+	p.any.start(len(p.succ.list) > 0, prior[clsSuccAny], s, p.S, p.cp == nil)
 	p.ep.start(prior[clsEp])
 	p.dict.start(p.m, prior[clsDict])
 	p.lNew = prior[clsNew]
@@ -285,7 +294,14 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 		panic("wm: Predict out of order")
 	}
 	if p.mm == 0 {
-		p.startSlot()
+		if p.cp != nil && p.cp.started {
+			p.cp.started = false // SlotTable started the slot
+			if p.any.live {
+				p.any.slotSpikes(p.s, p.S)
+			}
+		} else {
+			p.startSlot()
+		}
 	}
 	p.fallRows()
 	m := p.mm
@@ -611,6 +627,9 @@ func (p *Predictor) Commit(j int, v uint16) {
 	p.maxC = maxL
 	p.j++
 	if p.mm++; p.mm == p.M {
+		if p.cp != nil {
+			p.copyCountSlot()
+		}
 		p.endSlot(maxL)
 		p.mm = 0
 		p.s++
@@ -656,6 +675,9 @@ func (p *Predictor) commitOmitted(v uint16) {
 	p.maxC = maxL
 	p.j++
 	if p.mm++; p.mm == p.M {
+		if p.cp != nil {
+			p.copyCountSlot()
+		}
 		p.endSlot(maxL)
 		p.mm = 0
 		p.s++

@@ -132,6 +132,7 @@ type specDictTile struct {
 type specModel struct {
 	st             *specTables
 	version        int
+	copy           bool // the copy level (4.16)
 	S, M, K, N     int
 	P              uint
 	hits           [16][8]uint64
@@ -171,6 +172,11 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 	u32 := func() uint64 { v := le.Uint32(b[p:]); p += 4; return uint64(v) }
 	p = 4
 	m.version = int(u16())
+	if fl := u16(); m.version == 4 {
+		// 3.1: version 4 has the fields of version 2 or 3 (flag bit 1);
+		// flag bit 2 is the copy level (4.16).
+		m.version, m.copy = 2+int(fl>>1&1), fl&4 != 0
+	}
 	p = 8
 	m.S, m.M, m.K = int(u32()), int(u32()), int(u32())
 	m.N = m.S * m.M
@@ -687,6 +693,11 @@ type specPred struct {
 	top       int
 	hit       uint64
 	table     []uint64 // frequencies (one-step table or miss table)
+	// the copy level (4.16)
+	CC               [192][3]uint64
+	po, ec           int
+	cand             []*specGroup
+	started, pending bool
 }
 
 func newSpecPred(m *specModel) *specPred { return &specPred{m: m} }
@@ -698,6 +709,104 @@ func (p *specPred) Reset() {
 	p.hits, p.mis, p.cn = m.hits, m.mis, m.cn
 	p.hitsS = slices.Clone(m.hitsS)
 	p.hitsP = slices.Clone(m.hitsP)
+	for i := range p.CC {
+		p.CC[i] = [3]uint64{128, 32, 128}
+	}
+	p.po = 0
+}
+
+// SlotTable is 4.16.2: the frequencies of the slot event's table, or nil.
+func (p *specPred) SlotTable() []uint64 {
+	p.slotStart()
+	p.started = true
+	p.cand = nil
+	for range 2 {
+		var best *specGroup
+		for _, g := range p.groups {
+			if len(p.cand) == 1 && slices.Equal(g.tile, p.cand[0].tile) {
+				continue
+			}
+			if best == nil || g.lw > best.lw {
+				best = g
+			}
+		}
+		if best == nil {
+			break
+		}
+		p.cand = append(p.cand, best)
+	}
+	n := len(p.cand)
+	if n == 0 {
+		return nil
+	}
+	next := p.lwNew
+	if n == 2 {
+		next = max(next, p.cand[1].lw)
+	}
+	d, mb := p.cand[0].lw-next, 0
+	for _, b := range []int64{-1536, 0, 768, 1280, 1536, 1792, 2048} {
+		if b <= d {
+			mb++
+		}
+	}
+	p.ec = (8*p.cand[0].cls+mb)*3 + p.po
+	cc := p.CC[p.ec]
+	var cp uint64
+	for e := range n {
+		cp += cc[e]
+	}
+	if 5*cp < 4*(cc[0]+cc[1]+cc[2]) {
+		p.pending = true
+		return nil
+	}
+	return specQuantize(append(slices.Clone(cc[:n]), cc[2]), p.m.P)
+}
+
+// symbol is the event that codes tile: the first candidate with that tile,
+// else the escape.
+func (p *specPred) symbol(tile []int) int {
+	for e, g := range p.cand {
+		if slices.Equal(g.tile, tile) {
+			return e
+		}
+	}
+	return len(p.cand)
+}
+
+// count counts the outcome e of the slot's event (4.16.2).
+func (p *specPred) count(e int) {
+	k, n := 2, len(p.cand)
+	if e < n {
+		k = e
+	}
+	cc := &p.CC[p.ec]
+	cc[k] += 32
+	if cc[0]+cc[1]+cc[2] > 65536 {
+		for i := range cc {
+			cc[i] = (cc[i] + 1) >> 1
+		}
+	}
+	p.po = 2
+	if e < n {
+		p.po = min(e, 1)
+	}
+}
+
+// CommitSlot is 4.16.2's: it reports whether the slot was copied.
+func (p *specPred) CommitSlot(e int) bool {
+	p.count(e)
+	if e == len(p.cand) {
+		return false
+	}
+	g := p.cand[e]
+	copy(p.hist[p.t][p.s*p.m.M:], g.tile)
+	p.groups = slices.DeleteFunc(p.groups, func(h *specGroup) bool { return !slices.Equal(h.tile, g.tile) })
+	p.lwNew = g.lw - 1<<20
+	p.started = false
+	p.endSlot(g.lw)
+	p.s++
+	p.mm = 0
+	return true
 }
 
 func (p *specPred) stateCodes(store, r int) []int {
@@ -954,9 +1063,10 @@ func (p *specPred) epV(v int) []specRef {
 // prediction) and the table's frequencies.
 func (p *specPred) Predict(j int) (int, uint64, []uint64) {
 	m, st := p.m, p.m.st
-	if p.mm == 0 {
+	if p.mm == 0 && !p.started {
 		p.slotStart()
 	}
+	p.started = false
 	s, mm, K := p.s, p.mm, m.K
 	ctx := 0
 	if m.C1 > 1 {
@@ -1206,6 +1316,10 @@ func (p *specPred) Commit(j, v int) {
 	}
 	p.groups = slices.DeleteFunc(p.groups, func(g *specGroup) bool { return maxC-g.lw > 6144 })
 	if mm == m.M-1 {
+		if p.pending {
+			p.pending = false
+			p.count(p.symbol(m.tileOf(p.hist[p.t], s)))
+		}
 		p.endSlot(maxC)
 		p.s++
 		p.mm = 0
@@ -1468,8 +1582,8 @@ func TestSpecReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if model.Level() != wm.LevelDefault {
-			continue // this implementation is the default level's (4.1–4.14)
+		if model.Level() == wm.LevelFast {
+			continue // this implementation is the default level's and the copy level's (4.1–4.14, 4.16)
 		}
 		sm := parseSpecModel(t, st, raw)
 		sg := parseSpecGate(st, raw, sm)
@@ -1514,7 +1628,32 @@ func TestSpecReference(t *testing.T) {
 					}
 					p.Begin(a)
 					q.Begin(a)
-					for j := range n {
+					for j := 0; j < n; j++ {
+						if sm.copy && j%sm.M == 0 {
+							tl := ep.Codes[k*n+j : k*n+j+sm.M]
+							tab, qtab := p.SlotTable(j), q.SlotTable()
+							if (tab == nil) != (qtab == nil) || tab != nil && !slices.Equal(freqsOf(tab, prec), qtab) {
+								t.Fatalf("episode %d state %d slot %d: slot event table: wm %v, text %v", e, k, j/sm.M, tab, qtab)
+							}
+							if tab != nil {
+								tile := make([]uint16, len(tl))
+								for i, c := range tl {
+									tile[i] = uint16(c)
+								}
+								sym, qsym := p.SlotSymbol(tile), q.symbol(tl)
+								if sym != qsym {
+									t.Fatalf("episode %d state %d slot %d: slot event %d, text %d", e, k, j/sm.M, sym, qsym)
+								}
+								if (p.CommitSlot(sym) != nil) != q.CommitSlot(qsym) {
+									t.Fatalf("episode %d state %d slot %d: copies differ", e, k, j/sm.M)
+								}
+								if sym < len(qtab)-1 {
+									coords += sm.M
+									j += sm.M - 1
+									continue
+								}
+							}
+						}
 						top, hit := p.Predict(j)
 						qtop, qhit, qtab := q.Predict(j)
 						tab := freqsOf(p.Table(), prec)

@@ -148,10 +148,11 @@ func (a *succAny) weight(i, d int) uint32 {
 }
 
 // start begins the virtual hypothesis at slot s, of log-weight prior: it
-// is live when there are successors.
-func (a *succAny) start(live bool, prior int32, s, S int) {
+// is live when there are successors. Its spikes are listed now if spikes
+// is set, else by a call of slotSpikes before they are used.
+func (a *succAny) start(live bool, prior int32, s, S int, spikes bool) {
 	a.live = live
-	if live {
+	if live && spikes {
 		a.slotSpikes(s, S)
 	}
 	a.l = prior

@@ -209,18 +209,23 @@ func DefaultCoders(s *Setup, opt SpeedOptions) ([]Coder, []string, error) {
 		c.row.ModelBytes = int64(len(mb))
 		cs = append(cs, c)
 	}
-	// The fast level of the same model (wm.LevelFast), lossless.
+	// The fast and copy levels of the same model, lossless.
 	if s.Model.Level() == wm.LevelDefault {
-		mf, err := s.Model.WithLevel(wm.LevelFast)
-		if err != nil {
-			return nil, nil, err
+		for _, lv := range []struct {
+			l    int
+			name string
+		}{{wm.LevelFast, "wmzip fast lossless"}, {wm.LevelCopy, "wmzip copy lossless"}} {
+			mf, err := s.Model.WithLevel(lv.l)
+			if err != nil {
+				return nil, nil, err
+			}
+			fb, err := mf.MarshalBinary()
+			if err != nil {
+				return nil, nil, err
+			}
+			c := newWmzip(mf, t, opt.Keyframe, format.LambdaLossless, Row{Coder: lv.name, Lossless: true, ModelBytes: int64(len(fb))})
+			cs = append(cs, c)
 		}
-		fb, err := mf.MarshalBinary()
-		if err != nil {
-			return nil, nil, err
-		}
-		c := newWmzip(mf, t, opt.Keyframe, format.LambdaLossless, Row{Coder: "wmzip fast lossless", Lossless: true, ModelBytes: int64(len(fb))})
-		cs = append(cs, c)
 	}
 	cs = append(cs,
 		newZstd("zstd fastest", t, zstd.SpeedFastest, nil),
