@@ -6,15 +6,19 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/train"
+	"github.com/wmzip/wmzip/wm"
 )
 
 // ModelDescription summarizes a model file (.wmm): what `wmzip info
 // model.wmm` prints, and its JSON form.
 type ModelDescription struct {
-	File            string  `json:"file"`
-	ModelVersion    int     `json:"model_version"`
-	ModelID         string  `json:"model_id"`
-	ModelBytes      int64   `json:"model_bytes"`
+	File         string `json:"file"`
+	ModelVersion int    `json:"model_version"`
+	ModelID      string `json:"model_id"`
+	ModelBytes   int64  `json:"model_bytes"`
+	// Level is the world model's level: "default", "copy" or "fast"
+	// (`wmzip train --level`).
+	Level           string  `json:"level"`
 	Slots           int     `json:"slots"`
 	Subspaces       int     `json:"subspaces"`
 	Alphabet        int     `json:"alphabet"`
@@ -62,12 +66,23 @@ type GateDescription struct {
 	Bytes      int64 `json:"bytes"` // of its section
 }
 
+// levelName is the name `wmzip train --level` gives level l.
+func levelName(l int) string {
+	switch l {
+	case wm.LevelCopy:
+		return "copy"
+	case wm.LevelFast:
+		return "fast"
+	}
+	return "default"
+}
+
 // DescribeModel summarizes the codec read from the model file called
 // name, of fileBytes bytes.
 func DescribeModel(name string, c *wmzlib.Codec, fileBytes int64) ModelDescription {
 	m := c.Model()
 	d := ModelDescription{
-		File: name, ModelVersion: m.FileVersion(), ModelID: m.ID().String(), ModelBytes: fileBytes,
+		File: name, ModelVersion: m.FileVersion(), ModelID: m.ID().String(), ModelBytes: fileBytes, Level: levelName(m.Level()),
 		Slots: m.Geom.S, Subspaces: m.Geom.M, Alphabet: m.Geom.K, Precision: m.Precision,
 		RawBitsPerState: m.Geom.RawBits(), ReferenceStates: m.RefStates(),
 	}

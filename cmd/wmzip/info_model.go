@@ -24,7 +24,7 @@ func infoModel(path string, asJSON bool) error {
 		return printJSON(d)
 	}
 	fmt.Printf("%s: model file v%d, %d bytes\n", d.File, d.ModelVersion, d.ModelBytes)
-	fmt.Printf("model        %s\n", d.ModelID)
+	fmt.Printf("model        %s, level %s\n", d.ModelID, d.Level)
 	fmt.Printf("geometry     %d slots x %d subspaces, K=%d; precision %d; raw %.0f bits/state\n", d.Slots, d.Subspaces, d.Alphabet, d.Precision, d.RawBitsPerState)
 	fmt.Printf("store        %d reference states\n", d.ReferenceStates)
 	if q := d.Quantizer; q != nil {
