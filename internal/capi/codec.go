@@ -211,13 +211,16 @@ type trainOptions struct {
 	Capacity        *float64 `json:"capacity"`
 	GateHoldout     *int     `json:"gate_holdout"`
 	GateBins        string   `json:"gate_bins"`
+	GateFor         string   `json:"gate_for"`
+	Level           string   `json:"level"`
 	MaxStates       *int     `json:"max_states"`
 }
 
 // Train builds a codec from a trajectory, as `wmzip train` does from the
 // same arrays and options (a JSON object: subspaces, centroids, seed,
 // quantizer_iters, quantizer_sample, codes_only, alphabet, precision,
-// max_ref, capacity, gate_holdout, gate_bins, max_states). It keeps no
+// max_ref, capacity, gate_holdout, gate_bins, gate_for, level,
+// max_states). It keeps no
 // reference to the trajectory's arrays. ctx stops it between stages.
 func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 	o := trainOptions{}
@@ -249,10 +252,27 @@ func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 	default:
 		return 0, Inputf("gate_bins %q: want modal or entropy", o.GateBins)
 	}
+	switch o.GateFor {
+	case "", "distortion":
+	case "search":
+		gopt.Marginal, gopt.SearchFill = true, true
+	default:
+		return 0, Inputf("gate_for %q: want distortion or search", o.GateFor)
+	}
+	level := wm.LevelDefault
+	switch o.Level {
+	case "", "default":
+	case "copy":
+		level = wm.LevelCopy
+	case "fast":
+		level = wm.LevelFast
+	default:
+		return 0, Inputf("level %q: want default, copy or fast", o.Level)
+	}
 	opts := []train.Option{
 		train.WithQuantizer(opq.Config{M: val(o.Subspaces, 32), K: val(o.Centroids, 64), Seed: seed, OPQIters: o.QuantizerIters, Sample: o.QuantizerSample}),
 		train.WithAlphabet(o.Alphabet),
-		train.WithModel(wm.TrainOptions{Precision: prec, MaxRefStates: val(o.MaxRef, 65536), Capacity: capacity}),
+		train.WithModel(wm.TrainOptions{Precision: prec, MaxRefStates: val(o.MaxRef, 65536), Capacity: capacity, Level: level}),
 		train.WithGate(val(o.GateHoldout, -1), gopt),
 		train.WithMaxStates(val(o.MaxStates, train.DefaultMaxStates)),
 	}

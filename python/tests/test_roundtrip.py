@@ -134,6 +134,10 @@ def test_train_as_cli(cli, codec, run_npz, tmp_path):
                            centroids=32, gate_holdout=2, max_ref=100)
     cli("train", "-q", "--subspaces", 16, "--centroids", 32, "--gate-holdout", 2, "--max-ref", 100, "-o", model, run_npz)
     assert bytes(c2) == model.read_bytes()
+    c3 = wmzip.Codec.train(r["obs"], actions=r["actions"], episode_start=r["episode_start"], subspaces=16,
+                           centroids=32, level="copy", gate_for="search")
+    cli("train", "-q", "--subspaces", 16, "--centroids", 32, "--level", "copy", "--gate-for", "search", "-o", model, run_npz)
+    assert bytes(c3) == model.read_bytes() and bytes(c3) != bytes(c2)
 
 
 def test_lossless_codes_exact(codec, run, tmp_path):
