@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"path/filepath"
 	"slices"
 
@@ -90,7 +91,6 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 	other := color.RGBA{R: 40, G: 80, B: 200, A: 255}
 	lossy := color.RGBA{R: 120, G: 120, B: 120, A: 255}
 	var front plotter.XYs
-	var labels plotter.XYLabels
 	for _, pt := range pts {
 		xy := plotter.XYs{{X: pt.DecodeRate, Y: pt.BitsPerState}}
 		sc, err := plotter.NewScatter(xy)
@@ -110,8 +110,6 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 		if pt.Pareto {
 			front = append(front, xy[0])
 		}
-		labels.XYs = append(labels.XYs, xy[0])
-		labels.Labels = append(labels.Labels, pt.Coder)
 	}
 	if len(front) > 1 {
 		slices.SortFunc(front, func(a, b plotter.XY) int {
@@ -132,17 +130,16 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 		p.Add(l)
 		p.Legend.Add("lossless Pareto front", l)
 	}
-	lb, err := plotter.NewLabels(labels)
-	if err != nil {
-		return err
+	for i, pt := range pts {
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: pt.DecodeRate, Y: pt.BitsPerState}}, Labels: []string{pt.Coder}})
+		if err != nil {
+			return err
+		}
+		lb.TextStyle[0].XAlign, lb.TextStyle[0].YAlign = draw.XLeft, draw.YCenter
+		lb.TextStyle[0].Font.Size = vg.Points(8)
+		lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(labelShift(pts, i))}
+		p.Add(lb)
 	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].XAlign = draw.XLeft
-		lb.TextStyle[i].YAlign = draw.YCenter
-		lb.TextStyle[i].Font.Size = vg.Points(8)
-	}
-	lb.Offset = vg.Point{X: vg.Points(6)}
-	p.Add(lb)
 	// Room for the labels right of the fastest coder and above the largest.
 	p.X.Max *= 3
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.08
@@ -155,4 +152,26 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 		return err
 	}
 	return atomicfile.WriteFile(path, buf.Bytes())
+}
+
+// labelShift returns the vertical offset, in points, of point i's label:
+// 0 unless an earlier point is close on the plane (within a factor 3 of
+// its decode rate and 4% of its size), then one line below or above per
+// such neighbour, so that labels of coders measured alike do not overlap.
+func labelShift(pts []SpeedPoint, i int) float64 {
+	n := 0
+	for _, q := range pts[:i] {
+		r := pts[i].DecodeRate / q.DecodeRate
+		if r < 3 && r > 1.0/3 && math.Abs(pts[i].BitsPerState-q.BitsPerState) < 0.04*q.BitsPerState {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	shift := float64((n+1)/2) * 10
+	if n%2 == 1 {
+		return -shift
+	}
+	return shift
 }
