@@ -55,15 +55,16 @@ const (
 
 // Tuning (docs/results-gate.md).
 const (
-	sampleEvery = 8    // the sample takes one chunk in this many,
-	sampleMin   = 4    // at least this many chunks, and only when they are at most half the file
-	sampleTrust = 0.2  // a sample whose distortion is off the file's by more than this share is dropped
-	locateStep  = 4    // grid points: the resolution of the sample's bracket (1/8 octave)
-	landLow     = 0.8  // the file lands in [landLow·target, target] when it can
-	maxFile     = 10   // whole-file probes at most
-	maxLevels   = 8    // λ in one file at most
-	maxStepOcts = 2.0  // a secant step spans at most this many octaves
-	minDist     = 1e-6 // distortions below this share of the target count as this
+	sampleEvery  = 8    // the sample takes one chunk in this many,
+	sampleMin    = 4    // at least this many chunks, and only when they are at most half the file
+	sampleTrust  = 0.2  // a sample whose distortion is off the file's by more than this share is dropped
+	locateStep   = 4    // grid points: the resolution of the sample's bracket (1/8 octave)
+	landLow      = 0.8  // the file lands in [landLow·target, target] when it can
+	maxFile      = 10   // whole-file probes at most
+	maxLevels    = 8    // λ in one file at most
+	maxShortfall = 2    // probes of part of the file to spend a budget left unspent
+	maxStepOcts  = 2.0  // a secant step spans at most this many octaves
+	minDist      = 1e-6 // distortions below this share of the target count as this
 )
 
 // SearchLambda encodes eps, one episode each without metadata, at the
@@ -176,7 +177,10 @@ type searcher struct {
 	plain []coded         // each chunk coded losslessly
 	at    map[int][]coded // per grid point: each chunk coded at its λ (rec nil: not yet)
 	files map[int]float64 // grid points coded whole: the file's distortion
-	pool  []*chunkCoder
+	// Grid points coded on some chunks only (shortfall), offered to the
+	// allocator beside those of files.
+	partial map[int]bool
+	pool    []*chunkCoder
 
 	choice []int // per chunk: grid point chosen, or lossless (noLambda)
 }
@@ -186,7 +190,7 @@ const noLambda = math.MinInt
 
 func newSearcher(ctx context.Context, m *wm.Model, gp *gate.Params, eps []wm.Episode, cfg *config, target float64, progress func(Probe), opts []Option) (*searcher, error) {
 	s := &searcher{ctx: ctx, m: m, gp: gp, eps: eps, cfg: cfg, opts: slices.Clip(opts), target: target, progress: progress,
-		at: map[int][]coded{}, files: map[int]float64{}, trusted: true}
+		at: map[int][]coded{}, files: map[int]float64{}, partial: map[int]bool{}, trusted: true}
 	s.h = Header{Version: Version, Geom: m.Geom, Precision: m.Precision, Lanes: cfg.lanes,
 		KeyframeInterval: cfg.keyframe, Lambda: LambdaLossless, ModelID: m.ID()}
 	if int64(cfg.keyframe)*int64(m.Geom.N()) > MaxChunkCoords {
@@ -398,7 +402,56 @@ func (s *searcher) run() error {
 		}
 		s.choose()
 	}
+	// A choice that leaves budget unspent (a chunk the rule hardly shrinks
+	// taken losslessly, say) gets cheaper options for the other chunks.
+	for range maxShortfall {
+		if s.landed() >= landLow*s.target {
+			break
+		}
+		i, which, ok := s.shortfall()
+		if !ok {
+			break
+		}
+		d, states, err := s.distortion(i, which)
+		if err != nil {
+			return err
+		}
+		s.report(i, d, states, true)
+		s.partial[i] = true
+		s.choose()
+	}
 	return nil
+}
+
+// shortfall returns a grid point below the lowest one the choice uses and
+// the chunks the choice codes at a finite λ, when it leaves part of the
+// distortion budget unspent: coded there, those chunks give the allocator
+// cheaper options to spend it on. The step assumes their distortion
+// ∝ λ^-2, as secant does; false when there is no such point.
+func (s *searcher) shortfall() (int, []int, bool) {
+	var which []int
+	var d float64
+	lo := noLambda
+	for c, i := range s.choice {
+		if i == noLambda {
+			continue
+		}
+		which = append(which, c)
+		d += s.at[i][c].cost.dist
+		if lo == noLambda || i < lo {
+			lo = i
+		}
+	}
+	left := (s.target - s.landed()) * s.slots
+	if lo == noLambda || lo <= searchMin || !(d > 0) || !(left > 0) {
+		return 0, nil, false
+	}
+	step := int(math.Ceil(math.Log2((d+left)/d) * searchStep / 2))
+	i := max(searchMin, lo-min(max(step, 1), int(maxStepOcts*searchStep)))
+	if _, ok := s.files[i]; ok || s.partial[i] {
+		return 0, nil, false
+	}
+	return i, which, true
 }
 
 // locate returns the smallest grid point, to within locateStep, at which
@@ -586,6 +639,11 @@ func (s *searcher) choose() {
 	var points []int
 	for i := range s.files {
 		points = append(points, i)
+	}
+	for i := range s.partial {
+		if _, ok := s.files[i]; !ok {
+			points = append(points, i)
+		}
 	}
 	slices.Sort(points)
 	choice, _ := s.allocate(points)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -298,4 +299,33 @@ func BenchmarkSearchLambda(b *testing.B) {
 		}
 		b.ReportMetric(enc, "encodes")
 	})
+}
+
+// TestShortfall: a choice that leaves budget unspent asks for a cheaper
+// grid point below the lowest it uses, for the chunks it codes at a
+// finite λ only; a choice at the target, or all lossless, asks for none.
+func TestShortfall(t *testing.T) {
+	s := &searcher{target: 0.01, slots: 100, files: map[int]float64{}, partial: map[int]bool{},
+		at: map[int][]coded{300: make([]coded, 3), 320: make([]coded, 3)}}
+	s.at[300][0].cost.dist = 0.2
+	s.at[320][2].cost.dist = 0.2
+	s.choice = []int{300, noLambda, 320}
+	// landed 0.004 of 0.01: the two chunks may take 2.5 times their
+	// distortion, log2(2.5)·32/2 → 22 grid points below 300.
+	i, which, ok := s.shortfall()
+	if !ok || i != 278 || !slices.Equal(which, []int{0, 2}) {
+		t.Fatalf("shortfall = %d %v %v, want 278 [0 2] true", i, which, ok)
+	}
+	s.partial[278] = true
+	if _, _, ok := s.shortfall(); ok {
+		t.Fatal("a point already probed asked for again")
+	}
+	s.at[300][0].cost.dist, s.at[320][2].cost.dist = 0.5, 0.5
+	if _, _, ok := s.shortfall(); ok {
+		t.Fatal("a choice at the target asked for a cheaper point")
+	}
+	s.choice = []int{noLambda, noLambda, noLambda}
+	if _, _, ok := s.shortfall(); ok {
+		t.Fatal("an all-lossless choice asked for a point")
+	}
 }
