@@ -392,7 +392,7 @@ func (s *searcher) run() error {
 		return err
 	}
 	s.choose()
-	for len(s.files) < maxFile && s.landed() < landLow*s.target {
+	for len(s.files) < maxFile && (s.landed() < landLow*s.target || s.wide()) {
 		i, ok := s.refine()
 		if !ok {
 			break
@@ -531,8 +531,8 @@ func (s *searcher) bracket(start int) error {
 		if safe == searchMin || cheap == searchMax || (safe != noLambda && cheap != noLambda && safe-cheap <= 1) {
 			return nil
 		}
-		if safe != noLambda && cheap != noLambda && s.mix(safe, cheap) >= landLow*s.target {
-			return nil // the chunks already land between the two
+		if safe != noLambda && cheap != noLambda && safe-cheap <= locateStep && s.mix(safe, cheap) >= landLow*s.target {
+			return nil // the chunks already land between the two, close
 		}
 		next, ok := s.secant(safe, cheap)
 		if !ok {
@@ -589,9 +589,30 @@ func (s *searcher) secant(safe, cheap int) (int, bool) {
 			return 0, false
 		}
 		step := int(math.Ceil(logD(s.files[cheap]) / math.Log(2) * searchStep / 2))
+		// Where the distortion falls more slowly than λ^-2 (measured
+		// between the two dearest probes above the target), step by the
+		// slope measured.
+		prev := noLambda
+		for i, d := range s.files {
+			if i < cheap && d > s.target && (prev == noLambda || i > prev) {
+				prev = i
+			}
+		}
+		if prev != noLambda {
+			if sl := (logD(s.files[prev]) - logD(s.files[cheap])) / float64(cheap-prev); sl > 0 {
+				step = max(step, int(math.Ceil(logD(s.files[cheap])/sl)))
+			}
+		}
 		return min(searchMax, cheap+min(max(step, 1), maxStep)), true
 	}
 	return 0, false
+}
+
+// wide reports whether the bracket spans more than locateStep grid
+// points: a mix of its ends then lies on a chord far from the curve.
+func (s *searcher) wide() bool {
+	safe, cheap := s.bounds()
+	return safe != noLambda && cheap != noLambda && safe-cheap > locateStep
 }
 
 // refine returns a grid point not yet coded whole between the bracket's
@@ -708,6 +729,22 @@ func (s *searcher) allocate(points []int) ([]int, float64) {
 			}
 		}
 		choice, bytes, dist = pick(hi)
+	}
+	// Every chunk at one λ (lossless where the rule does not shrink it) is
+	// a choice too, which the multiplier can miss: a chunk whose only
+	// choices are much larger or much more distorted makes the split jump.
+	for _, i := range points {
+		var b, d float64
+		for _, os := range opts {
+			o := findOption(os, i)
+			b, d = b+o.bytes, d+o.dist
+		}
+		if d <= budget && b < bytes {
+			choice, bytes, dist = make([]int, len(opts)), b, d
+			for c, os := range opts {
+				choice[c] = findOption(os, i).i
+			}
+		}
 	}
 	// Spend what is left of the budget: move single chunks to options
 	// with fewer bytes, best saving per unit of distortion first.
