@@ -344,11 +344,27 @@ func gateParams(g wm.Geometry, q *opq.Quantizer, eps []wm.Episode, hold int, gop
 		return nil, fmt.Errorf("%w: %d gate weights, the model has %d coordinates", wmzip.ErrInput, len(gopt.Weights), g.N())
 	}
 	opt.NoFile = true
+	opt.Level = calibrationLevel(opt.Level)
 	calib, err := wm.Train(g, eps[:len(eps)-hold], opt)
 	if err != nil {
 		return nil, err
 	}
 	return calibrateGate(calib, q, eps[len(eps)-hold:], gopt)
+}
+
+// calibrationLevel is the level whose predictions the gate of a model of
+// level l is calibrated on: l itself (a fast model's file codes no
+// coordinate of a copied slot), except that a copy-level gate is
+// calibrated at the default level, on every coordinate. The copy level
+// predicts the coordinates it codes as the default level does, and among
+// them, in a lossy file, are those of copies the reconstruction has lost;
+// calibrated on new content alone the gate would keep them far too often
+// (docs/results-speed.md).
+func calibrationLevel(l int) int {
+	if l == wm.LevelCopy {
+		return wm.LevelDefault
+	}
+	return l
 }
 
 // CalibrateGate calibrates the gate of model final on held-out episodes.
@@ -361,11 +377,9 @@ func CalibrateGate(calib, final *wm.Model, held []wm.Episode, opt gate.CalibOpti
 	if calib.Geom != final.Geom || calib.Precision != final.Precision {
 		return nil, nil, fmt.Errorf("gate calibration: calibration model geometry or precision differs")
 	}
-	if calib.Level() != final.Level() {
-		// The predictions the gate is calibrated on are those of final's
-		// level: a fast model's file codes no coordinate of a copied slot.
+	if level := calibrationLevel(final.Level()); calib.Level() != level {
 		var err error
-		if calib, err = calib.WithLevel(final.Level()); err != nil {
+		if calib, err = calib.WithLevel(level); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/train"
+	"github.com/wmzip/wmzip/wm"
 )
 
 // TestTrainThreadIndependent checks that a codec's bytes depend on its
@@ -153,4 +154,33 @@ func ExampleCodec() {
 	qu, _ := train.QuantizerQuality(codec)
 	fmt.Printf("%d slots × %d codes < %d; slot vectors of %d floats; held out: %d\n", g.S, g.M, g.K, codec.Quantizer().Dim(), qu.Vectors)
 	// Output: 8 slots × 8 codes < 16; slot vectors of 32 floats; held out: 400
+}
+
+// TestCopyLevelGate: a copy-level model's gate is calibrated on every
+// coordinate, at the default level: its GATE section is the default-level
+// model's, trained on the same episodes; a fast model's is its own.
+func TestCopyLevelGate(t *testing.T) {
+	ctx := context.Background()
+	eps := walks.CodesOnly(walks.Episodes(2, 8))
+	gateOf := func(level int) []byte {
+		c, err := train.Codec(ctx, eps, train.WithModel(wm.TrainOptions{MaxRefStates: 65536, Level: level}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Model().Level() != level {
+			t.Fatalf("level %d trained as %d", level, c.Model().Level())
+		}
+		g := c.Model().Section(gate.Tag)
+		if g == nil {
+			t.Fatalf("level %d: no gate", level)
+		}
+		return g
+	}
+	def, cp, fast := gateOf(wm.LevelDefault), gateOf(wm.LevelCopy), gateOf(wm.LevelFast)
+	if !bytes.Equal(def, cp) {
+		t.Error("the copy level's gate differs from the default level's")
+	}
+	if bytes.Equal(def, fast) {
+		t.Error("the fast level's gate is the default level's: it should be calibrated on what a fast file codes")
+	}
 }
