@@ -2,12 +2,14 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/wmzip/wmzip/internal/atomicfile"
 
@@ -15,7 +17,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // SpeedPoint is one coder of a speed report placed on the rate–speed plane.
@@ -101,7 +102,7 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 		switch {
 		case !pt.Lossless:
 			sc.Color, sc.Shape = lossy, draw.RingGlyph{}
-		case len(pt.Coder) >= 5 && pt.Coder[:5] == "wmzip":
+		case strings.HasPrefix(pt.Coder, "wmzip"):
 			sc.Color, sc.Shape = wmzip, draw.CircleGlyph{}
 		default:
 			sc.Color, sc.Shape = other, draw.BoxGlyph{}
@@ -112,15 +113,7 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 		}
 	}
 	if len(front) > 1 {
-		slices.SortFunc(front, func(a, b plotter.XY) int {
-			switch {
-			case a.X < b.X:
-				return -1
-			case a.X > b.X:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(front, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 		l, err := plotter.NewLine(front)
 		if err != nil {
 			return err
@@ -145,10 +138,12 @@ func PlotSpeed(path string, rep *SpeedReport) error {
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.08
 	p.Legend.Top = false
 
-	img := vgimg.New(9*vg.Inch, 5.5*vg.Inch)
-	p.Draw(draw.New(img))
+	wt, err := p.WriterTo(9*vg.Inch, 5.5*vg.Inch, "png")
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+	if _, err := wt.WriteTo(&buf); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(path, buf.Bytes())
