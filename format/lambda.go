@@ -446,8 +446,7 @@ func (s *searcher) shortfall() (int, []int, bool) {
 	if lo == noLambda || lo <= searchMin || !(d > 0) || !(left > 0) {
 		return 0, nil, false
 	}
-	step := int(math.Ceil(math.Log2((d+left)/d) * searchStep / 2))
-	i := max(searchMin, lo-min(max(step, 1), int(maxStepOcts*searchStep)))
+	i := max(searchMin, lo-clampStep(squareLawSteps(math.Log((d+left)/d))))
 	if _, ok := s.files[i]; ok || s.partial[i] {
 		return 0, nil, false
 	}
@@ -564,7 +563,6 @@ func (s *searcher) bounds() (safe, cheap int) {
 // the bracket (safe, cheap), and false when there is none.
 func (s *searcher) secant(safe, cheap int) (int, bool) {
 	logD := func(d float64) float64 { return math.Log(max(d, s.target*minDist) / s.target) }
-	maxStep := int(maxStepOcts * searchStep)
 	switch {
 	case safe != noLambda && cheap != noLambda:
 		// Inside the bracket: the secant, kept a step from either end.
@@ -581,14 +579,14 @@ func (s *searcher) secant(safe, cheap int) (int, bool) {
 		}
 		step := searchStep
 		if d := s.files[safe]; d > 0 {
-			step = int(math.Ceil(-logD(d) / math.Log(2) * searchStep / 2)) // assume D ∝ λ^-2
+			step = squareLawSteps(-logD(d))
 		}
-		return max(searchMin, safe-min(max(step, 1), maxStep)), true
+		return max(searchMin, safe-clampStep(step)), true
 	case cheap != noLambda:
 		if cheap >= searchMax {
 			return 0, false
 		}
-		step := int(math.Ceil(logD(s.files[cheap]) / math.Log(2) * searchStep / 2))
+		step := squareLawSteps(logD(s.files[cheap]))
 		// Where the distortion falls more slowly than λ^-2 (measured
 		// between the two dearest probes above the target), step by the
 		// slope measured.
@@ -603,10 +601,20 @@ func (s *searcher) secant(safe, cheap int) (int, bool) {
 				step = max(step, int(math.Ceil(logD(s.files[cheap])/sl)))
 			}
 		}
-		return min(searchMax, cheap+min(max(step, 1), maxStep)), true
+		return min(searchMax, cheap+clampStep(step)), true
 	}
 	return 0, false
 }
+
+// squareLawSteps returns the grid points λ moves for the distortion to
+// change by the factor e^lnRatio, were it ∝ λ^-2.
+func squareLawSteps(lnRatio float64) int {
+	return int(math.Ceil(lnRatio / math.Log(2) * searchStep / 2))
+}
+
+// clampStep keeps a step of the search between one grid point and
+// maxStepOcts octaves.
+func clampStep(step int) int { return min(max(step, 1), int(maxStepOcts*searchStep)) }
 
 // wide reports whether the bracket spans more than locateStep grid
 // points: a mix of its ends then lies on a chord far from the curve.
@@ -734,16 +742,14 @@ func (s *searcher) allocate(points []int) ([]int, float64) {
 	// a choice too, which the multiplier can miss: a chunk whose only
 	// choices are much larger or much more distorted makes the split jump.
 	for _, i := range points {
+		u := make([]int, len(opts))
 		var b, d float64
-		for _, os := range opts {
+		for c, os := range opts {
 			o := findOption(os, i)
-			b, d = b+o.bytes, d+o.dist
+			u[c], b, d = o.i, b+o.bytes, d+o.dist
 		}
 		if d <= budget && b < bytes {
-			choice, bytes, dist = make([]int, len(opts)), b, d
-			for c, os := range opts {
-				choice[c] = findOption(os, i).i
-			}
+			choice, bytes, dist = u, b, d
 		}
 	}
 	// Spend what is left of the budget: move single chunks to options
