@@ -12,10 +12,6 @@ import (
 // loses copyMisBits per code its tile does not share with the copy, and
 // the slot ends as the default level's does.
 
-// LevelCopy is the level of a model that predicts as the default level
-// and copies whole slots.
-const LevelCopy = 2
-
 const (
 	copyCands   = 2 // candidate tiles of a copy event
 	copySyms    = copyCands + 1

@@ -21,12 +21,6 @@ import (
 // dictionary) that agrees with every code of the slot so far. Everything
 // is integer and adaptive within a chunk.
 
-// Levels of a model.
-const (
-	LevelDefault = 0
-	LevelFast    = 1
-)
-
 // Candidate sources, in the order the candidates are listed.
 const (
 	srcCont   = iota // continuation of the previous slot's match
@@ -647,13 +641,14 @@ func (p *Predictor) lookupFast() {
 	}
 }
 
-// Level returns the model's level, LevelDefault or LevelFast.
+// Level returns the model's level: LevelDefault, LevelFast or LevelCopy.
 func (m *Model) Level() int { return m.level }
 
-// WithLevel returns a copy of m at level l, LevelDefault or LevelFast.
+// WithLevel returns a copy of m at level l: LevelDefault, LevelFast or
+// LevelCopy.
 // The copy has a new ID: the level changes every prediction.
 func (m *Model) WithLevel(l int) (*Model, error) {
-	if l != LevelDefault && l != LevelFast && l != LevelCopy {
+	if !validLevel(l) {
 		return nil, fmt.Errorf("wm: level %d unknown", l)
 	}
 	c := *m

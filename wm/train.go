@@ -63,7 +63,7 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 	if opt.Precision == 0 {
 		opt.Precision = DefaultPrecision
 	}
-	if opt.Level != LevelDefault && opt.Level != LevelFast && opt.Level != LevelCopy {
+	if !validLevel(opt.Level) {
 		return nil, fmt.Errorf("wm: level %d unknown", opt.Level)
 	}
 	if opt.Precision < 10 || opt.Precision > 16 || uint64(g.K) > 1<<opt.Precision {

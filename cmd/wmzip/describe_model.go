@@ -66,23 +66,12 @@ type GateDescription struct {
 	Bytes      int64 `json:"bytes"` // of its section
 }
 
-// levelName is the name `wmzip train --level` gives level l.
-func levelName(l int) string {
-	switch l {
-	case wm.LevelCopy:
-		return "copy"
-	case wm.LevelFast:
-		return "fast"
-	}
-	return "default"
-}
-
 // DescribeModel summarizes the codec read from the model file called
 // name, of fileBytes bytes.
 func DescribeModel(name string, c *wmzlib.Codec, fileBytes int64) ModelDescription {
 	m := c.Model()
 	d := ModelDescription{
-		File: name, ModelVersion: m.FileVersion(), ModelID: m.ID().String(), ModelBytes: fileBytes, Level: levelName(m.Level()),
+		File: name, ModelVersion: m.FileVersion(), ModelID: m.ID().String(), ModelBytes: fileBytes, Level: wm.LevelName(m.Level()),
 		Slots: m.Geom.S, Subspaces: m.Geom.M, Alphabet: m.Geom.K, Precision: m.Precision,
 		RawBitsPerState: m.Geom.RawBits(), ReferenceStates: m.RefStates(),
 	}

@@ -68,14 +68,8 @@ func runTrain(args []string) error {
 	default:
 		return fmt.Errorf("--gate-for %q: want distortion or search", *gateFor)
 	}
-	var lv int
-	switch *level {
-	case "default":
-	case "fast":
-		lv = wm.LevelFast
-	case "copy":
-		lv = wm.LevelCopy
-	default:
+	lv, ok := wm.ParseLevel(*level)
+	if !ok {
 		return fmt.Errorf("-level %q: want default, copy or fast", *level)
 	}
 	ins := []*string{gateWeights}

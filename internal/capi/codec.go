@@ -260,14 +260,11 @@ func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 		return 0, Inputf("gate_for %q: want distortion or search", o.GateFor)
 	}
 	level := wm.LevelDefault
-	switch o.Level {
-	case "", "default":
-	case "copy":
-		level = wm.LevelCopy
-	case "fast":
-		level = wm.LevelFast
-	default:
-		return 0, Inputf("level %q: want default, copy or fast", o.Level)
+	if o.Level != "" {
+		var ok bool
+		if level, ok = wm.ParseLevel(o.Level); !ok {
+			return 0, Inputf("level %q: want default, copy or fast", o.Level)
+		}
 	}
 	opts := []train.Option{
 		train.WithQuantizer(opq.Config{M: val(o.Subspaces, 32), K: val(o.Centroids, 64), Seed: seed, OPQIters: o.QuantizerIters, Sample: o.QuantizerSample}),
