@@ -142,25 +142,12 @@ func (p *Predictor) copySlotSymbol(tile []uint16) int {
 
 // count counts the outcome sym of the slot's event in its context.
 func (c *copyState) count(sym int) {
-	cnt := &c.counts[c.ctx]
-	k := copyCands
+	k := copyCands // the escape
+	c.prevOut = 2
 	if sym < c.nc {
-		k = sym
+		k, c.prevOut = sym, min(sym, 1)
 	}
-	cnt[k] += cntStep
-	var tot uint32
-	for _, x := range cnt {
-		tot += x
-	}
-	if tot > cntLimit {
-		for i := range cnt {
-			cnt[i] = (cnt[i] + 1) >> 1
-		}
-	}
-	c.prevOut = min(sym, c.nc, 1)
-	if sym >= c.nc {
-		c.prevOut = 2
-	}
+	countEvent(c.counts[c.ctx][:], k)
 }
 
 // copyCountSlot counts, at the end of a slot whose event was not coded,

@@ -345,20 +345,9 @@ func (p *Predictor) CopySlot(j int, tile []uint16) bool {
 	return p.CommitSlot(p.SlotSymbol(tile)) != nil
 }
 
-// CommitSlot records the symbol of the slot event after SlotTable. For a
-// copy it returns the slot's tile, committed whole: the next coordinate is
-// the next slot's first. For the escape it returns nil and the slot's
-// coordinates follow with Predict and Commit.
-func (p *Predictor) CommitSlot(sym int) []uint16 {
-	if p.cp != nil {
-		return p.copyCommitSlot(sym)
-	}
-	f := p.fast
-	c := &f.counts[f.sctx]
-	k := escIdx
-	if sym < f.nc {
-		k = sym
-	}
+// countEvent counts outcome k of a slot event in its context's counts c,
+// halving them all once their total passes cntLimit.
+func countEvent(c []uint32, k int) {
 	c[k] += cntStep
 	var tot uint32
 	for _, x := range c {
@@ -369,6 +358,22 @@ func (p *Predictor) CommitSlot(sym int) []uint16 {
 			c[i] = (c[i] + 1) >> 1
 		}
 	}
+}
+
+// CommitSlot records the symbol of the slot event after SlotTable. For a
+// copy it returns the slot's tile, committed whole: the next coordinate is
+// the next slot's first. For the escape it returns nil and the slot's
+// coordinates follow with Predict and Commit.
+func (p *Predictor) CommitSlot(sym int) []uint16 {
+	if p.cp != nil {
+		return p.copyCommitSlot(sym)
+	}
+	f := p.fast
+	k := escIdx
+	if sym < f.nc {
+		k = sym
+	}
+	countEvent(f.counts[f.sctx][:], k)
 	if sym >= f.nc {
 		f.prevOut = 2
 		f.startEscape()
