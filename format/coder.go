@@ -3,6 +3,7 @@ package format
 import (
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/fixed"
@@ -31,6 +32,19 @@ type retention struct {
 	// it takes the rule's fill and is committed as omitted (SPEC.md 5.2,
 	// 6.9); version 3 takes the modal value as evidence.
 	omit bool
+	// exact: the writer copies a slot only where a candidate equals it
+	// (tests: vectors whose reconstruction follows from their input).
+	exact bool
+}
+
+// gateRules returns the gate's rule of every level, which the writer's
+// copy choices weigh distortion with: nil for a lossless level, and for
+// every level of a custom rule or under exact copies.
+func (r *retention) gateRules() []*gate.Rule {
+	if r.custom != nil || r.exact {
+		return make([]*gate.Rule, len(r.rules))
+	}
+	return r.rules
 }
 
 // levels returns the number of levels (1 without a level table).
@@ -76,7 +90,7 @@ func useGate(h *Header, m *wm.Model, cfg *config) (*gate.Params, *retention, err
 		gp = p
 	}
 	lambdas := h.lambdas()
-	ret := &retention{rules: make([]*gate.Rule, len(lambdas)), omit: h.Version >= 4}
+	ret := &retention{rules: make([]*gate.Rule, len(lambdas)), omit: h.Version >= 4, exact: cfg.exactCopies}
 	if cfg.custom {
 		if len(lambdas) > 1 {
 			return nil, nil, fmt.Errorf("%w: a custom retention rule cannot serve several levels", ErrInput)
@@ -143,6 +157,9 @@ type chunkCoder struct {
 	lev     *levelModel  // nil without a level table
 	decide  []decideFunc // per level
 	cur     decideFunc   // the current state's; nil: lossless
+	rules   []*gate.Rule // writer: the gate's rule per level (nil: lossless or custom)
+	rule    *gate.Rule   // writer: the current state's
+	esc     escapeCost   // writer: what escaped slots cost, for copy choices
 	omit    bool         // version 4: omitted values committed as omitted
 	mode    chunkMode    // the current chunk's
 	gp      *gate.Params // distances for the writer's distortion account, or nil
@@ -181,10 +198,11 @@ func newChunkCoder(h *Header, m *wm.Model, ret *retention) *chunkCoder {
 		pred:    m.NewPredictor(),
 		act:     newActionModel(h.Precision),
 		decide:  ret.deciders(),
+		rules:   ret.gateRules(),
 		omit:    ret.omit,
 		scratch: make([]byte, 8+2*h.Geom.N()),
 	}
-	c.cur = c.decide[len(c.decide)-1]
+	c.use(len(c.decide) - 1)
 	if len(c.decide) > 1 {
 		c.lev = newLevelModel(h.Precision, len(c.decide))
 	}
@@ -202,23 +220,32 @@ func (c *chunkCoder) begin(md chunkMode) {
 	c.mode = md
 	switch md.mode {
 	case modeLossless:
-		c.cur, c.level = nil, -1
+		c.cur, c.rule, c.level = nil, nil, -1
 	case modeLevel:
-		c.cur, c.level = c.decide[md.level], int(md.level)
+		c.use(int(md.level))
+		c.level = int(md.level)
 	default:
-		c.cur, c.level = c.decide[len(c.decide)-1], 0
+		c.use(len(c.decide) - 1)
+		c.level = 0
 	}
 	c.states, c.sum, c.idealCodes, c.idealActions = 0, 0, 0, 0
 	c.retained, c.wrong, c.distSum, c.dist = 0, 0, 0, 0
 	c.recons = c.recons[:0]
+	c.esc.reset()
 }
 
 // setRetention makes the coder code under ret (a coder of the distortion
 // search moves from λ to λ).
 func (c *chunkCoder) setRetention(ret *retention) {
 	c.decide = ret.deciders()
+	c.rules = ret.gateRules()
 	c.omit = ret.omit
-	c.cur = c.decide[len(c.decide)-1]
+	c.use(len(c.decide) - 1)
+}
+
+// use makes level i's retention the current state's.
+func (c *chunkCoder) use(i int) {
+	c.cur, c.rule = c.decide[i], c.rules[i]
 }
 
 // levelSymbols reports whether the states of the current chunk name their
@@ -316,7 +343,7 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	if c.levelSymbols() {
 		c.idealActions += c.put(0, c.lev.table(), level)
 		c.lev.update(level)
-		c.cur = c.decide[level]
+		c.use(level)
 	}
 	sym, z, raw := c.act.symbolOf(a)
 	c.idealActions += c.put(0, c.act.table(), sym)
@@ -336,10 +363,16 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	for j := 0; j < len(codes); j++ {
 		v := codes[j]
 		if slotEv && j == slot {
+			c.closeEscape(codes)
 			slot += M
-			if c.copySlot(lane, j, codes[j:j+M]) {
-				for k, x := range codes[j : j+M] {
+			if tile := c.copySlot(lane, j, codes[j:j+M]); tile != nil {
+				for k, x := range tile {
 					le.PutUint16(c.scratch[8+2*(j+k):], x)
+					if y := codes[j+k]; x != y {
+						c.wrong++
+						c.distSum += uint64(c.gp.Distance(j+k, x, y))
+						wrongSlots = true
+					}
 				}
 				c.retained += uint64(M)
 				j += M - 1
@@ -374,6 +407,9 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 			lane = 0
 		}
 	}
+	if slotEv {
+		c.closeEscape(codes)
+	}
 	if wrongSlots {
 		c.dist += c.slotDistortion(codes)
 	}
@@ -395,15 +431,98 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 
 // copySlot codes the slot event of the slot whose codes are tile (a model
 // with slot events, before the slot's first coordinate) in the given lane
-// (coordinate j) and reports whether the event copied the slot whole.
-func (c *chunkCoder) copySlot(lane, j int, tile []uint16) bool {
+// (coordinate j) and returns the slot's reconstruction if the event copied
+// a candidate whole, or nil when the slot's coordinates follow.
+//
+// Under a gate the writer may copy a candidate that differs from tile
+// (the decoder cannot tell): where the candidate's event and distortion
+// cost less, at the rule's λ, than the escape and an estimate of what the
+// slot's coordinates would cost. The estimate is the first candidate's
+// differences at λ, each at most escapeCoordBits, scaled by what escaped
+// slots have cost in the chunk against that same guess (escapeCost).
+func (c *chunkCoder) copySlot(lane, j int, tile []uint16) []uint16 {
 	tab := c.pred.SlotTable(j)
 	if tab == nil {
-		return false
+		return nil
 	}
 	sym := c.pred.SlotSymbol(tile)
+	esc, guess := len(tab)-1, uint64(0)
+	weigh := sym == esc && c.rule != nil && c.gp != nil
+	if weigh {
+		// Costs in 1/256 bit.
+		evBits := func(k int) uint64 { return fixed.Cost(rans.Freq(tab, k, c.prec), c.prec) >> (fixed.CostFrac - 8) }
+		guess = c.rule.DistortionCost(j, c.pred.SlotCandidate(0), tile, escapeCoordBits<<8)
+		best := evBits(esc) + c.esc.estimate(guess)
+		for k := range esc {
+			if d := evBits(k) + c.rule.DistortionCost(j, c.pred.SlotCandidate(k), tile, best); d < best {
+				best, sym = d, k
+			}
+		}
+	}
 	c.idealCodes += c.put(lane, tab, sym)
-	return c.pred.CommitSlot(sym) != nil
+	if weigh && sym == esc {
+		c.esc.open(j, c.idealCodes, guess)
+	}
+	return c.pred.CommitSlot(sym)
+}
+
+// escapeCost is the writer's running account, in a chunk, of what the
+// slots it escaped while weighing a copy cost (the bits of their
+// coordinates and their distortion at λ) against what copySlot guessed.
+type escapeCost struct {
+	real, guess uint64 // Σ cost and Σ guess, 1/256 bit
+	isOpen      bool   // the current slot is such a slot
+	j           int    // its first coordinate
+	codes       uint64 // idealCodes after its event
+	g           uint64 // its guess
+}
+
+// A difference is guessed to cost at most escapeCoordBits; the account
+// starts even at escapePrior (a slot of 32 such differences) and halves
+// past escapeLimit (1/256 bit).
+const (
+	escapeCoordBits = 6
+	escapePrior     = escapeCoordBits << 8 * 32
+	escapeLimit     = 1 << 30
+)
+
+func (e *escapeCost) reset() { *e = escapeCost{real: escapePrior, guess: escapePrior} }
+
+// estimate returns the cost the account gives an escaped slot guessed at
+// g: g·Σ cost / Σ guess.
+func (e *escapeCost) estimate(g uint64) uint64 {
+	hi, lo := bits.Mul64(g, e.real)
+	if hi >= e.guess {
+		return ^uint64(0)
+	}
+	q, _ := bits.Div64(hi, lo, e.guess)
+	return q
+}
+
+func (e *escapeCost) open(j int, codes, g uint64) {
+	e.isOpen, e.j, e.codes, e.g = true, j, codes, g
+}
+
+// closeEscape adds the slot that escaped last, now coded, to the account.
+func (c *chunkCoder) closeEscape(codes []uint16) {
+	e := &c.esc
+	if !e.isOpen {
+		return
+	}
+	e.isOpen = false
+	M := c.geom.M
+	if len(c.recon) != M {
+		c.recon = make([]uint16, M)
+	}
+	for m := range c.recon {
+		c.recon[m] = le.Uint16(c.scratch[8+2*(e.j+m):])
+	}
+	cost := (c.idealCodes-e.codes)>>(fixed.CostFrac-8) + c.rule.DistortionCost(e.j, c.recon, codes[e.j:e.j+M], ^uint64(0))
+	e.real += min(cost, escapeLimit)
+	e.guess += min(e.g, escapeLimit)
+	for e.real > escapeLimit || e.guess > escapeLimit {
+		e.real, e.guess = e.real/2+1, e.guess/2+1
+	}
 }
 
 // getSlot decodes the slot event of the slot starting at coordinate j in
@@ -477,7 +596,7 @@ func (c *chunkCoder) decodeState(codes []uint16) int64 {
 		l, cost := c.get(0, c.lev.table())
 		c.idealActions += cost
 		c.lev.update(l)
-		c.cur = c.decide[l]
+		c.use(l)
 		c.level = l
 	}
 	sym, cost := c.get(0, c.act.table())

@@ -252,9 +252,10 @@ func (v *vector) options() []Option {
 }
 
 // writeOptions are the options that write the vector: options and the
-// writer's choices of version and chunk modes.
+// writer's choices of version and chunk modes, and exact copies (so that
+// the reconstruction follows from the input: see reconstruct).
 func (v *vector) writeOptions() []Option {
-	opts := append(v.options(), withVersion(v.version()))
+	opts := append(v.options(), withVersion(v.version()), withExactCopies())
 	if v.Modes != nil {
 		opts = append(opts, withChunkModes(func(k int) chunkMode {
 			return chunkMode{v.Modes[k][0], v.Modes[k][1]}

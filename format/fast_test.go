@@ -112,7 +112,7 @@ func lossyLevel(t *testing.T, g wm.Geometry, eps []episode, lv int) {
 					return w.SetLevel(0)
 				}
 				return nil
-			}, opts...)
+			}, append(opts, withExactCopies())...)
 			got, err := decodeAllWays(b, m, opts...)
 			if err != nil {
 				t.Fatal(err)

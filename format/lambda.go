@@ -227,7 +227,7 @@ func (s *searcher) code(i int, which []int, out []coded) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	ret := &retention{rules: []*gate.Rule{nil}, omit: true}
+	ret := &retention{rules: []*gate.Rule{nil}, omit: true, exact: s.cfg.exactCopies}
 	if i != noLambda {
 		ret.rules[0] = s.gp.Rule(lambdaAt(i))
 	}
@@ -822,7 +822,7 @@ func (s *searcher) landed() float64 { return s.fileDistortion(s.choice) }
 // (noLambda: losslessly) of n states, and returns its reconstruction.
 func (s *searcher) reconstruct(i int, rec []byte, n int) ([]uint16, error) {
 	c := s.pool[0]
-	ret := &retention{rules: []*gate.Rule{nil}, omit: true}
+	ret := &retention{rules: []*gate.Rule{nil}, omit: true, exact: s.cfg.exactCopies}
 	if i != noLambda {
 		ret.rules[0] = s.gp.Rule(lambdaAt(i))
 	}

@@ -39,6 +39,8 @@ type config struct {
 	// forced on each chunk (by its index in the file).
 	version int
 	modes   func(chunk int) chunkMode
+	// Tests: slots copied only where a candidate equals them.
+	exactCopies bool
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -251,6 +253,13 @@ func withVersion(v int) Option {
 // withChunkModes makes a Writer code chunk k (counted over the file) in
 // mode modes(k) instead of choosing between the file's mode and lossless
 // coding (version 4).
+// withExactCopies makes the writer copy a slot only where a candidate
+// equals its codes, so that the reconstruction follows from the input and
+// the rule alone (tests).
+func withExactCopies() Option {
+	return func(c *config) error { c.exactCopies = true; return nil }
+}
+
 func withChunkModes(modes func(chunk int) chunkMode) Option {
 	return func(c *config) error { c.modes, c.threads = modes, 1; return nil }
 }

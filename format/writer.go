@@ -483,7 +483,7 @@ func (w *Writer) Report() Report { return w.idx.report }
 type Account struct {
 	States   int64  // states written (in completed chunks)
 	Retained uint64 // coded coordinates
-	Wrong    uint64 // omitted coordinates whose value differs from the code
+	Wrong    uint64 // coordinates whose reconstruction differs from the code (omitted, or copied with a differing slot)
 	DistSum  uint64 // Σ over them of the gate's distance (gate.UnitDistance each without a GATE section)
 	// Distortion is the mean over the slot vectors written of their
 	// distortion against the lossless reconstruction (WithMeasure), 0 for
@@ -523,7 +523,7 @@ type StateAccount struct {
 	Level      int     // retention level it was coded at (−1: its chunk is lossless)
 	Cost       uint64  // ideal code length of its level, action and codes, 2^-16 bit (the file's bytes follow it to within the rANS flush)
 	Retained   uint64  // coded coordinates
-	Wrong      uint64  // omitted coordinates whose value differs from the code
+	Wrong      uint64  // coordinates whose reconstruction differs from the code
 	DistSum    uint64  // Σ over them of the gate's distance (as Account.DistSum)
 	Distortion float64 // Σ over its slots of their distortion (as Account.Distortion)
 }

@@ -239,3 +239,26 @@ func TestRetainOnePass(t *testing.T) {
 		}
 	}
 }
+
+// TestDistortionCost: the cost of a reconstruction at λ is λ·Σ w·d over
+// the differing coordinates, in 1/256 bit, each term capped at the limit.
+func TestDistortionCost(t *testing.T) {
+	g := wm.Geometry{S: 1, M: 4, K: 4}
+	p := &Params{Geom: g, Precision: 12}
+	r := p.Rule(3 << 16) // λ = 3 bits a unit of distance
+	truth := []uint16{0, 1, 2, 3}
+	recon := []uint16{0, 2, 2, 0}                          // two differences, UnitDistance each
+	term := uint64(3<<16) * UnitDistance * WeightOne >> 32 // ≈ 3 bits
+	if got, want := r.DistortionCost(0, recon, truth, ^uint64(0)), 2*term; got != want {
+		t.Errorf("cost %d, want %d", got, want)
+	}
+	if got, want := r.DistortionCost(0, recon, truth, 2<<8), uint64(2*2<<8); got != want {
+		t.Errorf("capped cost %d, want %d", got, want)
+	}
+	if got := r.DistortionCost(0, truth, truth, ^uint64(0)); got != 0 {
+		t.Errorf("cost of the truth %d", got)
+	}
+	if got := p.Rule(0xFFFFFFFF).DistortionCost(0, recon, truth, ^uint64(0)); got == 0 || got == ^uint64(0) {
+		t.Errorf("cost at the largest λ %d", got)
+	}
+}

@@ -175,3 +175,30 @@ func (r *Rule) decide(j int, st Stats, key uint32) bool {
 // Impact returns V_j, the expected distance given an error, for
 // experiments and reports.
 func (p *Params) Impact(j int, st Stats) uint32 { return p.impact(j, st) }
+
+// DistortionCost returns what reconstructing the codes truth of
+// coordinates j0, j0+1, … as recon costs under the rule, in 1/256 bit:
+// Σ min(limit, λ·w_j·d_j(recon_j, truth_j)), the quantity whose comparison
+// with a coordinate's entropy decides its retention, each coordinate's
+// term capped at limit (1/256 bit). An encoder weighs it against the bits
+// an alternative costs.
+func (r *Rule) DistortionCost(j0 int, recon, truth []uint16, limit uint64) uint64 {
+	var s uint64
+	for k, v := range truth {
+		if recon[k] == v {
+			continue
+		}
+		// λ Q16 · d Q16 · w Q8 is Q40 bits: shift by 32 for Q8. d·w <
+		// 2^48, λ < 2^32.
+		dw := uint64(r.p.Distance(j0+k, recon[k], v)) * uint64(r.p.weight(j0+k))
+		hi, lo := bits.Mul64(uint64(r.lambda), dw)
+		c := hi<<32 | lo>>32
+		if hi>>32 != 0 || c > limit {
+			c = limit
+		}
+		if s += c; s < c {
+			return ^uint64(0)
+		}
+	}
+	return s
+}

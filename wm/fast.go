@@ -331,6 +331,21 @@ func (p *Predictor) SlotSymbol(tile []uint16) int {
 	return f.nc
 }
 
+// SlotCandidate returns the tile of candidate i of the slot SlotTable
+// started (the tile symbol i copies), or nil when the slot has fewer
+// candidates. An encoder may copy a candidate that differs from the
+// slot's codes where the distortion is worth the bits saved. The tile is
+// the predictor's: it must not be modified.
+func (p *Predictor) SlotCandidate(i int) []uint16 {
+	switch {
+	case p.cp != nil && i < p.cp.nc:
+		return p.cp.ct[i]
+	case p.fast != nil && i < p.fast.nc:
+		return p.fast.ctile[i]
+	}
+	return nil
+}
+
 // CopySlot is the slot event for a caller that knows the slot's tile and
 // codes nothing (calibration, reference reconstructions): at the first
 // coordinate j of a slot of a model with slot events it commits the event
@@ -646,10 +661,10 @@ func (p *Predictor) lookupFast() {
 	}
 }
 
-// Level returns the model's level: LevelDefault, LevelFast or LevelCopy.
+// Level returns the model's level: LevelFull, LevelFast or LevelCopy.
 func (m *Model) Level() int { return m.level }
 
-// WithLevel returns a copy of m at level l: LevelDefault, LevelFast or
+// WithLevel returns a copy of m at level l: LevelFull, LevelFast or
 // LevelCopy.
 // The copy has a new ID: the level changes every prediction.
 func (m *Model) WithLevel(l int) (*Model, error) {
