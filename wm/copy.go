@@ -85,7 +85,7 @@ func (p *Predictor) copySlotTable() []uint16 {
 			}
 			taken := false
 			for k := range c.nc {
-				if int32(i) == c.cg[k] || equalTile(groups[c.cg[k]].tile, g.tile) {
+				if int32(i) == c.cg[k] || sameTile(&groups[c.cg[k]], g) {
 					taken = true
 					break
 				}
@@ -128,6 +128,15 @@ func (p *Predictor) copySlotTable() []uint16 {
 	c.w[n] = cnt[copyCands]
 	rans.QuantizeTrusted(c.w[:n+1], p.prec, c.cum[:n+1])
 	return c.cum[:n+1]
+}
+
+// sameTile reports whether groups g and h have equal tiles: by their
+// content ids where both have one (every group formed at a slot's start).
+func sameTile(g, h *group) bool {
+	if g.id >= 0 && h.id >= 0 {
+		return g.id == h.id
+	}
+	return equalTile(g.tile, h.tile)
 }
 
 func (p *Predictor) copySlotSymbol(tile []uint16) int {
@@ -177,8 +186,9 @@ func (p *Predictor) copyCommitSlot(sym int) []uint16 {
 	// The batched commit: the groups of other tiles are dropped.
 	maxL := groups[c.cg[sym]].l
 	n := 0
+	cg := groups[c.cg[sym]] // a copy: the loop moves the groups
 	for i := range groups {
-		if i == int(c.cg[sym]) || equalTile(groups[i].tile, tl) {
+		if i == int(c.cg[sym]) || sameTile(&cg, &groups[i]) {
 			groups[n] = groups[i]
 			n++
 		}

@@ -16,8 +16,11 @@ type group struct {
 	head int32 // first member; −e−1 for the succany or successor group of entry e
 	tail int32
 	sum  uint64 // Σ of the members' weights while a batch is formed
-	mis  uint16
-	cls  uint8
+	// id is the content id of the tile for a group formed at a slot's
+	// start (equal ids, equal tiles), else −1.
+	id  int32
+	mis uint16
+	cls uint8
 }
 
 // ref points at one tile occurrence: a slot of a state of the chunk
@@ -59,7 +62,7 @@ func (gl *groupList) reset() {
 func (gl *groupList) add(cls int, r ref, tile []uint16, l int32) int32 {
 	g := int32(len(gl.list))
 	k := int32(len(gl.mRef))
-	gl.list = append(gl.list, group{l: l, base: l, tile: tile, head: k, tail: k, cls: uint8(cls)})
+	gl.list = append(gl.list, group{l: l, base: l, tile: tile, head: k, tail: k, id: -1, cls: uint8(cls)})
 	gl.mRef = append(gl.mRef, r)
 	gl.mL = append(gl.mL, l)
 	gl.mNext = append(gl.mNext, -1)
@@ -83,7 +86,7 @@ func (gl *groupList) join(cls int, r ref, id int32, x uint64) int32 {
 	i, found := gl.batch.slot(uint64(uint32(id)))
 	if !found {
 		g := gl.add(cls, r, nil, l)
-		gl.list[g].sum = x
+		gl.list[g].sum, gl.list[g].id = x, id
 		gl.batch.set(i, uint64(uint32(id)), g)
 		return g
 	}

@@ -247,11 +247,11 @@ func (p *Predictor) startSlot() {
 	gl.reset()
 	if p.t >= 1 {
 		r := ref{storeHist, int32(p.t - 1), int32(s)}
-		gl.add(clsPrev, r, p.tileOf(r), prior[clsPrev])
+		gl.list[gl.add(clsPrev, r, p.tileOf(r), prior[clsPrev])].id = p.idOf(r)
 	}
 	if p.t >= 2 {
 		r := ref{storeHist, int32(p.t - 2), int32(s)}
-		gl.add(clsPrev2, r, p.tileOf(r), prior[clsPrev2])
+		gl.list[gl.add(clsPrev2, r, p.tileOf(r), prior[clsPrev2])].id = p.idOf(r)
 	}
 	if s > 0 && len(p.cont.refs) > 0 {
 		// The class's prior is shared in proportion to the posterior weight

@@ -24,12 +24,15 @@ type succAny struct {
 
 	// Per entry, a distinct tile of the items, in order of first occurrence.
 	entTile  [][]uint16 // the tile
+	entID    []int32    // its content id
 	entFL    []uint64   // EF_e, Σ c_i over its items
 	entCnt   []int32    // number of items
 	entStart []int32    // start of its items in entItems
 	entNext  []int32    // next entry with the same first code, or −1
-	entItems []int32    // items by entry
+	entItems []int32    // items by entry, once ordered
+	ordered  bool       // entStart and entItems are made (order)
 	entX     []uint64   // EX_e at the current slot (expand)
+	ne       int32      // entries made
 	ids      keyIndex   // content id → entry, while the layout is made
 	fill     []int32    // per entry: its next position in entItems, while ordered
 	grpMark  []uint32   // per entry: grpStamp when grp holds its successor group
@@ -86,17 +89,38 @@ func (a *succAny) begin(ns, S int) {
 	a.itemEnt = slices.Grow(a.itemEnt[:0], ns*S)[:ns*S]
 	a.itemV = slices.Grow(a.itemV[:0], ns*S)[:ns*S]
 	a.spk = a.spk[:0]
-	a.entTile, a.entFL, a.entCnt, a.entNext = a.entTile[:0], a.entFL[:0], a.entCnt[:0], a.entNext[:0]
+	// At most one entry per item: the entries' arrays are sized once and
+	// cut to the entries made (end).
+	n := ns * S
+	a.entTile = slices.Grow(a.entTile[:0], n)[:n]
+	a.entID = slices.Grow(a.entID[:0], n)[:n]
+	a.entFL = slices.Grow(a.entFL[:0], n)[:n]
+	a.entCnt = slices.Grow(a.entCnt[:0], n)[:n]
+	a.entNext = slices.Grow(a.entNext[:0], n)[:n]
+	a.ne = 0
+	a.ordered = false
 	a.ids.next()
 }
 
-// newEntry appends the entry of tile tl, of first code v, and returns it.
-func (a *succAny) newEntry(tl []uint16, v uint16) int32 {
-	e := int32(len(a.entFL))
-	a.entTile = append(a.entTile, tl)
-	a.entFL = append(a.entFL, 0)
-	a.entCnt = append(a.entCnt, 0)
-	a.entNext = append(a.entNext, -1)
+// end cuts the entries' arrays to the entries made and sizes what the
+// state's slots use per entry.
+func (a *succAny) end() {
+	ne := int(a.ne)
+	a.entTile, a.entID, a.entFL, a.entCnt, a.entNext = a.entTile[:ne], a.entID[:ne], a.entFL[:ne], a.entCnt[:ne], a.entNext[:ne]
+	if len(a.grpMark) < ne {
+		a.grpMark = append(a.grpMark, make([]uint32, ne-len(a.grpMark))...)
+		a.grp = append(a.grp, make([]int32, ne-len(a.grp))...)
+	}
+	a.entX = slices.Grow(a.entX[:0], ne)[:ne]
+}
+
+// newEntry adds the entry of tile tl, of content id id and first code v,
+// and returns it.
+func (a *succAny) newEntry(tl []uint16, id int32, v uint16) int32 {
+	e := a.ne
+	a.ne++
+	a.entTile[e], a.entID[e] = tl, id
+	a.entFL[e], a.entCnt[e], a.entNext[e] = 0, 0, -1
 	if a.mark[v] != a.stamp {
 		a.mark[v] = a.stamp
 		a.fl[v] = 0
@@ -110,13 +134,11 @@ func (a *succAny) newEntry(tl []uint16, v uint16) int32 {
 }
 
 // order lists the items by entry, in order of successor and slot, once
-// every item has its entry.
+// every item has its entry: members reads them, at the first call of the
+// state.
 func (a *succAny) order() {
+	a.ordered = true
 	ne := len(a.entFL)
-	if len(a.grpMark) < ne {
-		a.grpMark = append(a.grpMark, make([]uint32, ne-len(a.grpMark))...)
-		a.grp = append(a.grp, make([]int32, ne-len(a.grp))...)
-	}
 	a.entStart = slices.Grow(a.entStart[:0], ne)[:ne]
 	pos := int32(0)
 	for e, n := range a.entCnt {
@@ -131,7 +153,6 @@ func (a *succAny) order() {
 		fill[e]++
 	}
 	a.fill = fill
-	a.entX = slices.Grow(a.entX[:0], ne)[:ne]
 }
 
 // weight returns c_i(δ).
@@ -206,7 +227,7 @@ func (a *succAny) expand(v uint16, gl *groupList) {
 	for e := a.head[v]; e >= 0; e = a.entNext[e] {
 		if x := a.entX[e]; x > 0 {
 			l := a.b + fixed.Lg(x)
-			gl.list = append(gl.list, group{l: l, base: l, tile: a.entTile[e], head: -e - 1, tail: -e - 1, sum: x, cls: clsSuccAny})
+			gl.list = append(gl.list, group{l: l, base: l, tile: a.entTile[e], head: -e - 1, tail: -e - 1, sum: x, id: a.entID[e], cls: clsSuccAny})
 		}
 	}
 }
@@ -215,6 +236,9 @@ func (a *succAny) expand(v uint16, gl *groupList) {
 // succany group of entry e at slot s: the entry's items (i, x) of weight
 // c_i((x − s) mod S) > 0, of log-weight b + lg(c_i), b moved by d.
 func (a *succAny) members(e int32, s, S int, succ []ref, d int32, fn func(r ref, l int32) bool) {
+	if !a.ordered {
+		a.order()
+	}
 	b := d + a.b
 	for _, it := range a.entItems[a.entStart[e] : a.entStart[e]+a.entCnt[e]] {
 		i, x := int(it)/S, int(it)%S
@@ -269,7 +293,7 @@ func (p *Predictor) prepareSuccAny() {
 			if found {
 				e = a.ids.vals[k]
 			} else {
-				e = a.newEntry(p.tileOf(ref{r.store, r.state, int32(x)}), v)
+				e = a.newEntry(p.tileOf(ref{r.store, r.state, int32(x)}), id, v)
 				a.ids.set(k, uint64(uint32(id)), e)
 			}
 			ie[x], iv[x] = e, v
@@ -278,5 +302,5 @@ func (p *Predictor) prepareSuccAny() {
 			a.fl[v] += uint64(c)
 		}
 	}
-	a.order()
+	a.end()
 }

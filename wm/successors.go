@@ -165,14 +165,14 @@ func (p *Predictor) joinSucc() {
 	a := &p.any
 	mark, st := a.grpMark, nextStamp(&a.grpStamp, a.grpMark)
 	grp := a.grp
-	for i, r := range p.succ.list {
+	for i := range p.succ.list {
 		e := a.itemEnt[i*S+s]
 		x := p.succ.u[i]
 		if mark[e] != st {
 			mark[e] = st
 			grp[e] = int32(len(p.grp.list))
-			tl := p.tileOf(ref{r.store, r.state, int32(s)})
-			p.grp.list = append(p.grp.list, group{tile: tl, head: -e - 1, tail: -e - 1, sum: x, cls: clsSucc})
+			// The entry's tile: the codes of the successor's slot.
+			p.grp.list = append(p.grp.list, group{tile: a.entTile[e], head: -e - 1, tail: -e - 1, sum: x, id: a.entID[e], cls: clsSucc})
 			continue
 		}
 		p.grp.list[grp[e]].sum += x
