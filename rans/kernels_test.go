@@ -32,8 +32,18 @@ func checkKernels(t *testing.T, g1, g2 []uint16, prec uint, f uint64) {
 	}
 	// The step loop alone, for a factor that keeps every start below 2^16.
 	var tot uint64
+	var top uint32
 	for _, x := range w {
 		tot += uint64(x)
+		top = max(top, x)
+	}
+	// QuantizeMax (its kernels' path where it has one) against the steps'
+	// functions.
+	q1, q2 := make([]uint16, len(w)), make([]uint16, len(w))
+	QuantizeMax(w, tot, top, prec, q1)
+	quantizeMaxGo(w, tot, top, prec, q2)
+	if !slices.Equal(q1, q2) || !slices.Equal(q1, want) {
+		t.Fatalf("QuantizeMax(P=%d K=%d) = %v, steps %v, want %v", prec, len(w), q1, q2, want)
 	}
 	if tot > 0 {
 		f = min(f, (uint64(1<<16)-uint64(len(w)))<<32/tot)

@@ -20,6 +20,10 @@ func addFrom(cum []uint16, from int, d uint16) { addFromGo(cum, from, d) }
 
 func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 { return quantizeGo(w, f, cum) }
 
+func quantizeMax(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
+	quantizeMaxGo(w, total, top, precision, cum)
+}
+
 func firstOf(w []uint32, x uint32) int { return firstOfGo(w, x) }
 
 func rowWeights(cum []uint16, alpha, beta uint64, w []uint64) { rowWeightsGo(cum, alpha, beta, w) }

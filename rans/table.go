@@ -139,7 +139,7 @@ func QuantizeTrusted(w []uint32, precision uint, cum []uint16) int {
 // geometric mix of two tables of powers. It writes the weights to w.
 func QuantizeProducts(g1, g2 []uint16, precision uint, cum []uint16, w []uint32) {
 	total, top := products(g1, g2[:len(g1)], w[:len(g1)])
-	QuantizeMax(w[:len(g1)], total, top, precision, cum)
+	quantizeMax(w[:len(g1)], total, top, precision, cum)
 }
 
 // productsGo sets w[v] = (g1[v]·g2[v]) >> 8 and returns their sum and
@@ -159,6 +159,12 @@ func productsGo(g1, g2 []uint16, w []uint32) (total uint64, top uint32) {
 // weight top the caller has computed: the first index of top, where the
 // leftover goes (step 4), is looked for only when there is one.
 func QuantizeMax(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
+	quantizeMax(w, total, top, precision, cum)
+}
+
+// quantizeMaxGo is QuantizeMax through the steps' functions, each of which
+// may take a kernel.
+func quantizeMaxGo(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
 	if d := quantizeSpread(w, total, precision, cum); d != 0 {
 		addFrom(cum[:len(w)], firstOf(w, top)+1, d)
 	}
