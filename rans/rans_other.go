@@ -16,6 +16,10 @@ func encode(x *[MaxLanes]uint32, syms []uint32, lanes []uint8, out []byte, prec 
 
 func products(g1, g2 []uint16, w []uint32) (uint64, uint32) { return productsGo(g1, g2, w) }
 
+func quantizeProducts(g1, g2 []uint16, precision uint, cum []uint16, w []uint32) {
+	quantizeProductsGo(g1, g2, precision, cum, w)
+}
+
 func addFrom(cum []uint16, from int, d uint16) { addFromGo(cum, from, d) }
 
 func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 { return quantizeGo(w, f, cum) }

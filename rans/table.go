@@ -138,8 +138,13 @@ func QuantizeTrusted(w []uint32, precision uint, cum []uint16) int {
 // (len(g2) >= len(g1) = len(cum) = len(w) >= 1, precision valid): the
 // geometric mix of two tables of powers. It writes the weights to w.
 func QuantizeProducts(g1, g2 []uint16, precision uint, cum []uint16, w []uint32) {
-	total, top := products(g1, g2[:len(g1)], w[:len(g1)])
-	quantizeMax(w[:len(g1)], total, top, precision, cum)
+	quantizeProducts(g1, g2[:len(g1)], precision, cum, w[:len(g1)])
+}
+
+// quantizeProductsGo is QuantizeProducts through the steps' functions.
+func quantizeProductsGo(g1, g2 []uint16, precision uint, cum []uint16, w []uint32) {
+	total, top := products(g1, g2, w)
+	quantizeMax(w, total, top, precision, cum)
 }
 
 // productsGo sets w[v] = (g1[v]·g2[v]) >> 8 and returns their sum and
