@@ -26,14 +26,15 @@ type succAny struct {
 	entTile  [][]uint16 // the tile
 	entID    []int32    // its content id
 	entFL    []uint64   // EF_e, Σ c_i over its items
-	entCnt   []int32    // number of items
+	entCnt   []int32    // number of items, once ordered
 	entStart []int32    // start of its items in entItems
 	entNext  []int32    // next entry with the same first code, or −1
 	entItems []int32    // items by entry, once ordered
 	ordered  bool       // entStart and entItems are made (order)
 	entX     []uint64   // EX_e at the current slot (expand)
 	ne       int32      // entries made
-	ids      keyIndex   // content id → entry, while the layout is made
+	idEnt    []uint64   // per content id: idGen<<32 | its entry, in the layout of generation idGen
+	idGen    uint32
 	fill     []int32    // per entry: its next position in entItems, while ordered
 	grpMark  []uint32   // per entry: grpStamp when grp holds its successor group
 	grp      []int32    // per entry: its group in the successor batch (joinSucc)
@@ -55,10 +56,9 @@ type succAny struct {
 }
 
 func newSuccAny(m *Model) succAny {
-	K, S, ns := m.Geom.K, m.Geom.S, max(m.succCap, m.anchorCap)
+	K, ns := m.Geom.K, max(m.succCap, m.anchorCap)
 	return succAny{
 		e:    make([]uint32, ns*maxSpikes),
-		ids:  newKeyIndex(ns * S),
 		fl:   make([]uint64, K),
 		head: make([]int32, K),
 		tail: make([]int32, K),
@@ -99,7 +99,10 @@ func (a *succAny) begin(ns, S int) {
 	a.entNext = slices.Grow(a.entNext[:0], n)[:n]
 	a.ne = 0
 	a.ordered = false
-	a.ids.next()
+	if a.idGen++; a.idGen == 0 {
+		clear(a.idEnt)
+		a.idGen = 1
+	}
 }
 
 // end cuts the entries' arrays to the entries made and sizes what the
@@ -120,7 +123,7 @@ func (a *succAny) newEntry(tl []uint16, id int32, v uint16) int32 {
 	e := a.ne
 	a.ne++
 	a.entTile[e], a.entID[e] = tl, id
-	a.entFL[e], a.entCnt[e], a.entNext[e] = 0, 0, -1
+	a.entFL[e], a.entNext[e] = 0, -1
 	if a.mark[v] != a.stamp {
 		a.mark[v] = a.stamp
 		a.fl[v] = 0
@@ -139,6 +142,11 @@ func (a *succAny) newEntry(tl []uint16, id int32, v uint16) int32 {
 func (a *succAny) order() {
 	a.ordered = true
 	ne := len(a.entFL)
+	cnt := a.entCnt[:ne]
+	clear(cnt)
+	for _, e := range a.itemEnt {
+		cnt[e]++
+	}
 	a.entStart = slices.Grow(a.entStart[:0], ne)[:ne]
 	pos := int32(0)
 	for e, n := range a.entCnt {
@@ -264,6 +272,11 @@ func (p *Predictor) prepareSuccAny() {
 	S := p.S
 	a, sc := &p.any, &p.succ
 	a.begin(len(sc.list), S)
+	// Content ids are below the history's next one.
+	if n := int(p.hist.nextID); len(a.idEnt) < n {
+		a.idEnt = append(a.idEnt, make([]uint64, n-len(a.idEnt)+len(a.idEnt)/2)...)
+	}
+	gen := a.idGen
 	for i, r := range sc.list {
 		var c uint32
 		var row *offRow
@@ -288,17 +301,14 @@ func (p *Predictor) prepareSuccAny() {
 		ie, iv := a.itemEnt[i*S:(i+1)*S], a.itemV[i*S:(i+1)*S]
 		for x, id := range ids {
 			v := first[x]
-			k, found := a.ids.slot(uint64(uint32(id)))
-			var e int32
-			if found {
-				e = a.ids.vals[k]
-			} else {
+			k := a.idEnt[id]
+			e := int32(uint32(k))
+			if uint32(k>>32) != gen {
 				e = a.newEntry(p.tileOf(ref{r.store, r.state, int32(x)}), id, v)
-				a.ids.set(k, uint64(uint32(id)), e)
+				a.idEnt[id] = uint64(gen)<<32 | uint64(uint32(e))
 			}
 			ie[x], iv[x] = e, v
 			a.entFL[e] += uint64(c)
-			a.entCnt[e]++
 			a.fl[v] += uint64(c)
 		}
 	}
