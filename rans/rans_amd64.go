@@ -68,16 +68,14 @@ func quantizeSteps(w []uint32, f uint64, cum []uint16) uint32 {
 }
 
 // quantizeMax is QuantizeMax. For 64 weights whose total is below 2^32
-// and whose factor f is too (quantizeSpread's steps without a shift), it
-// calls the kernels directly: the table's steps, then the leftover at the
-// first largest weight.
+// and whose factor f is too (quantizeSpread's steps without a shift), one
+// kernel makes the table's steps and places the leftover at the first
+// largest weight.
 func quantizeMax(w []uint32, total uint64, top uint32, precision uint, cum []uint16) {
 	if useAsm && len(w) == 64 && len(cum) == 64 && total-1 < 1<<32-1 {
 		m := uint32(1) << precision
 		if f := ((uint64(m) - 64) << 32) / total; f < 1<<32 {
-			if d := uint16(m - quantize64AVX2(&w[0], f, &cum[0])); d != 0 {
-				addFrom64AVX2(&cum[0], firstOf64AVX2(&w[0], top)+1, d)
-			}
+			quantizeMax64AVX2(&w[0], f, top, m, &cum[0])
 			return
 		}
 	}

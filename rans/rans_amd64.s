@@ -456,6 +456,264 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VZEROUPPER
 	RET
 
+// func quantizeMax64AVX2(w *uint32, f uint64, top uint32, m uint32, cum *uint16)
+// Requires: AVX, AVX2, BMI
+TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         w+0(FP), AX
+	MOVQ         f+8(FP), CX
+	MOVL         top+16(FP), DX
+	MOVQ         cum+24(FP), BX
+	VMOVD        DX, X0
+	VPBROADCASTD X0, Y0
+	VMOVQ        CX, X1
+	VPBROADCASTQ X1, Y1
+	VPCMPEQD     Y2, Y2, Y2
+	VPSRLD       $0x1f, Y2, Y2
+	VPCMPEQD     Y3, Y3, Y3
+	VPSLLQ       $0x20, Y3, Y3
+	VPSLLD       $0x03, Y2, Y4
+	VPSUBD       Y2, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	XORQ         CX, CX
+	VMOVDQU      (AX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      32(AX), Y7
+	VPCMPEQD     Y7, Y0, Y8
+	VMOVMSKPS    Y8, DX
+	SHLQ         $0x08, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y7, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y8, Y8
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y8, Y7
+	VPADDD       Y2, Y7, Y7
+	VPSLLDQ      $0x04, Y7, Y8
+	VPADDD       Y7, Y8, Y8
+	VPSLLDQ      $0x08, Y8, Y9
+	VPADDD       Y9, Y8, Y8
+	VPSHUFD      $0xff, Y8, Y9
+	VPERM2I128   $0x08, Y9, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y5, Y8, Y8
+	VPSUBD       Y7, Y8, Y7
+	VPERMD       Y8, Y4, Y5
+	VPACKUSDW    Y7, Y6, Y6
+	VPERMQ       $0xd8, Y6, Y6
+	VMOVDQU      Y6, (BX)
+	VMOVDQU      64(AX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, DX
+	SHLQ         $0x10, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      96(AX), Y7
+	VPCMPEQD     Y7, Y0, Y8
+	VMOVMSKPS    Y8, DX
+	SHLQ         $0x18, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y7, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y8, Y8
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y8, Y7
+	VPADDD       Y2, Y7, Y7
+	VPSLLDQ      $0x04, Y7, Y8
+	VPADDD       Y7, Y8, Y8
+	VPSLLDQ      $0x08, Y8, Y9
+	VPADDD       Y9, Y8, Y8
+	VPSHUFD      $0xff, Y8, Y9
+	VPERM2I128   $0x08, Y9, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y5, Y8, Y8
+	VPSUBD       Y7, Y8, Y7
+	VPERMD       Y8, Y4, Y5
+	VPACKUSDW    Y7, Y6, Y6
+	VPERMQ       $0xd8, Y6, Y6
+	VMOVDQU      Y6, 32(BX)
+	VMOVDQU      128(AX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, DX
+	SHLQ         $0x20, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      160(AX), Y7
+	VPCMPEQD     Y7, Y0, Y8
+	VMOVMSKPS    Y8, DX
+	SHLQ         $0x28, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y7, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y8, Y8
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y8, Y7
+	VPADDD       Y2, Y7, Y7
+	VPSLLDQ      $0x04, Y7, Y8
+	VPADDD       Y7, Y8, Y8
+	VPSLLDQ      $0x08, Y8, Y9
+	VPADDD       Y9, Y8, Y8
+	VPSHUFD      $0xff, Y8, Y9
+	VPERM2I128   $0x08, Y9, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y5, Y8, Y8
+	VPSUBD       Y7, Y8, Y7
+	VPERMD       Y8, Y4, Y5
+	VPACKUSDW    Y7, Y6, Y6
+	VPERMQ       $0xd8, Y6, Y6
+	VMOVDQU      Y6, 64(BX)
+	VMOVDQU      192(AX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, DX
+	SHLQ         $0x30, DX
+	ORQ          DX, CX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      224(AX), Y7
+	VPCMPEQD     Y7, Y0, Y0
+	VMOVMSKPS    Y0, AX
+	SHLQ         $0x38, AX
+	ORQ          AX, CX
+	VPMULUDQ     Y1, Y7, Y0
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y0, Y0
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y0, Y0
+	VPADDD       Y2, Y0, Y0
+	VPSLLDQ      $0x04, Y0, Y1
+	VPADDD       Y0, Y1, Y1
+	VPSLLDQ      $0x08, Y1, Y2
+	VPADDD       Y2, Y1, Y1
+	VPSHUFD      $0xff, Y1, Y2
+	VPERM2I128   $0x08, Y2, Y2, Y2
+	VPADDD       Y2, Y1, Y1
+	VPADDD       Y5, Y1, Y1
+	VPSUBD       Y0, Y1, Y0
+	VPERMD       Y1, Y4, Y5
+	VPACKUSDW    Y0, Y6, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VMOVDQU      Y0, 96(BX)
+	VMOVD        X5, AX
+	MOVL         m+20(FP), DX
+	SUBL         AX, DX
+	JZ           done
+	TZCNTQ       CX, AX
+	INCQ         AX
+	VMOVD        AX, X0
+	VMOVD        DX, X1
+	VPBROADCASTW X0, Y0
+	VPBROADCASTW X1, Y1
+	VPCMPEQW     Y3, Y3, Y3
+	VPSRLW       $0x0f, Y3, Y3
+	VMOVDQU      Y3, Y4
+	VPSLLDQ      $0x02, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSLLDQ      $0x04, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSLLDQ      $0x08, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSUBW       Y3, Y4, Y2
+	VPSLLW       $0x03, Y3, Y4
+	VPERM2I128   $0x08, Y4, Y4, Y4
+	VPADDW       Y4, Y2, Y2
+	VPSLLW       $0x04, Y3, Y3
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      (BX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, (BX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      32(BX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, 32(BX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      64(BX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, 64(BX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y0
+	VPANDN       Y1, Y0, Y0
+	VMOVDQU      96(BX), Y1
+	VPADDW       Y0, Y1, Y1
+	VMOVDQU      Y1, 96(BX)
+
+done:
+	VZEROUPPER
+	RET
+
 // func addFrom64AVX2(cum *uint16, from int, d uint16)
 // Requires: AVX, AVX2
 TEXT ·addFrom64AVX2(SB), NOSPLIT, $0-18

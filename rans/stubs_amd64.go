@@ -33,6 +33,11 @@ func products64AVX2(g1 *uint16, g2 *uint16, w *uint32) (total uint64, top uint32
 //go:noescape
 func quantize64AVX2(w *uint32, f uint64, cum *uint16) uint32
 
+// quantizeMax64AVX2 is quantizeMaxGo for 64 weights, total < 2^32 and f < 2^32 (m = 2^P).
+//
+//go:noescape
+func quantizeMax64AVX2(w *uint32, f uint64, top uint32, m uint32, cum *uint16)
+
 // addFrom64AVX2 is addFromGo for a 64-entry table and 0 <= from <= 64.
 //
 //go:noescape

@@ -93,15 +93,7 @@ func (x *tileIndex) grow(codes []uint16, offs []int, M int) {
 }
 
 func equalCodes(a, b []uint16) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return len(a) == len(b) && equalTile(a, b)
 }
 
 // keyIndex maps uint64 keys to int32 values within one generation: next

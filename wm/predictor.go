@@ -321,6 +321,14 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 		p.pred.virt = true
 	}
 	p.pred.maxL = maxL
+	if len(p.grp.list) == 0 && !p.pred.virt {
+		// Only new content: the combined fallback row is the table.
+		p.pred.top, p.pred.hit = 0, 0
+		p.pred.tab = nil
+		p.pred.modalOK = false
+		p.mix()
+		return 0, 0
+	}
 	nextStamp(&p.pred.stamp, p.pred.mark)
 	p.pred.touched = p.pred.touched[:0]
 	// Locals, so that the loop keeps them in registers; touched, rarely

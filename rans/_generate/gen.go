@@ -24,6 +24,7 @@ func main() {
 	genEncode()
 	genProducts64()
 	genQuantize64()
+	genQuantizeMax64()
 	genAddFrom64()
 	genFirstOf64()
 	genRowWeights64()
@@ -302,6 +303,47 @@ func genQuantize64() {
 	w := Load(Param("w"), GP64())
 	fr := Load(Param("f"), GP64())
 	cum := Load(Param("cum"), GP64())
+	c, _ := quantizeSteps64(w, fr, cum, nil)
+	Store(c, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// genQuantizeMax64 writes quantizeMax64AVX2: quantize64AVX2, then the
+// leftover m − Σ added to the starts after the first weight equal to top
+// (addFrom64AVX2 from firstOf64AVX2 + 1), in one pass over the weights.
+func genQuantizeMax64() {
+	TEXT("quantizeMax64AVX2", NOSPLIT, "func(w *uint32, f uint64, top uint32, m uint32, cum *uint16)")
+	Pragma("noescape")
+	Doc("quantizeMax64AVX2 is quantizeMaxGo for 64 weights, total < 2^32 and f < 2^32 (m = 2^P).")
+	w := Load(Param("w"), GP64())
+	fr := Load(Param("f"), GP64())
+	tr := Load(Param("top"), GP32())
+	cum := Load(Param("cum"), GP64())
+	tx := XMM()
+	VMOVD(tr, tx)
+	T := YMM()
+	VPBROADCASTD(tx, T)
+	c, mask := quantizeSteps64(w, fr, cum, T)
+	d := GP32()
+	Load(Param("m"), d)
+	SUBL(c, d)
+	JZ(LabelRef("done"))
+	// TZCNT of the mask is the first index of top: the leftover goes to it.
+	from := GP64()
+	TZCNTQ(mask, from)
+	INCQ(from)
+	addFromSteps64(cum, from, d)
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// quantizeSteps64 emits quantize64AVX2's steps for the weights at w, the
+// factor in fr, the starts to cum, and returns the sum over all. With a
+// vector T of the top weight in every dword, it also returns a mask of the
+// 64 weights equal to it (bit s for weight s).
+func quantizeSteps64(w, fr, cum Register, T VecVirtual) (GPVirtual, GPVirtual) {
 	fx := XMM()
 	VMOVQ(fr, fx)
 	F := YMM()
@@ -315,10 +357,25 @@ func genQuantize64() {
 	VPSUBD(ones, last, last)       // 7: VPERMD index of the last dword
 	carry := YMM()
 	VPXOR(carry, carry, carry)
+	var mask GPVirtual
+	if T != nil {
+		mask = GP64()
+		XORQ(mask, mask)
+	}
 	var ex [2]VecVirtual
 	for i := 0; i < 8; i++ {
 		x, even, odd, q := YMM(), YMM(), YMM(), YMM()
 		VMOVDQU(Mem{Base: w, Disp: 32 * i}, x)
+		if T != nil {
+			y := YMM()
+			VPCMPEQD(x, T, y)
+			b := GP32()
+			VMOVMSKPS(y, b)
+			if i > 0 {
+				SHLQ(U8(8*i), b.As64())
+			}
+			ORQ(b.As64(), mask)
+		}
 		VPMULUDQ(F, x, even)
 		VPSRLQ(U8(32), x, odd)
 		VPMULUDQ(F, odd, odd)
@@ -351,9 +408,7 @@ func genQuantize64() {
 	}
 	c := GP32()
 	VMOVD(carry.AsX(), c)
-	Store(c, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	return c, mask
 }
 
 // genAddFrom64 writes addFrom64AVX2: cum[s] += d for from <= s < 64 (the
@@ -366,6 +421,14 @@ func genAddFrom64() {
 	from, d := GP64(), GP32()
 	Load(Param("from"), from)
 	Load(Param("d"), d)
+	addFromSteps64(cum, from, d)
+	VZEROUPPER()
+	RET()
+}
+
+// addFromSteps64 emits addFrom64AVX2's steps: the word d added to the 64
+// words at cum from index from (at most 64) on.
+func addFromSteps64(cum Register, from, d GPVirtual) {
 	fx, dx := XMM(), XMM()
 	VMOVD(from.As32(), fx)
 	VMOVD(d, dx)
@@ -406,8 +469,6 @@ func genAddFrom64() {
 			VPADDW(step, idx, idx)
 		}
 	}
-	VZEROUPPER()
-	RET()
 }
 
 // genFirstOf64 writes firstOf64AVX2: the first index of 64 weights holding
