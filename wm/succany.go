@@ -35,9 +35,9 @@ type succAny struct {
 	ne       int32      // entries made
 	idEnt    []uint64   // per content id: idGen<<32 | its entry, in the layout of generation idGen
 	idGen    uint32
-	fill     []int32    // per entry: its next position in entItems, while ordered
-	grpMark  []uint32   // per entry: grpStamp when grp holds its successor group
-	grp      []int32    // per entry: its group in the successor batch (joinSucc)
+	fill     []int32  // per entry: its next position in entItems, while ordered
+	grpMark  []uint32 // per entry: grpStamp when grp holds its successor group
+	grp      []int32  // per entry: its group in the successor batch (joinSucc)
 	grpStamp uint32
 
 	// Per first code v.
