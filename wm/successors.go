@@ -164,17 +164,25 @@ func (p *Predictor) joinSucc() {
 	S, s := p.S, p.s
 	a := &p.any
 	mark, st := a.grpMark, nextStamp(&a.grpStamp, a.grpMark)
-	grp := a.grp
-	for i := range p.succ.list {
-		e := a.itemEnt[i*S+s]
-		x := p.succ.u[i]
+	// Locals, so that the loop keeps them in registers.
+	grp, itemEnt, entTile, entID := a.grp, a.itemEnt, a.entTile, a.entID
+	u := p.succ.u[:len(p.succ.list)]
+	list := slices.Grow(p.grp.list, len(u))
+	for i, x := range u {
+		e := itemEnt[i*S+s]
 		if mark[e] != st {
 			mark[e] = st
-			grp[e] = int32(len(p.grp.list))
-			// The entry's tile: the codes of the successor's slot.
-			p.grp.list = append(p.grp.list, group{tile: a.entTile[e], head: -e - 1, tail: -e - 1, sum: x, id: a.entID[e], cls: clsSucc})
+			n := len(list)
+			grp[e] = int32(n)
+			list = list[:n+1]
+			// The entry's tile: the codes of the successor's slot. Field
+			// by field: the element may hold an earlier group.
+			g := &list[n]
+			g.l, g.base, g.tile, g.head, g.tail = 0, 0, entTile[e], -e-1, -e-1
+			g.sum, g.id, g.mis, g.cls = x, entID[e], 0, clsSucc
 			continue
 		}
-		p.grp.list[grp[e]].sum += x
+		list[grp[e]].sum += x
 	}
+	p.grp.list = list
 }
