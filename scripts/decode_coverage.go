@@ -85,7 +85,7 @@ var unreachable = map[string]struct {
 	"wm/fast.go":       {6, "SlotTable, Predict, Commit and DecodeSlot out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
 	"wm/predictor.go":  {5, "Predict, Commit and CommitOmitted out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
 	"wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
-	"wm/index.go":      {4, "tiles of different lengths compared; two tiles whose hashes share their upper half (a probe compares codes only then); the key index's generation wrapping after 2^32 uses"},
+	"wm/index.go":      {2, "the key index's generation wrapping after 2^32 uses"},
 	"gate/rule.go":     {3, "F = 2^P (R = 0) and H = 0: a prediction has 1 ≤ F < 2^P, and then H ≥ 1; the mean distance of parameters not prepared (Parse prepares them)"},
 	"gate/params.go":   {10, "validate's checks that Parse makes first; FromModel without a section (the container checks first)"},
 	"rans/decoder.go":  {10, "a lane, precision or table the container never passes (NewDecoder, fail, Decode's and DecodeBinary's argument checks); Close after an error (chunk decoders stop at the first error; the model store has its own decoder)"},

@@ -75,7 +75,8 @@ func (p *Predictor) copySlotTable() []uint16 {
 	c.nc = 0
 	groups := p.grp.list
 	// The leading groups of distinct tiles, best first (the first formed
-	// among equals).
+	// among equals). Every group formed at a slot's start has the content
+	// id of its tile: equal ids, equal tiles.
 	for c.nc < copyCands {
 		best := int32(-1)
 		for i := range groups {
@@ -85,7 +86,7 @@ func (p *Predictor) copySlotTable() []uint16 {
 			}
 			taken := false
 			for k := range c.nc {
-				if int32(i) == c.cg[k] || sameTile(&groups[c.cg[k]], g) {
+				if int32(i) == c.cg[k] || groups[c.cg[k]].id == g.id {
 					taken = true
 					break
 				}
@@ -128,15 +129,6 @@ func (p *Predictor) copySlotTable() []uint16 {
 	c.w[n] = cnt[copyCands]
 	rans.QuantizeTrusted(c.w[:n+1], p.prec, c.cum[:n+1])
 	return c.cum[:n+1]
-}
-
-// sameTile reports whether groups g and h have equal tiles: by their
-// content ids where both have one (every group formed at a slot's start).
-func sameTile(g, h *group) bool {
-	if g.id >= 0 && h.id >= 0 {
-		return g.id == h.id
-	}
-	return equalTile(g.tile, h.tile)
 }
 
 func (p *Predictor) copySlotSymbol(tile []uint16) int {
@@ -183,12 +175,13 @@ func (p *Predictor) copyCommitSlot(sym int) []uint16 {
 	off := p.base + p.s*p.M
 	tl := p.hist.codes[off : off+p.M]
 	copy(tl, groups[c.cg[sym]].tile)
-	// The batched commit: the groups of other tiles are dropped.
+	// The batched commit: the groups of other tiles (other content ids)
+	// are dropped.
 	maxL := groups[c.cg[sym]].l
 	n := 0
-	cg := groups[c.cg[sym]] // a copy: the loop moves the groups
+	id := groups[c.cg[sym]].id
 	for i := range groups {
-		if i == int(c.cg[sym]) || sameTile(&cg, &groups[i]) {
+		if i == int(c.cg[sym]) || groups[i].id == id {
 			groups[n] = groups[i]
 			n++
 		}

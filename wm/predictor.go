@@ -649,7 +649,7 @@ func (p *Predictor) Commit(j int, v uint16) {
 // forms its groups and ends, or goes on to the next code.
 func (p *Predictor) commitVirtual(v uint16) {
 	if p.mm == 0 && p.any.live {
-		p.any.expand(v, &p.grp)
+		p.expandSuccAny(v)
 		p.any.live = false
 	}
 	if p.ep.live {
@@ -747,7 +747,7 @@ func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 	}
 	e, d := -gr.head-1, gr.l-gr.base
 	if gr.cls == clsSucc {
-		p.succ.members(e, p.s, p.S, p.any.itemEnt, d, fn)
+		p.succ.members(e, p.s, p.S, p.any.itemID, d, fn)
 		return
 	}
 	p.any.members(e, p.s, p.S, p.succ.list, d, fn)

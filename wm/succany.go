@@ -11,6 +11,11 @@ import (
 // slot's first code. Drawing successor i and a slot offset δ has
 // probability c_i(δ)/65536: the floor c[i], plus e[i·maxSpikes+k] at the
 // spike offsets of the successor's offset law.
+//
+// The layout keeps, per first code v, VF(v) and the items that start with
+// v; the entries of the specification (the distinct tiles of the items,
+// ENT_v in order of first occurrence) are formed for the one first code a
+// slot expands on, from its items in order.
 type succAny struct {
 	// Per successor.
 	c    []uint32  // c_i of an offset that is no spike (sF_i)
@@ -19,34 +24,33 @@ type succAny struct {
 	spk  []saSpike // the spikes with sX_ik > 0
 
 	// Per item i·S + x, slot x of successor i.
-	itemEnt []int32  // its entry
-	itemV   []uint16 // the first code of its tile
-
-	// Per entry, a distinct tile of the items, in order of first occurrence.
-	entTile  [][]uint16 // the tile
-	entID    []int32    // its content id
-	entFL    []uint64   // EF_e, Σ c_i over its items
-	entCnt   []int32    // number of items, once ordered
-	entStart []int32    // start of its items in entItems
-	entNext  []int32    // next entry with the same first code, or −1
-	entItems []int32    // items by entry, once ordered
-	ordered  bool       // entStart and entItems are made (order)
-	entX     []uint64   // EX_e at the current slot (expand)
-	ne       int32      // entries made
-	idEnt    []uint64   // per content id: idGen<<32 | its entry, in the layout of generation idGen
-	idGen    uint32
-	fill     []int32  // per entry: its next position in entItems, while ordered
-	grpMark  []uint32 // per entry: grpStamp when grp holds its successor group
-	grp      []int32  // per entry: its group in the successor batch (joinSucc)
-	grpStamp uint32
+	itemV  []uint16 // the first code of its tile
+	itemID []int32  // the content id of its tile
 
 	// Per first code v.
-	vals  []uint16 // the first codes with entries
-	fl    []uint64 // VF(v), Σ EF_e over ENT_v
-	head  []int32  // first entry of ENT_v
-	tail  []int32  // last entry of ENT_v
-	mark  []uint32 // stamp when v has entries
-	stamp uint32
+	vals   []uint16 // the first codes of the items
+	fl     []uint64 // VF(v), Σ c_i over the items of first code v
+	cnt    []int32  // the number of items of first code v
+	vStart []int32  // where they start in byV, once sorted
+	mark   []uint32 // stamp when v has items
+	stamp  uint32
+	sorted bool     // byV is made
+	byV    []int32  // the items by first code, each code's in order (sort)
+	byC    []uint32 // and their c_i
+	fill   []int32  // per first code: its next position in byV, while sorted
+
+	// Content id → a value (an entry or a group) of the current use:
+	// idVal[id] holds when idMark[id] = idStamp.
+	idVal   []int32
+	idMark  []uint32
+	idStamp uint32
+
+	// The entries of the current slot's expansion, of first code v0: its
+	// items' distinct tiles in order of first occurrence.
+	v0      uint16
+	entID   []int32    // the content id
+	entTile [][]uint16 // the tile
+	entX    []uint64   // EX_e
 
 	// The virtual hypothesis at the current slot.
 	slotSpk []spike // the items the spikes point at from the slot
@@ -58,11 +62,11 @@ type succAny struct {
 func newSuccAny(m *Model) succAny {
 	K, ns := m.Geom.K, max(m.succCap, m.anchorCap)
 	return succAny{
-		e:    make([]uint32, ns*maxSpikes),
-		fl:   make([]uint64, K),
-		head: make([]int32, K),
-		tail: make([]int32, K),
-		mark: make([]uint32, K),
+		e:      make([]uint32, ns*maxSpikes),
+		fl:     make([]uint64, K),
+		cnt:    make([]int32, K),
+		vStart: make([]int32, K),
+		mark:   make([]uint32, K),
 	}
 }
 
@@ -75,92 +79,64 @@ type saSpike struct {
 
 // spike is an item a spike of the offset law points at.
 type spike struct {
-	v uint16 // first code of its tile
-	e int32  // its entry
-	c uint64 // sX_ik
+	v  uint16 // first code of its tile
+	id int32  // content id of its tile
+	c  uint64 // sX_ik
 }
 
-// begin starts the layout of ns successors of S slots.
-func (a *succAny) begin(ns, S int) {
+// begin starts the layout of ns successors of S slots, whose content ids
+// are below ids.
+func (a *succAny) begin(ns, S int, ids int32) {
 	nextStamp(&a.stamp, a.mark)
 	a.vals = a.vals[:0]
 	a.c = slices.Grow(a.c[:0], ns)[:ns]
 	a.rows = slices.Grow(a.rows[:0], ns)[:ns]
-	a.itemEnt = slices.Grow(a.itemEnt[:0], ns*S)[:ns*S]
 	a.itemV = slices.Grow(a.itemV[:0], ns*S)[:ns*S]
+	a.itemID = slices.Grow(a.itemID[:0], ns*S)[:ns*S]
 	a.spk = a.spk[:0]
-	// At most one entry per item: the entries' arrays are sized once and
-	// cut to the entries made (end).
-	n := ns * S
-	a.entTile = slices.Grow(a.entTile[:0], n)[:n]
-	a.entID = slices.Grow(a.entID[:0], n)[:n]
-	a.entFL = slices.Grow(a.entFL[:0], n)[:n]
-	a.entCnt = slices.Grow(a.entCnt[:0], n)[:n]
-	a.entNext = slices.Grow(a.entNext[:0], n)[:n]
-	a.ne = 0
-	a.ordered = false
-	if a.idGen++; a.idGen == 0 {
-		clear(a.idEnt)
-		a.idGen = 1
+	a.sorted = false
+	if n := int(ids); len(a.idVal) < n {
+		n += n / 2
+		a.idVal = append(a.idVal, make([]int32, n-len(a.idVal))...)
+		a.idMark = append(a.idMark, make([]uint32, n-len(a.idMark))...)
 	}
 }
 
-// end cuts the entries' arrays to the entries made and sizes what the
-// state's slots use per entry.
-func (a *succAny) end() {
-	ne := int(a.ne)
-	a.entTile, a.entID, a.entFL, a.entCnt, a.entNext = a.entTile[:ne], a.entID[:ne], a.entFL[:ne], a.entCnt[:ne], a.entNext[:ne]
-	if len(a.grpMark) < ne {
-		a.grpMark = append(a.grpMark, make([]uint32, ne-len(a.grpMark))...)
-		a.grp = append(a.grp, make([]int32, ne-len(a.grp))...)
-	}
-	a.entX = slices.Grow(a.entX[:0], ne)[:ne]
-}
+// use starts a use of the map from content ids and returns its stamp.
+func (a *succAny) use() uint32 { return nextStamp(&a.idStamp, a.idMark) }
 
-// newEntry adds the entry of tile tl, of content id id and first code v,
-// and returns it.
-func (a *succAny) newEntry(tl []uint16, id int32, v uint16) int32 {
-	e := a.ne
-	a.ne++
-	a.entTile[e], a.entID[e] = tl, id
-	a.entFL[e], a.entNext[e] = 0, -1
-	if a.mark[v] != a.stamp {
-		a.mark[v] = a.stamp
-		a.fl[v] = 0
-		a.head[v], a.tail[v] = e, e
-		a.vals = append(a.vals, v)
-	} else {
-		a.entNext[a.tail[v]] = e
-		a.tail[v] = e
-	}
-	return e
-}
-
-// order lists the items by entry, in order of successor and slot, once
-// every item has its entry: members reads them, at the first call of the
-// state.
-func (a *succAny) order() {
-	a.ordered = true
-	ne := len(a.entFL)
-	cnt := a.entCnt[:ne]
-	clear(cnt)
-	for _, e := range a.itemEnt {
-		cnt[e]++
-	}
-	a.entStart = slices.Grow(a.entStart[:0], ne)[:ne]
+// sort lists the items by first code, each code's in order of successor
+// and slot, with their c_i: expand and members walk those of one code.
+func (a *succAny) sort(S int) {
+	a.sorted = true
 	pos := int32(0)
-	for e, n := range a.entCnt {
-		a.entStart[e] = pos
-		pos += n
+	for _, v := range a.vals {
+		a.vStart[v] = pos
+		pos += a.cnt[v]
 	}
-	a.entItems = slices.Grow(a.entItems[:0], int(pos))[:pos]
-	fill := slices.Grow(a.fill[:0], ne)[:ne]
-	copy(fill, a.entStart)
-	for it, e := range a.itemEnt {
-		a.entItems[fill[e]] = int32(it)
-		fill[e]++
+	byV := slices.Grow(a.byV[:0], int(pos))[:pos]
+	byC := slices.Grow(a.byC[:0], int(pos))[:pos]
+	fill := slices.Grow(a.fill[:0], len(a.cnt))[:len(a.cnt)]
+	for _, v := range a.vals {
+		fill[v] = a.vStart[v]
 	}
-	a.fill = fill
+	for i, c := range a.c {
+		for x, v := range a.itemV[i*S : (i+1)*S] {
+			k := fill[v]
+			byV[k], byC[k] = int32(i*S+x), c
+			fill[v] = k + 1
+		}
+	}
+	a.byV, a.byC, a.fill = byV, byC, fill
+}
+
+// items returns the items of first code v, in order, and their c_i.
+func (a *succAny) items(v uint16, S int) ([]int32, []uint32) {
+	if !a.sorted {
+		a.sort(S)
+	}
+	from, to := a.vStart[v], a.vStart[v]+a.cnt[v]
+	return a.byV[from:to], a.byC[from:to]
 }
 
 // weight returns c_i(δ).
@@ -189,7 +165,7 @@ func (a *succAny) start(live bool, prior int32, s, S int, spikes bool) {
 
 // slotSpikes lists the items the spikes of the offset laws point at from
 // slot s: (i, (s + d_k) mod S) for every successor i and spike k with
-// sX_ik > 0, with their first code, entry and sX_ik.
+// sX_ik > 0, with their first code, content id and sX_ik.
 func (a *succAny) slotSpikes(s, S int) {
 	spk := slices.Grow(a.slotSpk[:0], len(a.spk))[:len(a.spk)]
 	for n, sp := range a.spk {
@@ -199,7 +175,7 @@ func (a *succAny) slotSpikes(s, S int) {
 			x -= S
 		}
 		it := int(sp.item) + x
-		spk[n] = spike{a.itemV[it], a.itemEnt[it], sp.c}
+		spk[n] = spike{a.itemV[it], a.itemID[it], sp.c}
 	}
 	a.slotSpk = spk
 }
@@ -218,24 +194,42 @@ func (a *succAny) weights(w []uint64, w0 uint64) {
 
 // expand replaces the hypothesis, after its first code v, by a group for
 // each tile of the successors that starts with v, of weight
-// Σ c_i((x − s) mod S) over its slots x (SPEC.md 4.12, step 3).
-func (a *succAny) expand(v uint16, gl *groupList) {
+// Σ c_i((x − s) mod S) over its slots x (SPEC.md 4.12, step 3). succ are
+// the successor states, for the tiles.
+func (p *Predictor) expandSuccAny(v uint16) {
+	a, S := &p.any, p.S
 	if a.mark[v] != a.stamp {
 		return
 	}
-	for e := a.head[v]; e >= 0; e = a.entNext[e] {
-		a.entX[e] = a.entFL[e]
+	// The entries of v: EX_e = EF_e, Σ c_i over their items, ...
+	st := a.use()
+	a.v0 = v
+	a.entID, a.entTile, a.entX = a.entID[:0], a.entTile[:0], a.entX[:0]
+	items, cs := a.items(v, S)
+	for k, it := range items {
+		id, c := a.itemID[it], uint64(cs[k])
+		if a.idMark[id] == st {
+			a.entX[a.idVal[id]] += c
+			continue
+		}
+		a.idMark[id], a.idVal[id] = st, int32(len(a.entID))
+		i := int(it) / S
+		r := p.succ.list[i]
+		a.entID = append(a.entID, id)
+		a.entTile = append(a.entTile, p.tileOf(ref{r.store, r.state, it - int32(i*S)}))
+		a.entX = append(a.entX, c)
 	}
+	// ... plus the spikes that point at their items.
 	for _, sp := range a.slotSpk {
 		if sp.v == v {
-			a.entX[sp.e] += sp.c
+			a.entX[a.idVal[sp.id]] += sp.c
 		}
 	}
 	a.b = a.l - 16*256
-	for e := a.head[v]; e >= 0; e = a.entNext[e] {
-		if x := a.entX[e]; x > 0 {
+	for e, x := range a.entX {
+		if x > 0 {
 			l := a.b + fixed.Lg(x)
-			gl.list = append(gl.list, group{l: l, base: l, tile: a.entTile[e], head: -e - 1, tail: -e - 1, sum: x, id: a.entID[e], cls: clsSuccAny})
+			p.grp.list = append(p.grp.list, group{l: l, base: l, tile: a.entTile[e], head: int32(-e - 1), tail: int32(-e - 1), sum: x, id: a.entID[e], cls: clsSuccAny})
 		}
 	}
 }
@@ -244,11 +238,13 @@ func (a *succAny) expand(v uint16, gl *groupList) {
 // succany group of entry e at slot s: the entry's items (i, x) of weight
 // c_i((x − s) mod S) > 0, of log-weight b + lg(c_i), b moved by d.
 func (a *succAny) members(e int32, s, S int, succ []ref, d int32, fn func(r ref, l int32) bool) {
-	if !a.ordered {
-		a.order()
-	}
 	b := d + a.b
-	for _, it := range a.entItems[a.entStart[e] : a.entStart[e]+a.entCnt[e]] {
+	id := a.entID[e]
+	items, _ := a.items(a.v0, S)
+	for _, it := range items {
+		if a.itemID[it] != id {
+			continue
+		}
 		i, x := int(it)/S, int(it)%S
 		c := a.weight(i, (x-s+S)%S)
 		if c == 0 {
@@ -265,18 +261,14 @@ func (a *succAny) members(e int32, s, S int, succ []ref, d int32, fn func(r ref,
 // drawing successor i and a slot offset δ has probability c_i(δ)/65536,
 // c_i(δ) = (ρ_i·O(δ)) >> 16 with ρ_i = (n_i << 16) / NT and O the offset
 // law of the two states' buckets (a floor plus spikes); or, without an
-// offset law, c_i(δ) = (u_i << 16) / (SU·S) for every δ. It gathers the
-// successors' slots into entries of equal tiles, listed by first code, and
-// sums the floors per entry and per first code.
+// offset law, c_i(δ) = (u_i << 16) / (SU·S) for every δ. It lists the
+// successors' slots with their first codes and content ids, and sums the
+// floors per first code.
 func (p *Predictor) prepareSuccAny() {
 	S := p.S
 	a, sc := &p.any, &p.succ
-	a.begin(len(sc.list), S)
-	// Content ids are below the history's next one.
-	if n := int(p.hist.nextID); len(a.idEnt) < n {
-		a.idEnt = append(a.idEnt, make([]uint64, n-len(a.idEnt)+len(a.idEnt)/2)...)
-	}
-	gen := a.idGen
+	a.begin(len(sc.list), S, p.hist.nextID)
+	mark, st := a.mark, a.stamp
 	for i, r := range sc.list {
 		var c uint32
 		var row *offRow
@@ -297,20 +289,16 @@ func (p *Predictor) prepareSuccAny() {
 		}
 		a.c[i], a.rows[i] = c, row
 		first := p.slotFirsts(r)
-		ids := p.slotIDs(r)
-		ie, iv := a.itemEnt[i*S:(i+1)*S], a.itemV[i*S:(i+1)*S]
-		for x, id := range ids {
-			v := first[x]
-			k := a.idEnt[id]
-			e := int32(uint32(k))
-			if uint32(k>>32) != gen {
-				e = a.newEntry(p.tileOf(ref{r.store, r.state, int32(x)}), id, v)
-				a.idEnt[id] = uint64(gen)<<32 | uint64(uint32(e))
+		copy(a.itemV[i*S:(i+1)*S], first)
+		copy(a.itemID[i*S:(i+1)*S], p.slotIDs(r))
+		for _, v := range first {
+			if mark[v] != st {
+				mark[v] = st
+				a.fl[v], a.cnt[v] = 0, 0
+				a.vals = append(a.vals, v)
 			}
-			ie[x], iv[x] = e, v
-			a.entFL[e] += uint64(c)
 			a.fl[v] += uint64(c)
+			a.cnt[v]++
 		}
 	}
-	a.end()
 }

@@ -141,12 +141,13 @@ func (sc *successors) sortAnchors() {
 }
 
 // members calls fn, as groupList.members does, for the members of the
-// successor group of entry e at slot s: the successors whose slot s holds
-// the entry's tile, each of log-weight base + lg(u_i), base moved by d.
-func (sc *successors) members(e int32, s, S int, itemEnt []int32, d int32, fn func(r ref, l int32) bool) {
+// successor group of the tiles of content id id at slot s: the successors
+// whose slot s holds the tile, each of log-weight base + lg(u_i), base
+// moved by d. itemID are the content ids of the successors' slots.
+func (sc *successors) members(id int32, s, S int, itemID []int32, d int32, fn func(r ref, l int32) bool) {
 	b := d + sc.base
 	for i, r := range sc.list {
-		if itemEnt[i*S+s] != e {
+		if itemID[i*S+s] != id {
 			continue
 		}
 		if !fn(ref{r.store, r.state, int32(s)}, b+sc.lu[i]) {
@@ -156,33 +157,32 @@ func (sc *successors) members(e int32, s, S int, itemEnt []int32, d int32, fn fu
 }
 
 // joinSucc forms the batch of class succ at the current slot (SPEC.md
-// 4.10, step 4), as groupList.join would, with the equal tiles found
-// through their succany entries (prepareSuccAny), which number the
-// successors' distinct tiles. The groups list no members: forMembers finds
-// them again from the entry.
+// 4.10, step 4), as groupList.join would, with the equal tiles found by
+// their content ids. The groups list no members: forMembers finds them
+// again from the content id, which the group's head holds (−id−1).
 func (p *Predictor) joinSucc() {
 	S, s := p.S, p.s
 	a := &p.any
-	mark, st := a.grpMark, nextStamp(&a.grpStamp, a.grpMark)
+	st := a.use()
 	// Locals, so that the loop keeps them in registers.
-	grp, itemEnt, entTile, entID := a.grp, a.itemEnt, a.entTile, a.entID
+	mark, val, itemID := a.idMark, a.idVal, a.itemID
 	u := p.succ.u[:len(p.succ.list)]
 	list := slices.Grow(p.grp.list, len(u))
 	for i, x := range u {
-		e := itemEnt[i*S+s]
-		if mark[e] != st {
-			mark[e] = st
+		id := itemID[i*S+s]
+		if mark[id] != st {
+			mark[id] = st
 			n := len(list)
-			grp[e] = int32(n)
+			val[id] = int32(n)
 			list = list[:n+1]
-			// The entry's tile: the codes of the successor's slot. Field
-			// by field: the element may hold an earlier group.
+			// Field by field: the element may hold an earlier group.
+			r := p.succ.list[i]
 			g := &list[n]
-			g.l, g.base, g.tile, g.head, g.tail = 0, 0, entTile[e], -e-1, -e-1
-			g.sum, g.id, g.mis, g.cls = x, entID[e], 0, clsSucc
+			g.l, g.base, g.tile, g.head, g.tail = 0, 0, p.tileOf(ref{r.store, r.state, int32(s)}), -id-1, -id-1
+			g.sum, g.id, g.mis, g.cls = x, id, 0, clsSucc
 			continue
 		}
-		list[grp[e]].sum += x
+		list[val[id]].sum += x
 	}
 	p.grp.list = list
 }
