@@ -41,15 +41,12 @@ func products(g1, g2 []uint16, w []uint32) (uint64, uint32) {
 	return productsGo(g1, g2, w)
 }
 
-// quantizeProducts is QuantizeProducts (len(g2) = len(w) = len(g1)),
-// with the products' kernel called directly for 64 weights.
+// quantizeProducts is QuantizeProducts (len(g2) = len(w) = len(g1)): one
+// kernel for 64 weights whose table quantizeMax64AVX2 makes.
 func quantizeProducts(g1, g2 []uint16, precision uint, cum []uint16, w []uint32) {
-	if useAsm && len(g1) == 64 {
-		total, top := products64AVX2(&g1[0], &g2[0], &w[0])
-		quantizeMax(w, total, top, precision, cum)
-		return
+	if !(useAsm && len(g1) == 64 && len(cum) == 64 && quantizeProducts64AVX2(&g1[0], &g2[0], &w[0], 1<<precision, &cum[0])) {
+		quantizeProductsGo(g1, g2, precision, cum, w)
 	}
-	quantizeProductsGo(g1, g2, precision, cum, w)
 }
 
 func addFrom(cum []uint16, from int, d uint16) {

@@ -280,6 +280,354 @@ TEXT ·products64AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
+// func quantizeProducts64AVX2(g1 *uint16, g2 *uint16, w *uint32, m uint32, cum *uint16) bool
+// Requires: AVX, AVX2, BMI
+TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
+	MOVQ         g1+0(FP), AX
+	MOVQ         g2+8(FP), DX
+	MOVQ         w+16(FP), CX
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPMOVZXWD    (AX), Y2
+	VPMOVZXWD    (DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, (CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    16(AX), Y2
+	VPMOVZXWD    16(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 32(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    32(AX), Y2
+	VPMOVZXWD    32(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 64(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    48(AX), Y2
+	VPMOVZXWD    48(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 96(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    64(AX), Y2
+	VPMOVZXWD    64(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 128(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    80(AX), Y2
+	VPMOVZXWD    80(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 160(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    96(AX), Y2
+	VPMOVZXWD    96(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 192(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VPMOVZXWD    112(AX), Y2
+	VPMOVZXWD    112(DX), Y3
+	VPMULLD      Y2, Y3, Y2
+	VPSRLD       $0x08, Y2, Y2
+	VMOVDQU      Y2, 224(CX)
+	VPADDD       Y2, Y0, Y0
+	VPMAXUD      Y2, Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X2
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0x4e, X2, X0
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0xb1, X2, X0
+	VPADDD       X0, X2, X2
+	VEXTRACTI128 $0x01, Y1, X0
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPMAXUD      X1, X0, X0
+	VMOVD        X2, BX
+	VMOVD        X0, SI
+	TESTL        BX, BX
+	JZ           fail
+	MOVL         m+24(FP), DI
+	MOVL         DI, AX
+	SUBQ         $0x40, AX
+	SHLQ         $0x20, AX
+	XORL         DX, DX
+	DIVQ         BX
+	MOVQ         AX, DX
+	SHRQ         $0x20, DX
+	JNZ          fail
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVQ         cum+32(FP), DX
+	VMOVQ        AX, X1
+	VPBROADCASTQ X1, Y1
+	VPCMPEQD     Y2, Y2, Y2
+	VPSRLD       $0x1f, Y2, Y2
+	VPCMPEQD     Y3, Y3, Y3
+	VPSLLQ       $0x20, Y3, Y3
+	VPSLLD       $0x03, Y2, Y4
+	VPSUBD       Y2, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	XORQ         AX, AX
+	VMOVDQU      (CX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      32(CX), Y7
+	VPCMPEQD     Y7, Y0, Y8
+	VMOVMSKPS    Y8, BX
+	SHLQ         $0x08, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y7, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y8, Y8
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y8, Y7
+	VPADDD       Y2, Y7, Y7
+	VPSLLDQ      $0x04, Y7, Y8
+	VPADDD       Y7, Y8, Y8
+	VPSLLDQ      $0x08, Y8, Y9
+	VPADDD       Y9, Y8, Y8
+	VPSHUFD      $0xff, Y8, Y9
+	VPERM2I128   $0x08, Y9, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y5, Y8, Y8
+	VPSUBD       Y7, Y8, Y7
+	VPERMD       Y8, Y4, Y5
+	VPACKUSDW    Y7, Y6, Y6
+	VPERMQ       $0xd8, Y6, Y6
+	VMOVDQU      Y6, (DX)
+	VMOVDQU      64(CX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, BX
+	SHLQ         $0x10, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      96(CX), Y7
+	VPCMPEQD     Y7, Y0, Y8
+	VMOVMSKPS    Y8, BX
+	SHLQ         $0x18, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y7, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y8, Y8
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y8, Y7
+	VPADDD       Y2, Y7, Y7
+	VPSLLDQ      $0x04, Y7, Y8
+	VPADDD       Y7, Y8, Y8
+	VPSLLDQ      $0x08, Y8, Y9
+	VPADDD       Y9, Y8, Y8
+	VPSHUFD      $0xff, Y8, Y9
+	VPERM2I128   $0x08, Y9, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y5, Y8, Y8
+	VPSUBD       Y7, Y8, Y7
+	VPERMD       Y8, Y4, Y5
+	VPACKUSDW    Y7, Y6, Y6
+	VPERMQ       $0xd8, Y6, Y6
+	VMOVDQU      Y6, 32(DX)
+	VMOVDQU      128(CX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      160(CX), Y7
+	VPCMPEQD     Y7, Y0, Y8
+	VMOVMSKPS    Y8, BX
+	SHLQ         $0x28, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y7, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y8, Y8
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y8, Y7
+	VPADDD       Y2, Y7, Y7
+	VPSLLDQ      $0x04, Y7, Y8
+	VPADDD       Y7, Y8, Y8
+	VPSLLDQ      $0x08, Y8, Y9
+	VPADDD       Y9, Y8, Y8
+	VPSHUFD      $0xff, Y8, Y9
+	VPERM2I128   $0x08, Y9, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y5, Y8, Y8
+	VPSUBD       Y7, Y8, Y7
+	VPERMD       Y8, Y4, Y5
+	VPACKUSDW    Y7, Y6, Y6
+	VPERMQ       $0xd8, Y6, Y6
+	VMOVDQU      Y6, 64(DX)
+	VMOVDQU      192(CX), Y6
+	VPCMPEQD     Y6, Y0, Y7
+	VMOVMSKPS    Y7, BX
+	SHLQ         $0x30, BX
+	ORQ          BX, AX
+	VPMULUDQ     Y1, Y6, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPMULUDQ     Y1, Y6, Y6
+	VPSRLQ       $0x20, Y7, Y7
+	VPAND        Y3, Y6, Y6
+	VPOR         Y6, Y7, Y6
+	VPADDD       Y2, Y6, Y6
+	VPSLLDQ      $0x04, Y6, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSLLDQ      $0x08, Y7, Y8
+	VPADDD       Y8, Y7, Y7
+	VPSHUFD      $0xff, Y7, Y8
+	VPERM2I128   $0x08, Y8, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y5, Y7, Y7
+	VPSUBD       Y6, Y7, Y6
+	VPERMD       Y7, Y4, Y5
+	VMOVDQU      224(CX), Y7
+	VPCMPEQD     Y7, Y0, Y0
+	VMOVMSKPS    Y0, CX
+	SHLQ         $0x38, CX
+	ORQ          CX, AX
+	VPMULUDQ     Y1, Y7, Y0
+	VPSRLQ       $0x20, Y7, Y7
+	VPMULUDQ     Y1, Y7, Y7
+	VPSRLQ       $0x20, Y0, Y0
+	VPAND        Y3, Y7, Y7
+	VPOR         Y7, Y0, Y0
+	VPADDD       Y2, Y0, Y0
+	VPSLLDQ      $0x04, Y0, Y1
+	VPADDD       Y0, Y1, Y1
+	VPSLLDQ      $0x08, Y1, Y2
+	VPADDD       Y2, Y1, Y1
+	VPSHUFD      $0xff, Y1, Y2
+	VPERM2I128   $0x08, Y2, Y2, Y2
+	VPADDD       Y2, Y1, Y1
+	VPADDD       Y5, Y1, Y1
+	VPSUBD       Y0, Y1, Y0
+	VPERMD       Y1, Y4, Y5
+	VPACKUSDW    Y0, Y6, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VMOVDQU      Y0, 96(DX)
+	VMOVD        X5, CX
+	SUBL         CX, DI
+	JZ           done
+	TZCNTQ       AX, AX
+	INCQ         AX
+	VMOVD        AX, X0
+	VMOVD        DI, X1
+	VPBROADCASTW X0, Y0
+	VPBROADCASTW X1, Y1
+	VPCMPEQW     Y3, Y3, Y3
+	VPSRLW       $0x0f, Y3, Y3
+	VMOVDQU      Y3, Y4
+	VPSLLDQ      $0x02, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSLLDQ      $0x04, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSLLDQ      $0x08, Y4, Y2
+	VPADDW       Y2, Y4, Y4
+	VPSUBW       Y3, Y4, Y2
+	VPSLLW       $0x03, Y3, Y4
+	VPERM2I128   $0x08, Y4, Y4, Y4
+	VPADDW       Y4, Y2, Y2
+	VPSLLW       $0x04, Y3, Y3
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      (DX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, (DX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      32(DX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, 32(DX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y4
+	VPANDN       Y1, Y4, Y4
+	VMOVDQU      64(DX), Y5
+	VPADDW       Y4, Y5, Y5
+	VMOVDQU      Y5, 64(DX)
+	VPADDW       Y3, Y2, Y2
+	VPCMPGTW     Y2, Y0, Y0
+	VPANDN       Y1, Y0, Y0
+	VMOVDQU      96(DX), Y1
+	VPADDW       Y0, Y1, Y1
+	VMOVDQU      Y1, 96(DX)
+
+done:
+	MOVB $0x01, AL
+	MOVB AL, ret+40(FP)
+	VZEROUPPER
+	RET
+
+fail:
+	MOVB $0x00, AL
+	MOVB AL, ret+40(FP)
+	VZEROUPPER
+	RET
+
 // func quantize64AVX2(w *uint32, f uint64, cum *uint16) uint32
 // Requires: AVX, AVX2
 TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28

@@ -28,6 +28,11 @@ func encodeAsm(x *[32]uint32, syms []uint32, lanes []uint8, out []byte, prec uin
 //go:noescape
 func products64AVX2(g1 *uint16, g2 *uint16, w *uint32) (total uint64, top uint32)
 
+// quantizeProducts64AVX2 is quantizeProductsGo for 64 values, m = 2^P, where quantizeMax64AVX2 serves (else false).
+//
+//go:noescape
+func quantizeProducts64AVX2(g1 *uint16, g2 *uint16, w *uint32, m uint32, cum *uint16) bool
+
 // quantize64AVX2 is quantizeGo for 64 weights and f < 2^32.
 //
 //go:noescape

@@ -23,6 +23,7 @@ func main() {
 	genStep64()
 	genEncode()
 	genProducts64()
+	genQuantizeProducts64()
 	genQuantize64()
 	genQuantizeMax64()
 	genAddFrom64()
@@ -262,6 +263,16 @@ func genProducts64() {
 	g1 := Load(Param("g1"), GP64())
 	g2 := Load(Param("g2"), GP64())
 	w := Load(Param("w"), GP64())
+	tot, top := productsSteps64(g1, g2, w)
+	Store(tot.As64(), ReturnIndex(0))
+	Store(top, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
+
+// productsSteps64 emits products64AVX2's steps: the 64 products of g1 and
+// g2 to w, and their sum and largest value.
+func productsSteps64(g1, g2, w Register) (GPVirtual, GPVirtual) {
 	sum, mx := YMM(), YMM()
 	VPXOR(sum, sum, sum)
 	VPXOR(mx, mx, mx)
@@ -287,8 +298,62 @@ func genProducts64() {
 	tot, top := GP32(), GP32()
 	VMOVD(hs, tot)
 	VMOVD(hm, top)
-	Store(tot.As64(), ReturnIndex(0))
-	Store(top, ReturnIndex(1))
+	return tot, top
+}
+
+// genQuantizeProducts64 writes quantizeProducts64AVX2: products64AVX2,
+// then, when their total t is at least 1 and f = ((m − 64) << 32) / t is
+// below 2^32, quantizeMax64AVX2 of them, and true; otherwise false, with
+// the table not written.
+func genQuantizeProducts64() {
+	TEXT("quantizeProducts64AVX2", NOSPLIT, "func(g1 *uint16, g2 *uint16, w *uint32, m uint32, cum *uint16) bool")
+	Pragma("noescape")
+	Doc("quantizeProducts64AVX2 is quantizeProductsGo for 64 values, m = 2^P, where quantizeMax64AVX2 serves (else false).")
+	g1 := Load(Param("g1"), GP64())
+	g2 := Load(Param("g2"), GP64())
+	w := Load(Param("w"), GP64())
+	tot, top := productsSteps64(g1, g2, w)
+	// The sum of 64 products below 2^24 is below 2^32: only 0 fails.
+	TESTL(tot, tot)
+	JZ(LabelRef("fail"))
+	m := GP32()
+	Load(Param("m"), m)
+	// f = ((m − 64) << 32) / total, below 2^32.
+	num := GP64()
+	MOVL(m, num.As32())
+	SUBQ(U8(64), num)
+	SHLQ(U8(32), num)
+	MOVQ(num, RAX)
+	XORL(EDX, EDX)
+	DIVQ(tot.As64())
+	f := GP64()
+	MOVQ(RAX, f)
+	hi := GP64()
+	MOVQ(f, hi)
+	SHRQ(U8(32), hi)
+	JNZ(LabelRef("fail"))
+	tx := XMM()
+	VMOVD(top, tx)
+	T := YMM()
+	VPBROADCASTD(tx, T)
+	cum := Load(Param("cum"), GP64())
+	c, mask := quantizeSteps64(w, f, cum, T)
+	SUBL(c, m)
+	JZ(LabelRef("done"))
+	from := GP64()
+	TZCNTQ(mask, from)
+	INCQ(from)
+	addFromSteps64(cum, from, m)
+	Label("done")
+	ok := GP8()
+	MOVB(U8(1), ok)
+	Store(ok, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+	Label("fail")
+	no := GP8()
+	MOVB(U8(0), no)
+	Store(no, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
