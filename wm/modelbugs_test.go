@@ -25,9 +25,9 @@ func smallModel(g Geometry, prec uint, fall []uint16) *Model {
 // gives for w[v] = (G1[v]·G2[v]) >> 8, and Quantize of all-zero weights
 // is the uniform table. When the two powers peak at different values and
 // are steep enough (exponents near 1024), every product is below 256 and
-// every w[v] is 0: mixRow once quantized them with a total of 0, dividing
-// by zero, and a valid model file made every decoder and encoder panic at
-// its first prediction.
+// every w[v] is 0: the combined row (Predictor.mix) was once quantized
+// with a total of 0, dividing by zero, and a valid model file made every
+// decoder and encoder panic at its first prediction.
 func TestModelBugMixRowAllZero(t *testing.T) {
 	g := Geometry{S: 1, M: 1, K: 2}
 	m := smallModel(g, 12, []uint16{65535, 1})

@@ -41,15 +41,21 @@ func (p *Predictor) fallRows() {
 }
 
 // mix sets the fallback row of the current coordinate to the combined row
-// of f1 and the second table's row, by the previous code of the slot.
+// of f1 and the second table's row, by the previous code of the slot: the
+// rows combined geometrically at precision 16, w[v] = (G1[v]·G2[v]) >> 8,
+// where G1 and G2 are the rows' powers (mixPowers), then Quantize. The
+// shift keeps Σ w below 2^32 for K ≤ 256 without costing precision:
+// Quantize gives every weight below Σ w / 2^16 the least frequency anyway.
+// Powers peaking apart can leave every product below 2^8: a total of 0 is
+// the uniform table.
 func (p *Predictor) mix() {
 	fr := &p.fall
 	if fr.mixed {
 		return
 	}
 	fr.mixed = true
-	m := p.m
-	ctx2 := p.K
+	m, K := p.m, p.K
+	ctx2 := K
 	if p.mm > 0 {
 		ctx2 = int(p.hist.codes[p.base+p.j-1])
 	}
@@ -57,21 +63,10 @@ func (p *Predictor) mix() {
 	row, mod, ok := fr.cache.get(key)
 	fr.pure = mod
 	if !ok {
-		m.mixRow(fr.r1, p.mm*m.fall2Ctx+ctx2, row, fr.w)
+		r1, r2 := fr.r1*K, (p.mm*m.fall2Ctx+ctx2)*K
+		rans.QuantizeProducts(m.pow1[r1:r1+K], m.pow2[r2:r2+K], 16, row, fr.w[:K])
 	}
 	fr.f = row
-}
-
-// mixRow combines fallback rows r1 of the first table and r2 of the second
-// geometrically into cum (precision 16): w[v] = (G1[v]·G2[v]) >> 8, where
-// G1 and G2 are the rows' powers (mixPowers), then Quantize. The shift
-// keeps Σ w below 2^32 for K ≤ 256 without costing precision: Quantize
-// gives every weight below Σ w / 2^16 the least frequency anyway.
-func (m *Model) mixRow(r1, r2 int, cum []uint16, w []uint32) {
-	K := m.Geom.K
-	// Powers peaking apart can leave every product below 2^8: a total of 0
-	// is the uniform table.
-	rans.QuantizeProducts(m.pow1[r1*K:(r1+1)*K], m.pow2[r2*K:(r2+1)*K], 16, cum, w[:K])
 }
 
 // mixPowers returns, for each row of K frequencies f, its power with

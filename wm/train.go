@@ -1029,7 +1029,7 @@ func chooseSubMix(g Geometry, src *fallSource, beta [2]float64, exps [2]uint16, 
 	return grid[best]
 }
 
-// mixFallback is mixRow for rows not in a loaded model (training): it
+// mixFallback is Predictor.mix for rows not in a loaded model (training): it
 // combines f1 and f2 geometrically into out as frequencies summing to
 // 65536.
 func (m *Model) mixFallback(f1, f2, out []uint16, w []uint32, cum []uint16) {
