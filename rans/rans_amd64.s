@@ -358,17 +358,14 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPMAXUD      X1, X0, X0
 	VMOVD        X2, BX
 	VMOVD        X0, SI
-	TESTL        BX, BX
-	JZ           fail
 	MOVL         m+24(FP), DI
 	MOVL         DI, AX
-	SUBQ         $0x40, AX
-	SHLQ         $0x20, AX
-	XORL         DX, DX
-	DIVQ         BX
-	MOVQ         AX, DX
-	SHRQ         $0x20, DX
-	JNZ          fail
+	SUBL         $0x40, AX
+	CMPL         AX, BX
+	JAE          fail
+	MOVL         AX, DX
+	XORL         AX, AX
+	DIVL         BX
 	VMOVD        SI, X0
 	VPBROADCASTD X0, Y0
 	MOVQ         cum+32(FP), DX
@@ -400,9 +397,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      32(CX), Y7
 	VPCMPEQD     Y7, Y0, Y8
 	VMOVMSKPS    Y8, BX
@@ -422,9 +420,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y8, Y9
 	VPERM2I128   $0x08, Y9, Y9, Y9
 	VPADDD       Y9, Y8, Y8
-	VPADDD       Y5, Y8, Y8
 	VPSUBD       Y7, Y8, Y7
-	VPERMD       Y8, Y4, Y5
+	VPADDD       Y5, Y7, Y7
+	VPERMD       Y8, Y4, Y8
+	VPADDD       Y8, Y5, Y5
 	VPACKUSDW    Y7, Y6, Y6
 	VPERMQ       $0xd8, Y6, Y6
 	VMOVDQU      Y6, (DX)
@@ -447,9 +446,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      96(CX), Y7
 	VPCMPEQD     Y7, Y0, Y8
 	VMOVMSKPS    Y8, BX
@@ -469,9 +469,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y8, Y9
 	VPERM2I128   $0x08, Y9, Y9, Y9
 	VPADDD       Y9, Y8, Y8
-	VPADDD       Y5, Y8, Y8
 	VPSUBD       Y7, Y8, Y7
-	VPERMD       Y8, Y4, Y5
+	VPADDD       Y5, Y7, Y7
+	VPERMD       Y8, Y4, Y8
+	VPADDD       Y8, Y5, Y5
 	VPACKUSDW    Y7, Y6, Y6
 	VPERMQ       $0xd8, Y6, Y6
 	VMOVDQU      Y6, 32(DX)
@@ -494,9 +495,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      160(CX), Y7
 	VPCMPEQD     Y7, Y0, Y8
 	VMOVMSKPS    Y8, BX
@@ -516,9 +518,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y8, Y9
 	VPERM2I128   $0x08, Y9, Y9, Y9
 	VPADDD       Y9, Y8, Y8
-	VPADDD       Y5, Y8, Y8
 	VPSUBD       Y7, Y8, Y7
-	VPERMD       Y8, Y4, Y5
+	VPADDD       Y5, Y7, Y7
+	VPERMD       Y8, Y4, Y8
+	VPADDD       Y8, Y5, Y5
 	VPACKUSDW    Y7, Y6, Y6
 	VPERMQ       $0xd8, Y6, Y6
 	VMOVDQU      Y6, 64(DX)
@@ -541,9 +544,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      224(CX), Y7
 	VPCMPEQD     Y7, Y0, Y0
 	VMOVMSKPS    Y0, CX
@@ -563,9 +567,10 @@ TEXT ·quantizeProducts64AVX2(SB), NOSPLIT, $0-41
 	VPSHUFD      $0xff, Y1, Y2
 	VPERM2I128   $0x08, Y2, Y2, Y2
 	VPADDD       Y2, Y1, Y1
-	VPADDD       Y5, Y1, Y1
 	VPSUBD       Y0, Y1, Y0
-	VPERMD       Y1, Y4, Y5
+	VPADDD       Y5, Y0, Y0
+	VPERMD       Y1, Y4, Y1
+	VPADDD       Y1, Y5, Y5
 	VPACKUSDW    Y0, Y6, Y0
 	VPERMQ       $0xd8, Y0, Y0
 	VMOVDQU      Y0, 96(DX)
@@ -658,9 +663,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y6, Y7
 	VPERM2I128   $0x08, Y7, Y7, Y7
 	VPADDD       Y7, Y6, Y6
-	VPADDD       Y4, Y6, Y6
 	VPSUBD       Y5, Y6, Y5
-	VPERMD       Y6, Y3, Y4
+	VPADDD       Y4, Y5, Y5
+	VPERMD       Y6, Y3, Y6
+	VPADDD       Y6, Y4, Y4
 	VMOVDQU      32(AX), Y6
 	VPMULUDQ     Y0, Y6, Y7
 	VPSRLQ       $0x20, Y6, Y6
@@ -676,9 +682,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y4, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y3, Y4
+	VPADDD       Y4, Y6, Y6
+	VPERMD       Y7, Y3, Y7
+	VPADDD       Y7, Y4, Y4
 	VPACKUSDW    Y6, Y5, Y5
 	VPERMQ       $0xd8, Y5, Y5
 	VMOVDQU      Y5, (DX)
@@ -697,9 +704,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y6, Y7
 	VPERM2I128   $0x08, Y7, Y7, Y7
 	VPADDD       Y7, Y6, Y6
-	VPADDD       Y4, Y6, Y6
 	VPSUBD       Y5, Y6, Y5
-	VPERMD       Y6, Y3, Y4
+	VPADDD       Y4, Y5, Y5
+	VPERMD       Y6, Y3, Y6
+	VPADDD       Y6, Y4, Y4
 	VMOVDQU      96(AX), Y6
 	VPMULUDQ     Y0, Y6, Y7
 	VPSRLQ       $0x20, Y6, Y6
@@ -715,9 +723,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y4, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y3, Y4
+	VPADDD       Y4, Y6, Y6
+	VPERMD       Y7, Y3, Y7
+	VPADDD       Y7, Y4, Y4
 	VPACKUSDW    Y6, Y5, Y5
 	VPERMQ       $0xd8, Y5, Y5
 	VMOVDQU      Y5, 32(DX)
@@ -736,9 +745,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y6, Y7
 	VPERM2I128   $0x08, Y7, Y7, Y7
 	VPADDD       Y7, Y6, Y6
-	VPADDD       Y4, Y6, Y6
 	VPSUBD       Y5, Y6, Y5
-	VPERMD       Y6, Y3, Y4
+	VPADDD       Y4, Y5, Y5
+	VPERMD       Y6, Y3, Y6
+	VPADDD       Y6, Y4, Y4
 	VMOVDQU      160(AX), Y6
 	VPMULUDQ     Y0, Y6, Y7
 	VPSRLQ       $0x20, Y6, Y6
@@ -754,9 +764,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y4, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y3, Y4
+	VPADDD       Y4, Y6, Y6
+	VPERMD       Y7, Y3, Y7
+	VPADDD       Y7, Y4, Y4
 	VPACKUSDW    Y6, Y5, Y5
 	VPERMQ       $0xd8, Y5, Y5
 	VMOVDQU      Y5, 64(DX)
@@ -775,9 +786,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y6, Y7
 	VPERM2I128   $0x08, Y7, Y7, Y7
 	VPADDD       Y7, Y6, Y6
-	VPADDD       Y4, Y6, Y6
 	VPSUBD       Y5, Y6, Y5
-	VPERMD       Y6, Y3, Y4
+	VPADDD       Y4, Y5, Y5
+	VPERMD       Y6, Y3, Y6
+	VPADDD       Y6, Y4, Y4
 	VMOVDQU      224(AX), Y6
 	VPMULUDQ     Y0, Y6, Y7
 	VPSRLQ       $0x20, Y6, Y6
@@ -793,9 +805,10 @@ TEXT ·quantize64AVX2(SB), NOSPLIT, $0-28
 	VPSHUFD      $0xff, Y1, Y2
 	VPERM2I128   $0x08, Y2, Y2, Y2
 	VPADDD       Y2, Y1, Y1
-	VPADDD       Y4, Y1, Y1
 	VPSUBD       Y0, Y1, Y0
-	VPERMD       Y1, Y3, Y4
+	VPADDD       Y4, Y0, Y0
+	VPERMD       Y1, Y3, Y1
+	VPADDD       Y1, Y4, Y4
 	VPACKUSDW    Y0, Y5, Y0
 	VPERMQ       $0xd8, Y0, Y0
 	VMOVDQU      Y0, 96(DX)
@@ -841,9 +854,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      32(AX), Y7
 	VPCMPEQD     Y7, Y0, Y8
 	VMOVMSKPS    Y8, DX
@@ -863,9 +877,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y8, Y9
 	VPERM2I128   $0x08, Y9, Y9, Y9
 	VPADDD       Y9, Y8, Y8
-	VPADDD       Y5, Y8, Y8
 	VPSUBD       Y7, Y8, Y7
-	VPERMD       Y8, Y4, Y5
+	VPADDD       Y5, Y7, Y7
+	VPERMD       Y8, Y4, Y8
+	VPADDD       Y8, Y5, Y5
 	VPACKUSDW    Y7, Y6, Y6
 	VPERMQ       $0xd8, Y6, Y6
 	VMOVDQU      Y6, (BX)
@@ -888,9 +903,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      96(AX), Y7
 	VPCMPEQD     Y7, Y0, Y8
 	VMOVMSKPS    Y8, DX
@@ -910,9 +926,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y8, Y9
 	VPERM2I128   $0x08, Y9, Y9, Y9
 	VPADDD       Y9, Y8, Y8
-	VPADDD       Y5, Y8, Y8
 	VPSUBD       Y7, Y8, Y7
-	VPERMD       Y8, Y4, Y5
+	VPADDD       Y5, Y7, Y7
+	VPERMD       Y8, Y4, Y8
+	VPADDD       Y8, Y5, Y5
 	VPACKUSDW    Y7, Y6, Y6
 	VPERMQ       $0xd8, Y6, Y6
 	VMOVDQU      Y6, 32(BX)
@@ -935,9 +952,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      160(AX), Y7
 	VPCMPEQD     Y7, Y0, Y8
 	VMOVMSKPS    Y8, DX
@@ -957,9 +975,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y8, Y9
 	VPERM2I128   $0x08, Y9, Y9, Y9
 	VPADDD       Y9, Y8, Y8
-	VPADDD       Y5, Y8, Y8
 	VPSUBD       Y7, Y8, Y7
-	VPERMD       Y8, Y4, Y5
+	VPADDD       Y5, Y7, Y7
+	VPERMD       Y8, Y4, Y8
+	VPADDD       Y8, Y5, Y5
 	VPACKUSDW    Y7, Y6, Y6
 	VPERMQ       $0xd8, Y6, Y6
 	VMOVDQU      Y6, 64(BX)
@@ -982,9 +1001,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y7, Y8
 	VPERM2I128   $0x08, Y8, Y8, Y8
 	VPADDD       Y8, Y7, Y7
-	VPADDD       Y5, Y7, Y7
 	VPSUBD       Y6, Y7, Y6
-	VPERMD       Y7, Y4, Y5
+	VPADDD       Y5, Y6, Y6
+	VPERMD       Y7, Y4, Y7
+	VPADDD       Y7, Y5, Y5
 	VMOVDQU      224(AX), Y7
 	VPCMPEQD     Y7, Y0, Y0
 	VMOVMSKPS    Y0, AX
@@ -1004,9 +1024,10 @@ TEXT ·quantizeMax64AVX2(SB), NOSPLIT, $0-32
 	VPSHUFD      $0xff, Y1, Y2
 	VPERM2I128   $0x08, Y2, Y2, Y2
 	VPADDD       Y2, Y1, Y1
-	VPADDD       Y5, Y1, Y1
 	VPSUBD       Y0, Y1, Y0
-	VPERMD       Y1, Y4, Y5
+	VPADDD       Y5, Y0, Y0
+	VPERMD       Y1, Y4, Y1
+	VPADDD       Y1, Y5, Y5
 	VPACKUSDW    Y0, Y6, Y0
 	VPERMQ       $0xd8, Y0, Y0
 	VMOVDQU      Y0, 96(BX)

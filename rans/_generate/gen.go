@@ -313,25 +313,21 @@ func genQuantizeProducts64() {
 	g2 := Load(Param("g2"), GP64())
 	w := Load(Param("w"), GP64())
 	tot, top := productsSteps64(g1, g2, w)
-	// The sum of 64 products below 2^24 is below 2^32: only 0 fails.
-	TESTL(tot, tot)
-	JZ(LabelRef("fail"))
+	// The sum of 64 products below 2^24 is below 2^32. f = ((m − 64) <<
+	// 32) / total is below 2^32 exactly when m − 64 < total (which rules
+	// out a total of 0): a 32-bit division then gives it.
 	m := GP32()
 	Load(Param("m"), m)
-	// f = ((m − 64) << 32) / total, below 2^32.
-	num := GP64()
-	MOVL(m, num.As32())
-	SUBQ(U8(64), num)
-	SHLQ(U8(32), num)
-	MOVQ(num, RAX)
-	XORL(EDX, EDX)
-	DIVQ(tot.As64())
+	r := GP32()
+	MOVL(m, r)
+	SUBL(U8(64), r)
+	CMPL(r, tot)
+	JAE(LabelRef("fail"))
+	MOVL(r, EDX)
+	XORL(EAX, EAX)
+	DIVL(tot)
 	f := GP64()
-	MOVQ(RAX, f)
-	hi := GP64()
-	MOVQ(f, hi)
-	SHRQ(U8(32), hi)
-	JNZ(LabelRef("fail"))
+	MOVL(EAX, f.As32())
 	tx := XMM()
 	VMOVD(top, tx)
 	T := YMM()
@@ -457,11 +453,14 @@ func quantizeSteps64(w, fr, cum Register, T VecVirtual) (GPVirtual, GPVirtual) {
 		VPSHUFD(U8(0xFF), t, u)
 		VPERM2I128(U8(0x08), u, u, u)
 		VPADDD(u, t, t)
-		VPADDD(carry, t, t)
-		// Exclusive sums are the inclusive ones less q.
-		e := YMM()
+		// Exclusive sums are the inclusive ones less q, plus the sum of
+		// the groups before. The group's own sum is taken before the
+		// carry is added: the carries' chain is one addition a group.
+		e, g := YMM(), YMM()
 		VPSUBD(q, t, e)
-		VPERMD(t, last, carry)
+		VPADDD(carry, e, e)
+		VPERMD(t, last, g)
+		VPADDD(g, carry, carry)
 		ex[i%2] = e
 		if i%2 == 1 {
 			// Pack 16 sums (each below 2^16) into words, in order.
