@@ -133,11 +133,12 @@ func (m *Model) NewPredictor() *Predictor {
 		ep:   newEpisodeTiles(K),
 		any:  newSuccAny(m),
 		pred: prediction{
-			acc:  make([]uint64, K),
-			mark: make([]uint32, K),
-			w:    make([]uint64, K),
-			wq:   make([]uint32, K),
-			cum:  make([]uint16, K),
+			acc:     make([]uint64, K),
+			mark:    make([]uint32, K),
+			touched: make([]uint16, 0, K+1), // room for one write past the values listed
+			w:       make([]uint64, K),
+			wq:      make([]uint32, K),
+			cum:     make([]uint16, K),
 		},
 		fall: fallRow{w: make([]uint32, K)},
 	}
@@ -330,10 +331,12 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 		return 0, 0
 	}
 	nextStamp(&p.pred.stamp, p.pred.mark)
-	p.pred.touched = p.pred.touched[:0]
-	// Locals, so that the loop keeps them in registers; touched, rarely
-	// appended to, stays in memory.
+	// Locals, so that the loop keeps them in registers. A value is touched
+	// once at most: touched has room for all and one more, for a value
+	// listed without a branch (whether it is new follows no pattern) and
+	// kept only if new.
 	acc, mark, st := p.pred.acc, p.pred.mark, p.pred.stamp
+	touched, nt := p.pred.touched[:cap(p.pred.touched)], 0
 	groups, eps := p.grp.list, &p.stats.eps
 	var wS, spikes uint64
 	for i := range groups {
@@ -344,13 +347,16 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 		sp := wg * (1<<16 - e)
 		spikes += sp
 		v := g.tile[m]
+		a, n := acc[v], 0
 		if mark[v] != st {
-			mark[v] = st
-			acc[v] = 0
-			p.pred.touched = append(p.pred.touched, v)
+			a, n = 0, 1
 		}
-		acc[v] += sp
+		mark[v] = st
+		acc[v] = a + sp
+		touched[nt] = v
+		nt += n
 	}
+	p.pred.touched = touched[:nt]
 	p.pred.spikes = spikes
 	a := uint64(p.m.subMix)
 	alpha, beta := fixed.W(maxL-p.lNew)<<8+wS*a, wS*(256-a)*p.unif
