@@ -362,7 +362,7 @@ func gateParams(g wm.Geometry, q *opq.Quantizer, eps []wm.Episode, hold int, gop
 // (docs/results-speed.md).
 func calibrationLevel(l int) int {
 	if l == wm.LevelCopy {
-		return wm.LevelDefault
+		return wm.LevelFull
 	}
 	return l
 }

@@ -176,7 +176,7 @@ func TestCopyLevelGate(t *testing.T) {
 		}
 		return g
 	}
-	def, cp, fast := gateOf(wm.LevelDefault), gateOf(wm.LevelCopy), gateOf(wm.LevelFast)
+	def, cp, fast := gateOf(wm.LevelFull), gateOf(wm.LevelCopy), gateOf(wm.LevelFast)
 	if !bytes.Equal(def, cp) {
 		t.Error("the copy level's gate differs from the default level's")
 	}

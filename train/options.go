@@ -24,7 +24,7 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{quant: opq.Config{M: 32, K: 64, Seed: 1}, wm: wm.TrainOptions{MaxRefStates: 65536}, hold: -1, maxStates: DefaultMaxStates}
+	return config{quant: opq.Config{M: 32, K: 64, Seed: 1}, wm: wm.TrainOptions{MaxRefStates: 65536, Level: wm.LevelCopy}, hold: -1, maxStates: DefaultMaxStates}
 }
 
 // DefaultMaxStates is how many states Codec learns from at most by
@@ -82,7 +82,9 @@ func WithMaxStates(n int) Option {
 }
 
 // WithModel sets the world model's training options (precision, reference
-// store); its Progress is WithProgress's.
+// store, level); its Progress is WithProgress's. Without it the model is
+// of the copy level (wm.LevelCopy) with a store of 65,536 states; the
+// zero Level of o is the full level.
 func WithModel(o wm.TrainOptions) Option {
 	return func(c *config) error { c.wm = o; return nil }
 }

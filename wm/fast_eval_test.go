@@ -71,7 +71,7 @@ func TestEvalFast(t *testing.T) {
 	for _, e := range te {
 		states += len(e.Actions)
 	}
-	for _, l := range []int{LevelFast, LevelDefault} {
+	for _, l := range []int{LevelFast, LevelFull} {
 		ml, err := m.WithLevel(l)
 		if err != nil {
 			t.Fatal(err)

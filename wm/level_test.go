@@ -5,7 +5,7 @@ import "testing"
 // TestLevelNames: every level has a name that parses back to it; other
 // numbers and names are none.
 func TestLevelNames(t *testing.T) {
-	for _, l := range []int{LevelDefault, LevelFast, LevelCopy} {
+	for _, l := range []int{LevelFull, LevelFast, LevelCopy} {
 		n := LevelName(l)
 		if got, ok := ParseLevel(n); n == "" || !ok || got != l {
 			t.Errorf("level %d: name %q parses to %d, %v", l, n, got, ok)

@@ -178,7 +178,7 @@ type Model struct {
 	pow1      []uint16   // powers of the fallback rows (with a second table)
 	pow2      []uint16   // powers of the second table's rows
 
-	// level is the model's level: LevelDefault or LevelFast.
+	// level is the model's level: LevelFull or LevelFast.
 	level int
 
 	sections []Section

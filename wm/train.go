@@ -43,7 +43,7 @@ type TrainOptions struct {
 	NoFile bool
 	// Progress, when set, is called as calibration advances.
 	Progress func(done, total int)
-	// Level is the model's level: LevelDefault (every slot predicted
+	// Level is the model's level: LevelFull (every slot predicted
 	// coordinate by coordinate), LevelCopy (the same, with whole slots
 	// copied where copies have paid: about 1.5 times faster for a tenth of
 	// a percent more bits; SPEC.md 4.16), or LevelFast (fewer hypotheses,
@@ -120,7 +120,7 @@ func Train(g Geometry, eps []Episode, opt TrainOptions) (*Model, error) {
 // built.
 func calibrateOn(g Geometry, opt TrainOptions, fit, held []Episode) classStats {
 	// The statistics are the default level's, whatever the model's level.
-	opt.Level = LevelDefault
+	opt.Level = LevelFull
 	m0 := build(g, opt, fit, defaultStats(g), false)
 	// The continuations and the offset law are measured against the
 	// reference store of m0 and used by the calibration run.

@@ -29,7 +29,7 @@ func TestBenchSpeedCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if rep.TestStates != 40 || len(rep.Rows) != 7 || rep.Rows[0].Coder != "wmzip lossless" || rep.Rows[1].Coder != "wmzip fast lossless" || rep.Rows[2].Coder != "wmzip copy lossless" {
+	if rep.TestStates != 40 || len(rep.Rows) != 7 || rep.Rows[0].Coder != "wmzip lossless" || rep.Rows[1].Coder != "wmzip full lossless" || rep.Rows[2].Coder != "wmzip fast lossless" {
 		t.Fatalf("%d test states, rows %+v", rep.TestStates, rep.Rows)
 	}
 	for _, r := range rep.Rows {

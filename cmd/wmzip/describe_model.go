@@ -16,7 +16,7 @@ type ModelDescription struct {
 	ModelVersion int    `json:"model_version"`
 	ModelID      string `json:"model_id"`
 	ModelBytes   int64  `json:"model_bytes"`
-	// Level is the world model's level: "default", "copy" or "fast"
+	// Level is the world model's level: "copy", "full" or "fast"
 	// (`wmzip train --level`).
 	Level           string  `json:"level"`
 	Slots           int     `json:"slots"`

@@ -292,7 +292,7 @@ func TestInfoModel(t *testing.T) {
 	if id == "" || model["model_id"] != id || !strings.Contains(text, "model        "+id) || !strings.Contains(withModel, "model        "+id) {
 		t.Fatalf("model ID %q; info model.wmm:\n%s\n%v", id, text, model)
 	}
-	for _, w := range []string{"model file v3", ", level default", "32 slots x 32 subspaces, K=64", "reference states", "quantizer    none", "gate         version 2"} {
+	for _, w := range []string{"model file v4", ", level copy", "32 slots x 32 subspaces, K=64", "reference states", "quantizer    none", "gate         version 2"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("info m.wmm lacks %q:\n%s", w, text)
 		}

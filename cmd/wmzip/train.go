@@ -42,7 +42,7 @@ func runTrain(args []string) error {
 	qSample := fs.Int("quantizer-sample", 0, "quantizer: training vectors sampled (0: the default; negative: all)")
 	noQuant := fs.Bool("no-quantizer", false, "ignore float obs: train on the inputs' codes only")
 	quiet := fs.Bool("q", false, "no progress or summary output")
-	level := fs.String("level", "default", "model level: default; copy (whole slots copied where that has paid: about 1.5x faster to encode and decode, a few tenths of a percent more bits); or fast (several times faster, a few percent more bits)")
+	level := fs.String("level", "copy", "model level: copy (whole slots copied where that has paid); full (every slot predicted coordinate by coordinate: about 1.5x slower to encode and decode, a tenth of a percent fewer bits losslessly); or fast (several times faster than copy, a few percent more bits)")
 	checkTrainFlags(prec, maxRef, maxStates, capacity, alpha, gateHold, subspaces, centroids)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -70,7 +70,7 @@ func runTrain(args []string) error {
 	}
 	lv, ok := wm.ParseLevel(*level)
 	if !ok {
-		return fmt.Errorf("-level %q: want default, copy or fast", *level)
+		return fmt.Errorf("-level %q: want copy, full or fast", *level)
 	}
 	ins := []*string{gateWeights}
 	for i := range pos {

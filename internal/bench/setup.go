@@ -86,7 +86,7 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 	}
 	eps := episodes(s.Train)
 	t0 := time.Now()
-	m, err := wm.Train(g, eps, wm.TrainOptions{})
+	m, err := wm.Train(g, eps, wm.TrainOptions{Level: wm.LevelCopy}) // wmzip train's level
 	if err != nil {
 		return nil, fmt.Errorf("world model: %w", err)
 	}
@@ -106,7 +106,7 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 		return s, nil
 	}
 	t0 = time.Now()
-	if s.Model, s.Gate, err = calibrate(s.Model, s.Quantizer, eps[:len(eps)-hold], eps[len(eps)-hold:]); err != nil {
+	if s.Model, s.Gate, err = calibrate(s.Model, eps[:len(eps)-hold], eps[len(eps)-hold:]); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
 	s.GateSeconds = time.Since(t0).Seconds()
@@ -115,34 +115,14 @@ func Prepare(name string, train, test *npz.Trajectory, opt SetupOptions) (*Setup
 }
 
 // calibrate returns final with a GATE section calibrated on held, its
-// predictions from a model trained on fit and its distances from q (as
-// `wmzip train` calibrates).
-func calibrate(final *wm.Model, q *opq.Quantizer, fit, held []wm.Episode) (*wm.Model, *gate.Params, error) {
-	g := final.Geom
-	calib, err := wm.Train(g, fit, wm.TrainOptions{Precision: final.Precision, Level: final.Level()})
+// predictions from a model trained on fit and its distances from final's
+// quantizer (as `wmzip train` calibrates).
+func calibrate(final *wm.Model, fit, held []wm.Episode) (*wm.Model, *gate.Params, error) {
+	calib, err := wm.Train(final.Geom, fit, wm.TrainOptions{Precision: final.Precision, Level: final.Level()})
 	if err != nil {
 		return nil, nil, err
 	}
-	dist := q.DistanceTables(16)
-	if dist == nil {
-		return nil, nil, fmt.Errorf("quantizer distance tables too large")
-	}
-	var states []uint16
-	for _, e := range held {
-		states = append(states, e.Codes...)
-	}
-	_, norm, err := gate.EmbeddingScale(dist, g, states, q.Dim(), func(s []uint16, out []float32) error {
-		return q.Decode(s, out)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := gate.Calibrate(calib, held, gate.CalibOptions{Dist: dist, SlotNorm: norm})
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := gate.Apply(final, p)
-	return m, p, err
+	return wmtrain.CalibrateGate(calib, final, held, gate.CalibOptions{})
 }
 
 // quantized returns a copy of tr whose codes are q's codes of its obs.

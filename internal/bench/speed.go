@@ -174,7 +174,8 @@ func Speed(s *Setup, opt SpeedOptions) (*SpeedReport, error) {
 }
 
 // DefaultCoders returns the coders of the speed table: wmzip lossless and
-// at each of opt.Distortions (with a gate), klauspost zstd at its fastest,
+// at each of opt.Distortions (with a gate), wmzip lossless at the model's
+// other levels, klauspost zstd at its fastest,
 // default and best levels and with a dictionary built from train, and, when
 // installed, xz -9e, xz -9e given train and brotli -q 11. The notes say what
 // was left out and why. The λ searches run here.
@@ -209,23 +210,21 @@ func DefaultCoders(s *Setup, opt SpeedOptions) ([]Coder, []string, error) {
 		c.row.ModelBytes = int64(len(mb))
 		cs = append(cs, c)
 	}
-	// The fast and copy levels of the same model, lossless.
-	if s.Model.Level() == wm.LevelDefault {
-		for _, lv := range []struct {
-			l    int
-			name string
-		}{{wm.LevelFast, "wmzip fast lossless"}, {wm.LevelCopy, "wmzip copy lossless"}} {
-			mf, err := s.Model.WithLevel(lv.l)
-			if err != nil {
-				return nil, nil, err
-			}
-			fb, err := mf.MarshalBinary()
-			if err != nil {
-				return nil, nil, err
-			}
-			c := newWmzip(mf, t, opt.Keyframe, format.LambdaLossless, Row{Coder: lv.name, Lossless: true, ModelBytes: int64(len(fb))})
-			cs = append(cs, c)
+	// The model's other levels, lossless.
+	for _, lv := range []int{wm.LevelFull, wm.LevelFast, wm.LevelCopy} {
+		if lv == s.Model.Level() {
+			continue
 		}
+		mf, err := s.Model.WithLevel(lv)
+		if err != nil {
+			return nil, nil, err
+		}
+		fb, err := mf.MarshalBinary()
+		if err != nil {
+			return nil, nil, err
+		}
+		name := "wmzip " + wm.LevelName(lv) + " lossless"
+		cs = append(cs, newWmzip(mf, t, opt.Keyframe, format.LambdaLossless, Row{Coder: name, Lossless: true, ModelBytes: int64(len(fb))}))
 	}
 	cs = append(cs,
 		newZstd("zstd fastest", t, zstd.SpeedFastest, nil),

@@ -77,7 +77,7 @@ func TestSpeedTable(t *testing.T) {
 			t.Errorf("%s: λ %g, distortion %g of %g, %d search encodings", r.Coder, r.Lambda, r.Distortion, r.Target, r.SearchRuns)
 		}
 	}
-	want := []string{"wmzip lossless", "wmzip D<=0.05", "wmzip D<=0.9", "wmzip fast lossless", "wmzip copy lossless", "zstd fastest", "zstd default", "zstd best", "zstd best dict(train)"}
+	want := []string{"wmzip lossless", "wmzip D<=0.05", "wmzip D<=0.9", "wmzip full lossless", "wmzip fast lossless", "zstd fastest", "zstd default", "zstd best", "zstd best dict(train)"}
 	if len(names) < len(want) || strings.Join(names[:len(want)], "|") != strings.Join(want, "|") {
 		t.Fatalf("rows %q, want %q first; notes %q", names, want, rep.Notes)
 	}
@@ -120,7 +120,7 @@ func TestSpeedCodesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Rows) != 7 || rep.Rows[0].Coder != "wmzip lossless" || rep.Rows[1].Coder != "wmzip fast lossless" || rep.Rows[2].Coder != "wmzip copy lossless" || !strings.Contains(strings.Join(rep.Notes, "\n"), "lossy wmzip rows skipped") {
+	if len(rep.Rows) != 7 || rep.Rows[0].Coder != "wmzip lossless" || rep.Rows[1].Coder != "wmzip full lossless" || rep.Rows[2].Coder != "wmzip fast lossless" || !strings.Contains(strings.Join(rep.Notes, "\n"), "lossy wmzip rows skipped") {
 		t.Fatalf("%d rows, notes %q", len(rep.Rows), rep.Notes)
 	}
 	for _, r := range rep.Rows {

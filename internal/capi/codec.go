@@ -259,11 +259,11 @@ func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 	default:
 		return 0, Inputf("gate_for %q: want distortion or search", o.GateFor)
 	}
-	level := wm.LevelDefault
+	level := wm.LevelCopy
 	if o.Level != "" {
 		var ok bool
 		if level, ok = wm.ParseLevel(o.Level); !ok {
-			return 0, Inputf("level %q: want default, copy or fast", o.Level)
+			return 0, Inputf("level %q: want copy, full or fast", o.Level)
 		}
 	}
 	opts := []train.Option{

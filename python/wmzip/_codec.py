@@ -101,7 +101,7 @@ class Codec:
         gate_holdout: int = -1,
         gate_bins: str = "modal",
         gate_for: str = "distortion",
-        level: str = "default",
+        level: str = "copy",
         max_states: int = 1 << 18,
     ) -> "Codec":
         """Builds a codec from an agent's past, exactly as `wmzip train`
@@ -122,9 +122,10 @@ class Codec:
             gate_for: "distortion" (least damage per bit) or "search"
                 (lossy memories stay findable by search, at some cost in
                 distortion).
-            level: the world model's level: "default", "copy" (whole slots
-                copied where that has paid: about 1.5x faster for a tenth
-                of a percent more bits, lossless files) or "fast" (several
+            level: the world model's level: "copy" (whole slots copied
+                where that has paid), "full" (every slot predicted
+                coordinate by coordinate: about 1.5x slower for a tenth of
+                a percent fewer bits, lossless files) or "fast" (several
                 times faster, a few percent more bits).
             The rest are `wmzip train`'s flags of the same names.
 
