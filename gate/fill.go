@@ -28,10 +28,9 @@ func (p *Params) ExpectedDistance(j int, cum []uint16, prec uint, c uint16) uint
 
 // expDist is ExpectedDistance with distance table d.
 func expDist(d []uint16, cum []uint16, prec uint, c uint16) uint32 {
-	K := len(cum)
-	row := d[int(c)*K : (int(c)+1)*K]
-	e, _ := rans.Dots(cum, prec, row, row)
-	return e
+	idx, e := [1]uint16{c}, [1]uint32{}
+	dotRows(cum, prec, d, idx[:], e[:])
+	return e[0]
 }
 
 // RowFill returns the value r of least ExpectedDistance under the first
@@ -46,16 +45,23 @@ func (p *Params) RowFill(j int, f1 []uint16) uint16 {
 }
 
 func rowFill(d []uint16, row []uint16) uint16 {
-	K := len(row)
-	best, bestE := 0, uint32(1<<32-1)
-	for c := 0; c < K; c += 2 {
-		c2 := min(c+1, K-1)
-		ea, eb := rans.Dots(row, 16, d[c*K:(c+1)*K], d[c2*K:(c2+1)*K])
-		if ea < bestE {
-			best, bestE = c, ea
+	var e []uint32
+	if len(row) == len(allValues) {
+		var buf [len(allValues)]uint32
+		e = buf[:]
+		dotRows(row, 16, d, allValues[:], e)
+	} else {
+		idx := make([]uint16, len(row))
+		for c := range idx {
+			idx[c] = uint16(c)
 		}
-		if eb < bestE {
-			best, bestE = c2, eb
+		e = make([]uint32, len(row))
+		dotRows(row, 16, d, idx, e)
+	}
+	best := 0
+	for c, x := range e {
+		if x < e[best] {
+			best = c
 		}
 	}
 	return uint16(best)
@@ -76,15 +82,7 @@ func (p *Params) Fill(j int, cum, f1 []uint16) (uint16, uint32) {
 // fillOf is Fill given the modal value v and the row fill r, for
 // parameters with distance tables.
 func (p *Params) fillOf(j int, cum []uint16, v, r uint16) (uint16, uint32) {
-	d := p.Dist[p.tableOf(j)]
-	if r == v {
-		return v, expDist(d, cum, p.Precision, v)
-	}
-	ev, er := expDist2(d, cum, p.Precision, v, r)
-	if er < ev {
-		return r, er
-	}
-	return v, ev
+	return fillWith(p.Dist[p.tableOf(j)], cum, p.Precision, v, r)
 }
 
 // SpreadFill returns the value an omitted coordinate j of a one-step
@@ -130,63 +128,108 @@ func (p *Params) spreadFill(j int, cum []uint16, v uint16, f uint32) uint16 {
 	return best
 }
 
-// expDist2 is expDist of two values at once.
-func expDist2(d []uint16, cum []uint16, prec uint, a, b uint16) (uint32, uint32) {
-	K := len(cum)
-	return rans.Dots(cum, prec, d[int(a)*K:(int(a)+1)*K], d[int(b)*K:(int(b)+1)*K])
-}
-
-// A Decider applies a Rule to the coordinates of one coder, keeping the
-// row fills it has found (a row recurs by context). It is not safe for
-// concurrent use; each coder has its own.
+// A Decider applies a Rule to the coordinates of one coder. The row fills
+// it finds (a row recurs by context) are kept for all deciders of the
+// rule's parameters.
+// It is not safe for concurrent use; each coder has its own.
 type Decider struct {
-	r     *Rule
-	cache []fillEntry // direct-mapped by row key and distance table
-}
+	p      *Params
+	lambda uint32
+	prec   uint
+	half   uint32    // 2^(P−1): a one-step prediction below is weak
+	modal  bool      // the bins are on lg(2^P − F)
+	search bool      // SearchFill
+	lgK1   uint32    // lg(K − 1)
+	fills  *rowFills // of the model last met, nil before
 
-type fillEntry struct {
-	key uint64 // row key + 1, 0 when empty
-	tab int32
-	r   uint16
+	// p's fields, read in place.
+	binShift uint32
+	lastBin  uint32
+	binErr   []uint32
+	coordErr []uint32
+	weights  []uint16
+	mean     [][]uint32 // nil: uniform distances
+	tab      []uint16
 }
-
-// fillCacheSize is the number of row fills a Decider keeps: the fallback
-// rows of one model's contexts number a few thousand.
-const fillCacheSize = 1 << 13
 
 // NewDecider returns a Decider of rule r.
-func (r *Rule) NewDecider() *Decider { return &Decider{r: r} }
+func (r *Rule) NewDecider() *Decider {
+	p := r.p
+	if p.memo == nil {
+		// Parameters not prepared: a prepared copy.
+		q := *p
+		q.Prepare()
+		p = &q
+	}
+	d := &Decider{p: p, lambda: r.lambda, prec: p.Precision, half: 1 << (p.Precision - 1), modal: p.Axis == AxisModal, search: p.SearchFill,
+		binShift: uint32(p.BinShift), lastBin: uint32(len(p.BinErr) - 1), binErr: p.BinErr, coordErr: p.CoordErr,
+		lgK1: r.lgK1, weights: p.Weights, mean: p.mean, tab: p.tab}
+	return d
+}
 
 // Decide is the retention rule of container version 4 for coordinate j,
 // whose prediction pr holds (after Predict): it reports whether the value
 // is coded and, if not, the value it takes (SPEC.md 5.2). Under SearchFill
 // it is Retain, an omitted one-step prediction taking its SpreadFill.
-func (d *Decider) Decide(j int, pr *wm.Predictor) (keep bool, fill uint16) {
-	r := d.r
-	p := r.p
+//
+// It is Rule.retain and the weak rule written out in one body, the row
+// fills' memo read in place: the coder asks it of every coordinate not
+// copied whole.
+func (d *Decider) Decide(j int, pr *wm.Predictor) (coded bool, fill uint16) {
 	v, f := pr.ModalFreq()
 	_, hit := pr.Prediction()
-	if p.SearchFill {
-		if r.retain(j, v, f) {
-			return true, v
+	h, lgR := twoStepH(f, d.prec, d.lgK1)
+	w := uint32(WeightOne)
+	if ws := d.weights; ws != nil {
+		w = uint32(ws[j])
+	}
+	if hit != 0 || f >= d.half || d.search {
+		// ê·V against H (SPEC.md 5.2, steps 4 to 8). H = 0 (never, as F <
+		// 2^P) keeps the coordinate in keep itself, whatever ê and V.
+		key := h
+		if d.modal {
+			key = lgR
 		}
-		if hit != 0 || p.Dist == nil {
-			return false, v
+		e := d.binErr[min(key>>d.binShift, d.lastBin)]
+		if e == NoEstimate {
+			e = d.coordErr[j]
 		}
-		return false, p.spreadFill(j, pr.Table(), v, f)
+		V := uint32(UnitDistance)
+		if d.mean != nil {
+			V = d.mean[d.tab[j]][v]
+		}
+		if keepIt := keep(d.lambda, e, V, w, h); keepIt || hit != 0 || !d.search || d.mean == nil {
+			return keepIt, v
+		}
+		return false, d.p.spreadFill(j, pr.Table(), v, f)
 	}
-	if hit != 0 || !Weak(f, p.Precision) {
-		return r.retain(j, v, f), v
+	if d.mean == nil {
+		// Uniform distances: the modal value is nearest.
+		return keepWeak(d.lambda, (uint32(1)<<d.prec-f)*UnitDistance, w, h, d.prec), v
 	}
-	var c uint16
-	var e uint32
-	if p.Dist == nil {
-		c, e = v, (uint32(1)<<p.Precision-f)*UnitDistance // the modal value is nearest
-	} else {
-		c, e = p.fillOf(j, pr.Table(), v, d.rowFill(j, pr))
+	t := d.tab[j]
+	key, f1 := pr.Row()
+	c := d.fills
+	if m := pr.Model(); c == nil || c.m != m {
+		c = d.p.rowFillsOf(m)
+		d.fills = c
 	}
-	h, _ := twoStepH(f, p.Precision, r.lgK1)
-	return keepWeak(r.lambda, e, p.weight(j), h, p.Precision), c
+	r, ok := uint16(0), false
+	if key < 1<<32-1 {
+		k := fillTag(key, t)
+		s := c.set(key, t)
+		for i := range s {
+			if x := s[i].Load(); x&^0xFFFF == k {
+				r, ok = uint16(x), true
+				break
+			}
+		}
+	}
+	if !ok {
+		r = c.add(d.p, key, t, f1)
+	}
+	fv, e := fillWith(d.p.Dist[t], pr.Table(), d.prec, v, r)
+	return keepWeak(d.lambda, e, w, h, d.prec), fv
 }
 
 // keepWeak is the comparison of a weak prediction, λ·E·ω ≥ H·2^(32+P):
@@ -196,18 +239,21 @@ func keepWeak(lambda, e, w, h uint32, prec uint) bool {
 	return hi != 0 || lo >= uint64(h)<<(32+prec)
 }
 
-// rowFill returns RowFill of the current coordinate's row (p has distance
-// tables), from the cache when the row was seen before.
-func (d *Decider) rowFill(j int, pr *wm.Predictor) uint16 {
-	p := d.r.p
-	key, f1 := pr.Row()
-	t := int32(p.tab[j])
-	if d.cache == nil {
-		d.cache = make([]fillEntry, fillCacheSize)
+// fillWith is fillOf with the coordinate's distance table d: the
+// expected distances of v and r under cum, in one pass.
+func fillWith(d []uint16, cum []uint16, prec uint, v, r uint16) (uint16, uint32) {
+	idx, e := [2]uint16{v, r}, [2]uint32{}
+	n := 2
+	if r == v {
+		n = 1
 	}
-	x := &d.cache[((key^uint64(t)<<40)*0x9E3779B97F4A7C15)>>51]
-	if x.key != key+1 || x.tab != t {
-		*x = fillEntry{key: key + 1, tab: t, r: rowFill(p.Dist[t], f1)}
+	if useAVX2 && len(cum) == 64 && len(d) >= 64*64 && v < 64 && r < 64 {
+		dotRows64AVX2(&cum[0], uint32(1)<<prec, &d[0], &idx[0], n, &e[0])
+	} else {
+		dotRows(cum, prec, d, idx[:n], e[:n])
 	}
-	return x.r
+	if e[1] < e[0] && n == 2 {
+		return r, e[1]
+	}
+	return v, e[0]
 }

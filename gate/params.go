@@ -105,13 +105,14 @@ type Params struct {
 	// dividing (Prepare).
 	mean [][]uint32
 	tab  []uint16
+	memo *memo // what the rule's deciders share (Prepare)
 }
 
 // Prepare derives what the rule precomputes from the distance tables. Parse
 // and Calibrate call it; a Params built by hand must call it once before
 // its rule is used (the rule then stays safe for concurrent use).
 func (p *Params) Prepare() {
-	p.mean, p.tab = nil, nil
+	p.mean, p.tab, p.memo = nil, nil, &memo{}
 	if p.Dist == nil {
 		return
 	}
