@@ -173,7 +173,7 @@ func (m *Model) PredictorBytes(states int) int64 {
 	b += 2 * 2 * S * 32 * 16        // the anchor index
 	b += 2 * batch * (64 + 16 + 48) // groups, members, entries and items
 	b += int64(states) * 2 * (2*N + 1 + 48*S)
-	b += 2 * 8 * (int64(len(m.tileRep)) + int64(states)*S) // the succany layout's entry per content id
+	b += 2 * 8 * (int64(len(m.tileRep)) + int64(states)*S) // succany's map per content id, growth slack included
 	return b
 }
 
