@@ -543,7 +543,10 @@ func (w *Writer) LastAccount() StateAccount {
 
 // LastState appends to dst[:0] the reconstruction of the state most
 // recently written: the codes themselves when lossless, the values every
-// decoder will return for it otherwise. It returns dst[:0] before any state.
+// decoder will return for it otherwise — unless the writer codes the
+// state's chunk losslessly when it ends, as it does when that is no
+// larger (Account.LosslessChunks counts such chunks): decoders then
+// return the codes. It returns dst[:0] before any state.
 func (w *Writer) LastState(dst []uint16) []uint16 {
 	dst = dst[:0]
 	if w.idx.states == 0 {
