@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"slices"
 
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/fixed"
@@ -510,14 +511,7 @@ func (c *chunkCoder) closeEscape(codes []uint16) {
 		return
 	}
 	e.isOpen = false
-	M := c.geom.M
-	if len(c.recon) != M {
-		c.recon = make([]uint16, M)
-	}
-	for m := range c.recon {
-		c.recon[m] = le.Uint16(c.scratch[8+2*(e.j+m):])
-	}
-	cost := (c.idealCodes-e.codes)>>(fixed.CostFrac-8) + c.rule.DistortionCost(e.j, c.recon, codes[e.j:e.j+M], ^uint64(0))
+	cost := (c.idealCodes-e.codes)>>(fixed.CostFrac-8) + c.rule.DistortionCost(e.j, c.slotRecon(e.j), codes[e.j:e.j+c.geom.M], ^uint64(0))
 	e.real += min(cost, escapeLimit)
 	e.guess += min(e.g, escapeLimit)
 	for e.real > escapeLimit || e.guess > escapeLimit {
@@ -547,23 +541,28 @@ func (c *chunkCoder) commitOmitted(j int, v uint16) {
 	}
 }
 
+// slotRecon returns, in c.recon, the reconstruction of the slot of the
+// state being coded whose first coordinate is j (from c.scratch).
+func (c *chunkCoder) slotRecon(j int) []uint16 {
+	M := c.geom.M
+	if len(c.recon) != M {
+		c.recon = make([]uint16, M)
+	}
+	for m := range c.recon {
+		c.recon[m] = le.Uint16(c.scratch[8+2*(j+m):])
+	}
+	return c.recon
+}
+
 // slotDistortion returns the summed distortion of the slots of the state
 // just coded (its reconstruction in c.scratch) against its codes.
 func (c *chunkCoder) slotDistortion(codes []uint16) float64 {
 	M := c.geom.M
 	var d float64
-	if len(c.recon) != M {
-		c.recon = make([]uint16, M)
-	}
-	recon := c.recon
 	for s := range c.geom.S {
 		truth := codes[s*M : (s+1)*M]
-		same := true
-		for m, v := range truth {
-			recon[m] = le.Uint16(c.scratch[8+2*(s*M+m):])
-			same = same && recon[m] == v
-		}
-		if same {
+		recon := c.slotRecon(s * M)
+		if slices.Equal(recon, truth) {
 			continue
 		}
 		if c.measure != nil {
