@@ -2,11 +2,14 @@ package wmzip
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
+	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/ratecurve"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -21,6 +24,11 @@ const quantizerSection = gate.QuantizerTag
 type Codec struct {
 	m *wm.Model
 	q *opq.Quantizer // nil: codes only
+
+	// members are a bundle's codecs, coarsest first; the last is the
+	// finest, whose model and quantizer m and q are. nil: one model.
+	members []*Codec
+	curve   ratecurve.Curve // a member's calibration (section RDCV), or nil
 }
 
 // newCodec wraps a world model, reading its quantizer section if it has
@@ -37,11 +45,85 @@ func newCodec(m *wm.Model) (*Codec, error) {
 		}
 		c.q = q
 	}
+	if b := m.Section(ratecurve.Section); b != nil {
+		cv, err := ratecurve.Unmarshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", m.ID(), err)
+		}
+		c.curve = cv
+	}
 	return c, nil
 }
 
-// UnmarshalCodec reads a codec from the bytes of a model file (.wmm).
+// NewBundle returns the codec of several members, each a codec of one
+// model (no bundle), ordered from the coarsest to the finest: the finest
+// writes lossless files and takes codes as input; lossy files are written
+// by whichever member codes them in the fewest bits. Members need
+// distinct models of the same number of slots, each with a quantizer of
+// the same dimension.
+func NewBundle(members ...*Codec) (*Codec, error) {
+	if len(members) == 0 || len(members) > wm.MaxMembers {
+		return nil, fmt.Errorf("%w: a bundle of %d members, want 1 to %d", ErrInput, len(members), wm.MaxMembers)
+	}
+	last := members[len(members)-1]
+	for i, m := range members {
+		switch {
+		case m == nil || m.members != nil:
+			return nil, fmt.Errorf("%w: bundle member %d is not a codec of one model", ErrInput, i)
+		case m.q == nil:
+			return nil, fmt.Errorf("%w: bundle member %d has no quantizer", ErrInput, i)
+		case m.m.Geom.S != last.m.Geom.S || m.q.Dim() != last.q.Dim():
+			return nil, fmt.Errorf("%w: bundle member %d codes %d slot vectors of %d, the last %d of %d", ErrInput, i, m.m.Geom.S, m.q.Dim(), last.m.Geom.S, last.q.Dim())
+		}
+		for _, o := range members[:i] {
+			if o.m.ID() == m.m.ID() {
+				return nil, fmt.Errorf("%w: bundle member %d repeats model %s", ErrInput, i, m.m.ID())
+			}
+		}
+	}
+	if len(members) == 1 {
+		return last, nil
+	}
+	c := *last
+	c.members = slices.Clone(members)
+	return &c, nil
+}
+
+// Members returns the codecs a bundle is made of, coarsest first (the
+// codec itself, alone, when it is of one model). The slice is the caller's.
+func (c *Codec) Members() []*Codec {
+	if c.members == nil {
+		return []*Codec{c}
+	}
+	return slices.Clone(c.members)
+}
+
+// member returns the member of c whose model has the given ID, or nil.
+func (c *Codec) member(id wm.ModelID) *Codec {
+	for _, m := range c.Members() {
+		if m.m.ID() == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// UnmarshalCodec reads a codec from the bytes of a model file (.wmm) or
+// of a bundle of them.
 func UnmarshalCodec(b []byte) (*Codec, error) {
+	if wm.IsBundle(b) {
+		ms, err := wm.UnmarshalBundle(b, 0)
+		if err != nil {
+			return nil, err
+		}
+		cs := make([]*Codec, len(ms))
+		for i, m := range ms {
+			if cs[i], err = newCodec(m); err != nil {
+				return nil, err
+			}
+		}
+		return NewBundle(cs...)
+	}
 	m, err := wm.UnmarshalModel(b)
 	if err != nil {
 		return nil, err
@@ -64,7 +146,16 @@ func LoadCodec(path string) (*Codec, error) {
 
 // MarshalBinary returns the bytes of the codec's model file (.wmm), which
 // UnmarshalCodec reads.
-func (c *Codec) MarshalBinary() ([]byte, error) { return c.m.MarshalBinary() }
+func (c *Codec) MarshalBinary() ([]byte, error) {
+	if c.members == nil {
+		return c.m.MarshalBinary()
+	}
+	ms := make([]*wm.Model, len(c.members))
+	for i, m := range c.members {
+		ms[i] = m.m
+	}
+	return wm.MarshalBundle(ms)
+}
 
 // Model returns the world model, with its sections (quantizer, gate): its
 // Geom is the shape of a state, S slots of M codes below K.
@@ -146,3 +237,32 @@ func (c *Codec) Reconstruct(dst []float32, codes []uint16) ([]float32, error) {
 
 // grow extends s by n elements.
 func grow[T any](s []T, n int) []T { return slices.Grow(s, n)[:len(s)+n] }
+
+// RatePoint is one point of a codec's calibration: coded by rate and
+// distortion at Lambda (bits a unit of a slot vector's relative
+// distortion is worth; +Inf for the quantizer's own codes), episodes held
+// out of its training reached mean distortion Distortion against their
+// source floats at BitsPerState.
+type RatePoint struct {
+	Lambda       float64
+	Distortion   float64
+	BitsPerState float64
+}
+
+// Calibration returns the calibration of a codec of one model trained for
+// coding by rate and distortion, by decreasing λ; nil for other codecs
+// (bundles: ask each of their Members).
+func (c *Codec) Calibration() []RatePoint {
+	if c.members != nil {
+		return nil
+	}
+	out := make([]RatePoint, len(c.curve))
+	for i, p := range c.curve {
+		l := math.Inf(1)
+		if p.Lam > 0 {
+			l = format.DistUnit / float64(p.Lam)
+		}
+		out[i] = RatePoint{l, p.Dist, p.Bits}
+	}
+	return out
+}

@@ -203,9 +203,26 @@ func init() {
 	hook.WithReadOptions = func(opts ...format.Option) any {
 		return readerOpt(func(c *readerConfig) error { c.format = append(c.format, opts...); return nil })
 	}
-	hook.Search = func(w any) *format.LambdaResult { return w.(*Writer).res }
+	hook.Search = func(w any) *format.LambdaResult {
+		wr := w.(*Writer)
+		if wr.rd != nil && wr.rd.res != nil {
+			p := wr.rd.res
+			return &format.LambdaResult{Lambda: format.LambdaLossless, Distortion: p.Dist, File: p.File,
+				Account: p.Account, Report: p.Account.Report, Encodes: float64(wr.rd.passes)}
+		}
+		return wr.res
+	}
 	hook.Quantizer = func(w any) (float64, int64) {
 		wr := w.(*Writer)
+		if wr.rd != nil {
+			if p := wr.rd.res; p != nil {
+				return p.Floor, p.Vectors
+			}
+			if s := wr.rd.src; s != nil {
+				return s.quant.Distortion(), s.quant.Vectors
+			}
+			return 0, 0
+		}
 		if wr.src == nil {
 			return 0, 0
 		}

@@ -1,6 +1,7 @@
 package wmzip
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -48,6 +49,12 @@ func NewFile(r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (*File, 
 	cfg, err := readerOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if c != nil && c.members != nil {
+		var hdr [64]byte
+		if n, _ := r.ReadAt(hdr[:], 0); n == len(hdr) {
+			c = c.forHeader(hdr[:])
+		}
 	}
 	f, err := format.Open(r, size, modelOf(c), cfg.format...)
 	if err != nil {
@@ -146,7 +153,8 @@ func (f *File) Info() format.Info { return f.f.Info() }
 type Reader struct {
 	r      *format.Reader
 	c      *Codec
-	given  bool // c was given, not read from the stream
+	given  bool   // c was given, not read from the stream
+	bundle *Codec // the bundle given, whose member c is
 	opts   []format.Option
 	access func(episode, step int64)
 	e, t   int64 // episode and step of the next state
@@ -172,6 +180,14 @@ func NewReader(r io.Reader, c *Codec, opts ...ReaderOption) (*Reader, error) {
 func (r *Reader) Reset(in io.Reader) error {
 	var m *wm.Model
 	if r.given {
+		if r.bundle == nil && r.c.members != nil {
+			r.bundle = r.c
+		}
+		if r.bundle != nil {
+			br := bufio.NewReader(in)
+			hdr, _ := br.Peek(64)
+			r.c, in = r.bundle.forHeader(hdr), br
+		}
 		m = r.c.m
 	}
 	fr, err := format.NewReader(in, m, r.opts...)
@@ -285,7 +301,28 @@ func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOpt
 	if err != nil {
 		return format.Recovery{}, format.Info{}, err
 	}
+	if c != nil && c.members != nil {
+		var hdr [64]byte
+		if n, _ := r.ReadAt(hdr[:], 0); n == len(hdr) {
+			c = c.forHeader(hdr[:])
+		}
+	}
 	return format.Recover(w, r, size, modelOf(c), cfg.format...)
+}
+
+// forHeader returns the member of bundle c that wrote the file whose
+// first bytes are hdr (its header names the model at bytes 32 to 47), or
+// c itself when none did: opening then fails on the model's ID.
+func (c *Codec) forHeader(hdr []byte) *Codec {
+	if len(hdr) < 48 {
+		return c
+	}
+	var id wm.ModelID
+	copy(id[:], hdr[32:48])
+	if m := c.member(id); m != nil {
+		return m
+	}
+	return c
 }
 
 func modelOf(c *Codec) *wm.Model {

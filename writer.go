@@ -34,6 +34,7 @@ type Writer struct {
 	src  *source // the states' observations, with a quantizer
 	res  *format.LambdaResult
 	done bool
+	rd   *rdMode // coding by rate and distortion (a codec without a gate), or nil
 }
 
 // NewWriter returns a Writer of a new file on w. Close does not close w.
@@ -114,7 +115,10 @@ func newWriter(c *Codec, opts []WriterOption) (*Writer, error) {
 		return nil, fmt.Errorf("%w: WithLambda, WithDistortion, WithSourceDistortion and WithLevels exclude each other", ErrInput)
 	}
 	if modes == 1 && !c.hasGate() {
-		return nil, errNoGate
+		if c.q == nil {
+			return nil, errNoGate
+		}
+		return wr, wr.useRD()
 	}
 	if cfg.lossy {
 		cfg.format = append(cfg.format, format.WithLambda(cfg.lambda))
@@ -130,6 +134,9 @@ func (w *Writer) start(out io.Writer) error {
 	w.w, w.done, w.held, w.res = out, false, nil, nil
 	if w.c.q != nil {
 		w.src.reset()
+	}
+	if w.rd != nil {
+		return w.rd.start(w, out)
 	}
 	if w.searches() {
 		w.fw = nil
@@ -159,6 +166,16 @@ func (w *Writer) searches() bool { return w.cfg.distortion >= 0 || w.cfg.sourceD
 // WriteEpisode starts an episode; meta, if not nil, is JSON kept with it
 // (not available with a distortion target).
 func (w *Writer) WriteEpisode(meta []byte) error {
+	if w.rd != nil && w.rd.held != nil {
+		if w.done {
+			return ErrClosed
+		}
+		if meta != nil {
+			return fmt.Errorf("%w: episode metadata with a distortion target", ErrInput)
+		}
+		w.rd.held = append(w.rd.held, nil)
+		return nil
+	}
 	if w.fw == nil {
 		if w.done {
 			return ErrClosed
@@ -181,6 +198,9 @@ func (w *Writer) WriteCodes(action int64, codes []uint16) error {
 // writeState writes the next state: its codes and, when it was written as
 // float observations, their rotation (kept until the state is placed).
 func (w *Writer) writeState(action int64, codes []uint16, rot []float32) error {
+	if w.rd != nil {
+		return w.rd.write(w, action, codes, nil)
+	}
 	if w.fw != nil {
 		// Pushed first: writing the state may place its chunk.
 		w.push(codes, rot)
@@ -231,6 +251,9 @@ func (w *Writer) WriteObs(action int64, obs []float32) error {
 	if w.c.q == nil {
 		return errNoQuantizer
 	}
+	if w.rd != nil {
+		return w.rd.write(w, action, nil, obs)
+	}
 	if len(obs) != w.c.m.Geom.S*w.c.q.Dim() {
 		return fmt.Errorf("%w: %d observation values, want %d", ErrInput, len(obs), w.c.m.Geom.S*w.c.q.Dim())
 	}
@@ -256,6 +279,9 @@ func (w *Writer) WriteAll(eps []Episode) error {
 }
 
 func (w *Writer) writeEpisode(e *Episode) error {
+	if w.rd != nil {
+		return w.rd.writeEpisode(w, e)
+	}
 	codes, rot, err := w.c.episodeCodes(e, w.src != nil)
 	if err != nil {
 		return err
@@ -304,6 +330,9 @@ func (c *Codec) episodeCodes(e *Episode, rotate bool) (codes []uint16, rot []flo
 // SetLevel sets the retention level (an index into WithLevels) of the
 // states written next.
 func (w *Writer) SetLevel(level int) error {
+	if w.rd != nil {
+		return w.rd.setLevel(level)
+	}
 	if w.fw == nil {
 		return fmt.Errorf("%w: levels with a distortion target", ErrInput)
 	}
@@ -334,6 +363,13 @@ func (w *Writer) Close() error {
 }
 
 func (w *Writer) close() error {
+	if w.rd != nil && w.rd.held != nil {
+		if w.done {
+			return nil
+		}
+		w.done = true
+		return w.rd.close(w)
+	}
 	if w.fw != nil {
 		return w.fw.Close()
 	}
@@ -384,6 +420,9 @@ func (w *Writer) close() error {
 // distortion against the lossless reconstruction and, for states written
 // as float observations, against them.
 func (w *Writer) Account() format.Account {
+	if w.rd != nil && w.rd.res != nil {
+		return w.rd.res.Account
+	}
 	if w.fw == nil {
 		if w.res == nil {
 			return format.Account{}

@@ -161,6 +161,7 @@ type chunkCoder struct {
 	rules   []*gate.Rule // writer: the gate's rule per level (nil: lossless or custom)
 	rule    *gate.Rule   // writer: the current state's
 	esc     escapeCost   // writer: what escaped slots cost, for copy choices
+	rd      *rdCoder     // writer: coding by rate and distortion (its state's rdIn set), or nil
 	omit    bool         // version 4: omitted values committed as omitted
 	mode    chunkMode    // the current chunk's
 	gp      *gate.Params // distances for the writer's distortion account, or nil
@@ -233,6 +234,9 @@ func (c *chunkCoder) begin(md chunkMode) {
 	c.retained, c.wrong, c.distSum, c.dist = 0, 0, 0, 0
 	c.recons = c.recons[:0]
 	c.esc.reset()
+	if c.rd != nil {
+		c.rd.reset()
+	}
 }
 
 // setRetention makes the coder code under ret (a coder of the distortion
@@ -340,21 +344,17 @@ func (c *chunkCoder) get(lane int, cum []uint16) (int, uint64) {
 // encodeState codes one state at the given level into the chunk's encoder:
 // inputs were validated by the caller.
 func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
+	if c.rd != nil && c.rd.in.costs != nil {
+		c.encodeStateRD(level, a, codes)
+		return
+	}
 	before := StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum, Distortion: c.dist}
 	if c.levelSymbols() {
 		c.idealActions += c.put(0, c.lev.table(), level)
 		c.lev.update(level)
 		c.use(level)
 	}
-	sym, z, raw := c.act.symbolOf(a)
-	c.idealActions += c.put(0, c.act.table(), sym)
-	for raw > 0 {
-		b := min(raw, rawPiece)
-		piece := int(z>>uint(raw-b)) & (1<<b - 1)
-		c.idealActions += c.put(0, c.act.uniform[b], piece)
-		raw -= b
-	}
-	c.act.update(sym, a)
+	c.codeAction(a)
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
 	lane := 0 // j mod lanes
@@ -428,6 +428,19 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	if c.mode.mode == modeLossless {
 		c.last.Level = -1
 	}
+}
+
+// codeAction codes the action a that leads into the next state.
+func (c *chunkCoder) codeAction(a int64) {
+	sym, z, raw := c.act.symbolOf(a)
+	c.idealActions += c.put(0, c.act.table(), sym)
+	for raw > 0 {
+		b := min(raw, rawPiece)
+		piece := int(z>>uint(raw-b)) & (1<<b - 1)
+		c.idealActions += c.put(0, c.act.uniform[b], piece)
+		raw -= b
+	}
+	c.act.update(sym, a)
 }
 
 // copySlot codes the slot event of the slot whose codes are tile (a model

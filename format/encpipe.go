@@ -20,6 +20,7 @@ type queued struct {
 	levels  []uint8
 	actions []int64
 	codes   []uint16
+	rd      []rdIn // per state, when any is coded by rate and distortion
 
 	// Written by the crew before done closes.
 	rec      []byte   // the record's bytes
@@ -70,6 +71,8 @@ func (p *encodePipe) newItem() *queued {
 
 func (p *encodePipe) recycle(q *queued) {
 	q.n, q.levels, q.actions, q.codes = 0, q.levels[:0], q.actions[:0], q.codes[:0]
+	clear(q.rd)
+	q.rd = q.rd[:0]
 	q.rec, q.err, q.episode = q.rec[:0], nil, false
 	p.free = append(p.free, q)
 }
@@ -86,7 +89,13 @@ func (p *encodePipe) gathering() *queued {
 	return p.job
 }
 
-func (q *queued) add(level int, action int64, codes []uint16) {
+func (q *queued) add(level int, action int64, codes []uint16, rd rdIn) {
+	if rd.costs != nil && len(q.rd) < q.n {
+		q.rd = append(q.rd, make([]rdIn, q.n-len(q.rd))...)
+	}
+	if rd.costs != nil || len(q.rd) > 0 {
+		q.rd = append(q.rd, rd)
+	}
 	q.levels = append(q.levels, uint8(level))
 	q.actions = append(q.actions, action)
 	q.codes = append(q.codes, codes...)
@@ -100,8 +109,12 @@ func (q *queued) replay(c *chunkCoder, nc int, md chunkMode) {
 	c.enc.Reset()
 	c.ep, c.step = q.ep, q.first
 	for i := range q.n {
+		if i < len(q.rd) {
+			c.rdUse(q.rd[i])
+		}
 		c.encodeState(int(q.levels[i]), q.actions[i], q.codes[i*nc:(i+1)*nc])
 	}
+	c.rdUse(rdIn{})
 }
 
 // encode codes the gathered chunk into its record; it runs on the crew.

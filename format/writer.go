@@ -232,6 +232,10 @@ func appendEpisodeRecord(dst, meta []byte) []byte {
 // WriteState appends a state to the current episode: the action that led
 // into it and its N = S×M codes, each below K. codes is not retained.
 func (w *Writer) WriteState(action int64, codes []uint16) error {
+	return w.writeState(action, codes, rdIn{})
+}
+
+func (w *Writer) writeState(action int64, codes []uint16, rd rdIn) error {
 	if err := w.check(); err != nil {
 		return err
 	}
@@ -251,7 +255,7 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 	}
 	var n int
 	if q := w.pipe.gathering(); q != nil {
-		q.add(w.level, action, codes)
+		q.add(w.level, action, codes, rd)
 		n = q.n
 	} else {
 		c := w.coder
@@ -271,9 +275,11 @@ func (w *Writer) WriteState(action int64, codes []uint16) error {
 				w.held.ep, w.held.first = c.ep, c.step
 			}
 		}
+		c.rdUse(rd)
 		c.encodeState(w.level, action, codes)
+		c.rdUse(rdIn{})
 		if w.held != nil {
-			w.held.add(w.level, action, codes)
+			w.held.add(w.level, action, codes, rdIn{})
 		}
 		n = c.states
 	}

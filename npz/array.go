@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wmzip/wmzip/internal/half"
 )
 
 // Array is one numpy array held in memory in C (row-major) order.
@@ -115,7 +117,7 @@ func readData(r io.Reader, h npyHeader, trusted int64) (any, error) {
 	case "float16":
 		return readSlice(r, n, t, 2, func(d []float32, s []byte) {
 			for i := range d {
-				d[i] = halfToFloat32(le.Uint16(s[2*i:]))
+				d[i] = half.Float32(le.Uint16(s[2*i:]))
 			}
 		})
 	case "float64":
@@ -179,7 +181,7 @@ func writeData(w io.Writer, dt dtype, data any) error {
 		if dt.name == "float16" {
 			return writeSlice(w, v, 2, func(d []byte, s []float32) {
 				for i, x := range s {
-					le.PutUint16(d[2*i:], float32ToHalf(x))
+					le.PutUint16(d[2*i:], half.FromFloat32(x))
 				}
 			})
 		}

@@ -17,6 +17,7 @@ import (
 
 	"codeberg.org/sbinet/npyio/npy"
 	"github.com/klauspost/compress/zip"
+	"github.com/wmzip/wmzip/internal/half"
 )
 
 // numpyArrays are the arrays of gen_fixtures.py's dtypes.npz, in order.
@@ -133,8 +134,8 @@ func TestNPYReadByNpyio(t *testing.T) {
 
 func TestFloat16AllBits(t *testing.T) {
 	for h := range 1 << 16 {
-		f := halfToFloat32(uint16(h))
-		if back := float32ToHalf(f); back != uint16(h) {
+		f := half.Float32(uint16(h))
+		if back := half.FromFloat32(f); back != uint16(h) {
 			t.Fatalf("half %#04x -> %g -> %#04x", h, f, back)
 		}
 		exp, man := h>>10&0x1f, h&0x3ff
@@ -166,12 +167,12 @@ func TestFloat16RoundingMatchesNumpy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, half := arrays[0].Data.([]float32), arrays[1].Data.([]uint16)
+	x, halves := arrays[0].Data.([]float32), arrays[1].Data.([]uint16)
 	bad := 0
 	for i := range x {
-		if got := float32ToHalf(x[i]); got != half[i] {
+		if got := half.FromFloat32(x[i]); got != halves[i] {
 			if bad++; bad < 10 {
-				t.Errorf("float32ToHalf(%g = %#08x) = %#04x, numpy gives %#04x", x[i], math.Float32bits(x[i]), got, half[i])
+				t.Errorf("half.FromFloat32(%g = %#08x) = %#04x, numpy gives %#04x", x[i], math.Float32bits(x[i]), got, halves[i])
 			}
 		}
 	}
@@ -194,7 +195,7 @@ func randomArrays(r *rand.Rand) []Array {
 				for i := range v {
 					v[i] = float32(r.NormFloat64() * 100)
 					if d.name == "float16" {
-						v[i] = halfToFloat32(float32ToHalf(v[i]))
+						v[i] = half.Float32(half.FromFloat32(v[i]))
 					}
 				}
 				a.Data = v

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/klauspost/compress/zip"
+	"github.com/wmzip/wmzip/internal/half"
 )
 
 // TrajectoryReader reads a trajectory .npz state by state, with memory
@@ -173,7 +174,7 @@ func (r *TrajectoryReader) Read(actions []int64, codes []uint16, obs []float32) 
 		case "float16":
 			err = r.obs.read(r.t, n, r.buf, func(i int, b []byte) {
 				for j := range len(b) / 2 {
-					obs[i+j] = halfToFloat32(le.Uint16(b[2*j:]))
+					obs[i+j] = half.Float32(le.Uint16(b[2*j:]))
 				}
 			})
 		case "float64":

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/wmzip/wmzip/internal/half"
 )
 
 // randomTrajectory returns a trajectory of t steps with the arrays asked
@@ -35,7 +37,7 @@ func randomTrajectory(rng *rand.Rand, t, s, m int, codes, obs string, actions, s
 		for i := range tr.Obs {
 			tr.Obs[i] = float32(rng.NormFloat64())
 			if obs == "float16" {
-				tr.Obs[i] = halfToFloat32(float32ToHalf(tr.Obs[i]))
+				tr.Obs[i] = half.Float32(half.FromFloat32(tr.Obs[i]))
 			}
 		}
 	}

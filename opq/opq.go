@@ -60,11 +60,11 @@ var ErrCorrupt = errors.New("opq: corrupt quantizer")
 
 // book is one rotation with its codebooks.
 type book struct {
-	rot  []float32 // Dim x Dim, row-major; the rotated vector is y = rot·x
+	rot  []float32 // Dim x Dim, row-major; the rotated vector is y = rot·x; nil: identity (plain PQ)
 	cent []float32 // M x K x dsub
 
-	enc    *gemm.Packed   // rotᵀ, for y = x·rotᵀ
-	dec    *gemm.Packed   // rot, for x = y·rot
+	enc    *gemm.Packed   // rotᵀ, for y = x·rotᵀ; nil without rotation
+	dec    *gemm.Packed   // rot, for x = y·rot; nil without rotation
 	cb     []*gemm.Packed // per subspace: -2·centroidsᵀ (dsub x K)
 	cnorm2 [][]float32    // per subspace: squared centroid norms, padded to 16
 }
@@ -87,6 +87,10 @@ func (q *Quantizer) M() int { return q.m }
 
 // K returns the number of centroids per subspace; codes are below K.
 func (q *Quantizer) K() int { return q.k }
+
+// Rotated reports whether the quantizer rotates vectors before splitting
+// them into subspaces (OPQ); without, it is a plain product quantizer.
+func (q *Quantizer) Rotated() bool { return q.books[0].rot != nil }
 
 // Slots returns the number of per-slot codebook sets, or 0 for a quantizer
 // shared by all slots.
@@ -123,8 +127,10 @@ func CheckGeometry(dim, m, k int) error {
 // New returns the quantizer of the given rotations and codebooks: one
 // rotation and codebook set shared by all slot vectors, or one per slot
 // (at most MaxSlots). rot[i] is Dim×Dim, row-major (the rotated vector is
-// y = rot[i]·x); cent[i] holds M×K centroids of Dim/M values, subspace by
-// subspace. Every value must be finite; the slices are kept, not copied.
+// y = rot[i]·x), or nil for none (a plain product quantizer: the vector's
+// coordinates are split into subspaces as they are); cent[i] holds M×K
+// centroids of Dim/M values, subspace by subspace. Rotations are all given
+// or all nil. Every value must be finite; the slices are kept, not copied.
 // This is how a trainer (package train) or a quantizer trained elsewhere
 // becomes a Quantizer.
 func New(dim, m, k int, rot, cent [][]float32) (*Quantizer, error) {
@@ -136,7 +142,10 @@ func New(dim, m, k int, rot, cent [][]float32) (*Quantizer, error) {
 	}
 	books := make([]book, len(rot))
 	for i := range books {
-		if len(rot[i]) != dim*dim || len(cent[i]) != k*dim {
+		if (rot[i] == nil) != (rot[0] == nil) {
+			return nil, fmt.Errorf("opq: set %d: rotations are given for some sets and not others", i)
+		}
+		if (rot[i] != nil && len(rot[i]) != dim*dim) || len(cent[i]) != k*dim {
 			return nil, fmt.Errorf("opq: set %d: %d rotation and %d centroid values, want %d and %d", i, len(rot[i]), len(cent[i]), dim*dim, k*dim)
 		}
 		for _, v := range [][]float32{rot[i], cent[i]} {
@@ -162,8 +171,10 @@ func newQuantizer(dim, m, k int, books []book) *Quantizer {
 
 func (b *book) prepare(dim, m, k int) {
 	dsub := dim / m
-	b.enc = gemm.PackCols(b.rot, dim, dim, dim)
-	b.dec = gemm.PackRows(b.rot, dim, dim, dim)
+	if b.rot != nil {
+		b.enc = gemm.PackCols(b.rot, dim, dim, dim)
+		b.dec = gemm.PackRows(b.rot, dim, dim, dim)
+	}
 	b.cb = make([]*gemm.Packed, m)
 	b.cnorm2 = make([][]float32, m)
 	scaled := make([]float32, k*dsub)
@@ -273,7 +284,13 @@ func (q *Quantizer) threadCount() int {
 // encode quantizes rows vectors of x (stride lda) into codes (stride ldc).
 func (b *book) encode(q *Quantizer, x []float32, lda, rows int, codes []uint16, ldc int, s *scratch) {
 	dimPad, kPad := gemm.PadTo16(q.dim), gemm.PadTo16(q.k)
-	gemm.Gemm(s.y, dimPad, x, lda, rows, b.enc, nil)
+	if b.enc != nil {
+		gemm.Gemm(s.y, dimPad, x, lda, rows, b.enc, nil)
+	} else {
+		for i := range rows {
+			copy(s.y[i*dimPad:i*dimPad+q.dim], x[i*lda:i*lda+q.dim])
+		}
+	}
 	for m := 0; m < q.m; m++ {
 		gemm.Gemm(s.dots, kPad, s.y[m*q.dsub:], dimPad, rows, b.cb[m], b.cnorm2[m])
 		for i := 0; i < rows; i++ {
@@ -324,8 +341,12 @@ func (b *book) decode(q *Quantizer, codes []uint16, ldc, rows int, x []float32, 
 			copy(y[m*dsub:(m+1)*dsub], b.cent[(m*q.k+c)*dsub:])
 		}
 	}
-	gemm.Gemm(s.out, dimPad, s.y, dimPad, rows, b.dec, nil)
+	out := s.y
+	if b.dec != nil {
+		gemm.Gemm(s.out, dimPad, s.y, dimPad, rows, b.dec, nil)
+		out = s.out
+	}
 	for i := 0; i < rows; i++ {
-		copy(x[i*ldx:i*ldx+q.dim], s.out[i*dimPad:])
+		copy(x[i*ldx:i*ldx+q.dim], out[i*dimPad:])
 	}
 }

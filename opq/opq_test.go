@@ -70,7 +70,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int64(len(b)) != serializedSize(32, 4, 8, 1) {
+	if int64(len(b)) != serializedSize(32, 4, 8, 1, 1, flagRotation) {
 		t.Fatalf("%d bytes", len(b))
 	}
 	q2, err := UnmarshalQuantizer(b)

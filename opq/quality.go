@@ -3,6 +3,8 @@ package opq
 import (
 	"fmt"
 	"math"
+
+	"github.com/wmzip/wmzip/internal/gemm"
 )
 
 // Quality is how closely reconstructions follow the vectors they stand
@@ -172,4 +174,34 @@ func (q *Quantizer) SlotDistortion(s int, truth, recon []uint16) float64 {
 		return 1
 	}
 	return 0
+}
+
+// SlotDistances writes to dst (M·K values) the squared distance between
+// sub-vector m of the rotated slot vector y (of slot s) and centroid v of
+// subspace m, at m·K+v, computed as Encode compares them: ‖y_m‖² plus the
+// kernel's −2·y_m·c + ‖c‖², clamped at 0. The values are reproducible on
+// one machine.
+func (q *Quantizer) SlotDistances(y []float32, s int, dst []float32) error {
+	b, err := q.set(s)
+	if err != nil {
+		return err
+	}
+	if len(y) != q.dim || len(dst) != q.m*q.k {
+		return fmt.Errorf("opq: slot distances of %d values into %d, want %d and %d", len(y), len(dst), q.dim, q.m*q.k)
+	}
+	kPad := gemm.PadTo16(q.k)
+	dots := make([]float32, kPad)
+	for m := range q.m {
+		ym := y[m*q.dsub : (m+1)*q.dsub]
+		var yy float32
+		for _, v := range ym {
+			yy += float32(v * v)
+		}
+		gemm.Gemm(dots, kPad, ym, q.dsub, 1, b.cb[m], b.cnorm2[m])
+		row := dst[m*q.k : (m+1)*q.k]
+		for v := range row {
+			row[v] = max(yy+dots[v], 0)
+		}
+	}
+	return nil
 }

@@ -45,6 +45,12 @@ func (q *Quantizer) RotateQuery(dst []float64, x []float32, s int) ([]float64, e
 		return nil, fmt.Errorf("opq: query of %d values, want %d", len(x), q.dim)
 	}
 	y := grow(dst, q.dim)
+	if b.rot == nil {
+		for i, v := range x {
+			y[i] = float64(v)
+		}
+		return y, nil
+	}
 	for i := range y {
 		row := b.rot[i*q.dim : (i+1)*q.dim]
 		var sum float64

@@ -43,6 +43,9 @@ func Codec(ctx context.Context, eps []wmzip.Episode, opts ...Option) (*wmzip.Cod
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if !c.single && !c.codesOnly && allObs(eps) {
+		return trainFamily(ctx, eps, c)
+	}
 	var q *opq.Quantizer
 	codes := make([][]uint16, len(eps))
 	var withObs []int
@@ -460,3 +463,18 @@ func joinFloats(parts [][]float32) []float32 {
 
 // slotsOf returns an episode's slot vectors per state.
 func slotsOf(e *wmzip.Episode) int { return max(e.Slots, 1) }
+
+// allObs reports whether every episode with states carries float
+// observations.
+func allObs(eps []wmzip.Episode) bool {
+	any := false
+	for i := range eps {
+		if len(eps[i].Actions) > 0 {
+			if eps[i].Obs == nil {
+				return false
+			}
+			any = true
+		}
+	}
+	return any
+}

@@ -14,6 +14,7 @@ type Option func(*config) error
 
 type config struct {
 	quant     opq.Config
+	single    bool // one quantizer of quant, with a gate, rather than a family
 	codesOnly bool
 	alphabet  int
 	wm        wm.TrainOptions
@@ -32,16 +33,32 @@ func defaultConfig() config {
 // before this, while time and memory grow with every state read.
 const DefaultMaxStates = 1 << 18
 
-// WithQuantizer sets how float observations are quantized (opq.Config:
-// subspaces M per slot vector, default 32; centroids K, default 64; seed,
-// iterations, sample); zero fields take opq's defaults. Dim is taken from
-// the observations.
+// WithQuantizer makes the codec of float observations one quantizer of
+// cfg (opq.Config: subspaces M per slot vector, default 32; centroids K,
+// default 64; rotation updates, negative for none; seed, iterations,
+// sample; zero fields take opq's defaults; Dim is taken from the
+// observations) with a retention gate for its lossy files: the
+// configuration of the seeds (OPQ, 32 × 64). Without it Codec trains a
+// family of product quantizers and codes lossy files by rate and
+// distortion (WithFamily).
 func WithQuantizer(cfg opq.Config) Option {
 	return func(c *config) error {
 		if cfg.M < 0 || cfg.K < 0 {
 			return fmt.Errorf("%w: quantizer M=%d K=%d", wmzip.ErrInput, cfg.M, cfg.K)
 		}
-		c.quant = cfg
+		c.quant, c.single = cfg, true
+		return nil
+	}
+}
+
+// WithFamily makes the codec of float observations a bundle of product
+// quantizers and world models, chosen among candidate geometries by the
+// bits each writes at each distortion on episodes held out of training;
+// its lossy files are coded by rate and distortion (the default). seed
+// seeds the quantizers' k-means.
+func WithFamily(seed uint64) Option {
+	return func(c *config) error {
+		c.quant, c.single = opq.Config{Seed: seed}, false
 		return nil
 	}
 }

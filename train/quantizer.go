@@ -133,12 +133,7 @@ type trainer struct {
 func (t *trainer) run() (rot, cent []float32) {
 	dim, m, k := t.cfg.Dim, t.cfg.M, t.cfg.K
 	dsub := dim / m
-	if t.cfg.OPQIters < 0 {
-		t.rot = make([]float32, dim*dim)
-		for i := 0; i < dim; i++ {
-			t.rot[i*dim+i] = 1
-		}
-	} else {
+	if t.cfg.OPQIters >= 0 {
 		t.rot = t.pcaRotation()
 	}
 	t.cent = make([]float32, m*k*dsub)
@@ -171,9 +166,15 @@ func (t *trainer) run() (rot, cent []float32) {
 	return t.rot, t.cent
 }
 
-// rotate computes y = x·rotᵀ.
+// rotate computes y = x·rotᵀ (y = x without a rotation).
 func (t *trainer) rotate() {
 	dim, dimPad := t.cfg.Dim, gemm.PadTo16(t.cfg.Dim)
+	if t.rot == nil {
+		for i := range t.n {
+			copy(t.y[i*dimPad:i*dimPad+dim], t.x[i*dim:(i+1)*dim])
+		}
+		return
+	}
 	p := gemm.PackCols(t.rot, dim, dim, dim)
 	tasks := (t.n + batch - 1) / batch
 	gemm.Parallel(t.cfg.Threads, tasks, func(_, ti int) {

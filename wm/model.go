@@ -1323,3 +1323,8 @@ func u16bytes(t []uint16) []byte {
 	}
 	return b
 }
+
+// DictTiles returns the distinct tiles of the reference store, M codes
+// each, in the dictionary's order (SPEC.md 3.2). The slice belongs to the
+// model: it must not be modified.
+func (m *Model) DictTiles() []uint16 { return m.dictTiles }

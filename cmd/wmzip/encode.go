@@ -108,7 +108,8 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
-	if (withLambda || withDist || withSrc || *access != "") && !hasGate(c) {
+	rd := !hasGate(c) && c.Quantizer() != nil // lossy files coded by rate and distortion
+	if (withLambda || withDist || withSrc || *access != "") && !hasGate(c) && !rd {
 		return fmt.Errorf("%s has no retention gate (it was trained with --gate-holdout 0): --lambda, --distortion, --source-distortion and --access need one; train with the default --gate-holdout, or encode losslessly", *modelPath)
 	}
 	if withSrc && c.Quantizer() == nil {
@@ -145,8 +146,12 @@ func runEncode(args []string) error {
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	bar := progress(*quiet, "encoding")
+	mode := withFormat(format.WithLambda(lambda))
+	if rd && withLambda {
+		mode = wmzlib.WithLambda(*lambdaF)
+	}
 	w, err := wmzlib.NewWriter(bw, c,
-		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), withFormat(format.WithLambda(lambda)), wmzlib.WithEncoderThreads(threads()))
+		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), mode, wmzlib.WithEncoderThreads(threads()))
 	if err != nil {
 		return err
 	}

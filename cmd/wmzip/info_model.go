@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+
+	"github.com/wmzip/wmzip/wm"
 )
 
 // isModelFile reports whether the file at path starts as a model file
 // (.wmm) does.
-func isModelFile(path string) bool { return string(peek(path, 0, 4)) == "WMZM" } // SPEC.md 3.1
+func isModelFile(path string) bool { m := string(peek(path, 0, 4)); return m == "WMZM" || m == "WMZB" } // SPEC.md 3.1, 3.6
 
 // infoModel is `wmzip info model.wmm`: the model's version, ID, geometry,
 // reference store, quantizer, gate and sizes.
@@ -18,6 +20,18 @@ func infoModel(path string, asJSON bool) error {
 	size, err := inputSize(path)
 	if err != nil {
 		return err
+	}
+	if ms := c.Members(); len(ms) > 1 && !asJSON {
+		fmt.Printf("%s: bundle of %d members, %d bytes (coarsest first; the last writes lossless files)\n", path, len(ms), size)
+		for i, m := range ms {
+			g := m.Model().Geom
+			b, _ := m.MarshalBinary()
+			fmt.Printf("member %d     %s: %d x %d codes of K=%d, %d bytes, level %s\n", i, m.Model().ID(), g.S, g.M, g.K, len(b), wm.LevelName(m.Model().Level()))
+			for _, p := range m.Calibration() {
+				fmt.Printf("             held out: λ %-9.4g distortion %.5f  %7.1f bits/state\n", p.Lambda, p.Distortion, p.BitsPerState)
+			}
+		}
+		return nil
 	}
 	d := DescribeModel(path, c, size)
 	if asJSON {

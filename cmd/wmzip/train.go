@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -35,8 +36,9 @@ func runTrain(args []string) error {
 	gateWeights := fs.String("gate-weights", "", "per-coordinate impact weights of the gate (.npy of N values)")
 	gateBins := fs.String("gate-bins", "modal", gateBinsUsage)
 	gateFor := fs.String("gate-for", "distortion", "what the gate keeps lossy memories for: distortion (least damage per bit) or search (states stay findable by wmzip search, at some cost in distortion)")
-	subspaces := fs.Int("subspaces", 32, "quantizer: subspaces M per slot vector, when the input has float obs")
-	centroids := fs.Int("centroids", 64, "quantizer: centroids K per subspace")
+	quantizer := fs.String("quantizer", "family", "quantizer of float obs: family (product quantizers of several geometries, chosen by the bits each writes at each distortion on held-out episodes; lossy files coded by rate and distortion) or single (one quantizer of --subspaces and --centroids, OPQ unless --quantizer-iters is negative, with a retention gate: 32 x 64 is the seeds' configuration); setting --subspaces, --centroids or --quantizer-iters implies single")
+	subspaces := fs.Int("subspaces", 32, "single quantizer: subspaces M per slot vector, when the input has float obs")
+	centroids := fs.Int("centroids", 64, "single quantizer: centroids K per subspace")
 	seed := fs.Uint64("seed", 1, "quantizer: seed of its k-means++ initialization")
 	qIters := fs.Int("quantizer-iters", 0, "quantizer: rotation updates (0: the default; negative: plain PQ)")
 	qSample := fs.Int("quantizer-sample", 0, "quantizer: training vectors sampled (0: the default; negative: all)")
@@ -68,6 +70,19 @@ func runTrain(args []string) error {
 	default:
 		return fmt.Errorf("--gate-for %q: want distortion or search", *gateFor)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	single := set["subspaces"] || set["centroids"] || set["quantizer-iters"]
+	switch *quantizer {
+	case "family":
+		if set["quantizer"] && single {
+			return errors.New("--quantizer family chooses its own geometries: drop --subspaces, --centroids and --quantizer-iters, or use --quantizer single")
+		}
+	case "single":
+		single = true
+	default:
+		return fmt.Errorf("--quantizer %q: want family or single", *quantizer)
+	}
 	lv, ok := wm.ParseLevel(*level)
 	if !ok {
 		return fmt.Errorf("-level %q: want copy, full or fast", *level)
@@ -93,8 +108,12 @@ func runTrain(args []string) error {
 			return err
 		}
 	}
+	qopt := train.WithFamily(*seed)
+	if single {
+		qopt = train.WithQuantizer(opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample})
+	}
 	opts := []train.Option{
-		train.WithQuantizer(opq.Config{M: *subspaces, K: *centroids, Seed: *seed, OPQIters: *qIters, Sample: *qSample}),
+		qopt,
 		train.WithAlphabet(*alpha),
 		train.WithModel(wm.TrainOptions{Precision: *prec, MaxRefStates: *maxRef, Capacity: *capacity, Level: lv}),
 		train.WithGate(*gateHold, gopt),
