@@ -43,6 +43,9 @@ func newCodec(m *wm.Model) (*Codec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("model %s: quantizer: %w", m.ID(), err)
 		}
+		if g := m.Geom; g.M%q.M() != 0 || (q.Slots() != 0 && q.Slots() != g.N()/q.M()) {
+			return nil, fmt.Errorf("model %s: quantizer of %d codes a slot vector (%d slot sets) does not fit the model's %d x %d", m.ID(), q.M(), q.Slots(), g.S, g.M)
+		}
 		c.q = q
 	}
 	if b := m.Section(ratecurve.Section); b != nil {
@@ -72,8 +75,8 @@ func NewBundle(members ...*Codec) (*Codec, error) {
 			return nil, fmt.Errorf("%w: bundle member %d is not a codec of one model", ErrInput, i)
 		case m.q == nil:
 			return nil, fmt.Errorf("%w: bundle member %d has no quantizer", ErrInput, i)
-		case m.m.Geom.S != last.m.Geom.S || m.q.Dim() != last.q.Dim():
-			return nil, fmt.Errorf("%w: bundle member %d codes %d slot vectors of %d, the last %d of %d", ErrInput, i, m.m.Geom.S, m.q.Dim(), last.m.Geom.S, last.q.Dim())
+		case m.Slots() != last.Slots() || m.q.Dim() != last.q.Dim():
+			return nil, fmt.Errorf("%w: bundle member %d codes %d slot vectors of %d, the last %d of %d", ErrInput, i, m.Slots(), m.q.Dim(), last.Slots(), last.q.Dim())
 		}
 		for _, o := range members[:i] {
 			if o.m.ID() == m.m.ID() {
@@ -172,6 +175,26 @@ func (c *Codec) hasGate() bool {
 	return err == nil
 }
 
+// Slots returns the number of slot vectors a state holds. With a
+// quantizer of M' codes a slot vector it is N/M' (N = S·M, the model's
+// coordinates): the world model may see several slot vectors as one of
+// its slots, their codes side by side (SPEC.md 3.2).
+func (c *Codec) Slots() int {
+	if c.q != nil {
+		return c.m.Geom.N() / c.q.M()
+	}
+	return c.m.Geom.S
+}
+
+// Geometry returns the shape of a state as the codec's users see it:
+// Slots slot vectors of M codes each, below K. It is the model's Geom
+// unless the world model sees several slot vectors as one of its slots.
+func (c *Codec) Geometry() wm.Geometry {
+	g := c.m.Geom
+	s := c.Slots()
+	return wm.Geometry{S: s, M: g.N() / s, K: g.K}
+}
+
 // Quantize returns the codes of observations obs, whole states of S slot
 // vectors of the quantizer's dimension, time-major: S·M codes a state. It
 // writes them to dst when it is large enough (dst may be nil).
@@ -180,12 +203,12 @@ func (c *Codec) Quantize(dst []uint16, obs []float32) ([]uint16, error) {
 		return dst, errNoQuantizer
 	}
 	dst = dst[:0]
-	g := c.m.Geom
-	per := g.S * c.q.Dim()
+	g, S := c.m.Geom, c.Slots()
+	per := S * c.q.Dim()
 	if len(obs)%per != 0 {
-		return dst, fmt.Errorf("%w: %d observation values are not whole states of %d slots × %d", ErrInput, len(obs), g.S, c.q.Dim())
+		return dst, fmt.Errorf("%w: %d observation values are not whole states of %d slots × %d", ErrInput, len(obs), S, c.q.Dim())
 	}
-	if err := check.Finite(obs, g.S, c.q.Dim(), 0, "", nil); err != nil {
+	if err := check.Finite(obs, S, c.q.Dim(), 0, "", nil); err != nil {
 		return dst, err
 	}
 	n := len(obs) / per * g.N()
@@ -199,12 +222,12 @@ func (c *Codec) Quantize(dst []uint16, obs []float32) ([]uint16, error) {
 // quantizeRotated is Quantize that also appends to rot the observations
 // rotated as the quantizer sees them (source.go).
 func (c *Codec) quantizeRotated(dst []uint16, rot, obs []float32) ([]uint16, []float32, error) {
-	g := c.m.Geom
-	per := g.S * c.q.Dim()
+	g, S := c.m.Geom, c.Slots()
+	per := S * c.q.Dim()
 	if len(obs)%per != 0 {
-		return dst, rot, fmt.Errorf("%w: %d observation values are not whole states of %d slots × %d", ErrInput, len(obs), g.S, c.q.Dim())
+		return dst, rot, fmt.Errorf("%w: %d observation values are not whole states of %d slots × %d", ErrInput, len(obs), S, c.q.Dim())
 	}
-	if err := check.Finite(obs, g.S, c.q.Dim(), 0, "", nil); err != nil {
+	if err := check.Finite(obs, S, c.q.Dim(), 0, "", nil); err != nil {
 		return dst, rot, err
 	}
 	n := len(obs) / per * g.N()
@@ -227,7 +250,7 @@ func (c *Codec) Reconstruct(dst []float32, codes []uint16) ([]float32, error) {
 	if len(codes)%g.N() != 0 {
 		return dst, fmt.Errorf("%w: %d codes are not whole states of %d", ErrInput, len(codes), g.N())
 	}
-	n := len(codes) / g.N() * g.S * c.q.Dim()
+	n := len(codes) / g.N() * c.Slots() * c.q.Dim()
 	dst = grow(dst, n)
 	if err := c.q.Decode(codes, dst[len(dst)-n:]); err != nil {
 		return dst[:len(dst)-n], fmt.Errorf("%w: %v", ErrInput, err)

@@ -157,7 +157,7 @@ func (c *Codec) memberFor(lam uint64) *Codec {
 		if !ok {
 			continue
 		}
-		if j := b + d*float64(m.m.Geom.S)*format.DistUnit/float64(lam); j < bestJ {
+		if j := b + d*float64(m.Slots())*format.DistUnit/float64(lam); j < bestJ {
 			best, bestJ = m, j
 		}
 	}
@@ -210,8 +210,8 @@ func (r *rdMode) reference(c *Codec, codes []uint16, obs []float32) (ref, src []
 }
 
 func checkObs(c *Codec, obs []float32) error {
-	if len(obs) != c.m.Geom.S*c.q.Dim() {
-		return fmt.Errorf("%w: %d observation values, want %d", ErrInput, len(obs), c.m.Geom.S*c.q.Dim())
+	if len(obs) != c.Slots()*c.q.Dim() {
+		return fmt.Errorf("%w: %d observation values, want %d", ErrInput, len(obs), c.Slots()*c.q.Dim())
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func (f *File) Episode(e int) (*Episode, error) {
 // episode assembles a decoded episode, with its reconstruction when the
 // codec has a quantizer.
 func (c *Codec) episode(acts []int64, codes []uint16, meta []byte) (*Episode, error) {
-	ep := &Episode{Actions: acts, Codes: codes, Slots: c.m.Geom.S, Meta: meta}
+	ep := &Episode{Actions: acts, Codes: codes, Slots: c.Slots(), Meta: meta}
 	if c.q != nil {
 		var err error
 		if ep.Obs, err = c.Reconstruct(nil, codes); err != nil {

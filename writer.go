@@ -254,8 +254,8 @@ func (w *Writer) WriteObs(action int64, obs []float32) error {
 	if w.rd != nil {
 		return w.rd.write(w, action, nil, obs)
 	}
-	if len(obs) != w.c.m.Geom.S*w.c.q.Dim() {
-		return fmt.Errorf("%w: %d observation values, want %d", ErrInput, len(obs), w.c.m.Geom.S*w.c.q.Dim())
+	if len(obs) != w.c.Slots()*w.c.q.Dim() {
+		return fmt.Errorf("%w: %d observation values, want %d", ErrInput, len(obs), w.c.Slots()*w.c.q.Dim())
 	}
 	var err error
 	if w.buf, w.rot, err = w.c.quantizeRotated(w.buf[:0], w.rot[:0], obs); err != nil {

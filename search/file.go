@@ -194,7 +194,7 @@ func (ix *Index) check(r io.ReaderAt, size int64, c *wmzip.Codec, indexName, wmz
 	if ix.id.model != c.Model().ID() {
 		return fmt.Errorf("%w: %s was built with model %s, not %s", ErrStale, indexName, ix.id.model, c.Model().ID())
 	}
-	if ix.geom != c.Model().Geom || ix.part != nil && c.Quantizer().Dim() != ix.dim() || ix.part != nil && len(ix.part.proj) != max(c.Quantizer().Slots(), 1) {
+	if ix.geom != c.Geometry() || ix.part != nil && c.Quantizer().Dim() != ix.dim() || ix.part != nil && len(ix.part.proj) != max(c.Quantizer().Slots(), 1) {
 		return fmt.Errorf("%w: %s: geometry differs from the model's", ErrIndex, indexName)
 	}
 	id, err := fileIdentity(r, size, c, how)

@@ -135,7 +135,7 @@ func build(ctx context.Context, r io.ReaderAt, size int64, name string, c *wmzip
 		return nil, named(name, err)
 	}
 	c = wf.Codec()
-	ix := &Index{geom: c.Model().Geom, epLens: wf.Episodes()}
+	ix := &Index{geom: c.Geometry(), epLens: wf.Episodes()}
 	if err := checkCodec(c); err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func FromCodes(c *wmzip.Codec, lens []int, codes []uint16, cells int) (*Index, e
 	if err := checkCodec(c); err != nil {
 		return nil, err
 	}
-	ix := &Index{geom: c.Model().Geom, epLens: append([]int(nil), lens...)}
+	ix := &Index{geom: c.Geometry(), epLens: append([]int(nil), lens...)}
 	ix.id.model = c.Model().ID()
 	n := ix.geom.N()
 	var total int64

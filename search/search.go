@@ -35,11 +35,11 @@ func NewMemory(c *wmzip.Codec, files ...*Index) (*Memory, error) {
 		if ix.id.model != c.Model().ID() {
 			return nil, fmt.Errorf("%w: index %d was built with model %s, not %s", ErrStale, i, ix.id.model, c.Model().ID())
 		}
-		if ix.geom != c.Model().Geom {
-			return nil, fmt.Errorf("%w: index %d has geometry %v, the model %v", ErrIndex, i, ix.geom, c.Model().Geom)
+		if ix.geom != c.Geometry() {
+			return nil, fmt.Errorf("%w: index %d has geometry %v, the model %v", ErrIndex, i, ix.geom, c.Geometry())
 		}
 	}
-	return newMemory(c.Quantizer(), c.Model().Geom, files), nil
+	return newMemory(c.Quantizer(), c.Geometry(), files), nil
 }
 
 // newMemory is NewMemory without the checks.

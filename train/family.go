@@ -1,6 +1,7 @@
 package train
 
 import (
+	"os"
 	"context"
 	"fmt"
 	"math"
@@ -28,9 +29,12 @@ import (
 // into each member (section RDCV), where the writer reads which member,
 // and which λ, to start from for a target.
 
-// Candidate subspaces of a family's members, coarse to fine, and their
-// centroids.
-var familySubspaces = []int{2, 4, 8, 16, 32}
+// familyCandidates are the geometries a family's members are chosen
+// among, coarse to fine: subspaces M of a slot vector, and how many slot
+// vectors of a state the world model sees as one of its slots (a tile of
+// few codes is hard to tell from the others: four or more of them carry
+// a tile's identity).
+var familyCandidates = []struct{ m, group int }{{1, 8}, {2, 1}, {2, 2}, {4, 1}, {8, 1}, {16, 1}, {32, 1}}
 
 const familyK = 256
 
@@ -45,6 +49,7 @@ var familyLams = []uint64{0, 250, 500, 1000, 2000, 4000, 8000, 16000, 24000, 320
 
 // candidate is one trained geometry.
 type candidate struct {
+	group int
 	q     *opq.Quantizer
 	curve ratecurve.Curve
 	floor float64
@@ -93,14 +98,15 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 	if k < 2 {
 		return nil, fmt.Errorf("%w: %d training slot vectors, too few for a quantizer", wmzip.ErrInput, nvec)
 	}
-	var ms []int
-	for _, m := range familySubspaces {
-		if m <= dim && dim%m == 0 {
-			ms = append(ms, m)
+	type geom struct{ m, group int }
+	var gs []geom
+	for _, fc := range familyCandidates {
+		if fc.m <= dim && dim%fc.m == 0 && S%fc.group == 0 {
+			gs = append(gs, geom{fc.m, fc.group})
 		}
 	}
-	if len(ms) == 0 {
-		ms = []int{1}
+	if len(gs) == 0 {
+		gs = []geom{{1, 1}}
 	}
 	heldStates := make([][]rdcode.State, len(held))
 	for i, e := range held {
@@ -112,23 +118,29 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 	}
 	wopt := c.wm
 	wopt.NoDenoise, wopt.Progress = true, nil
-	cands := make([]*candidate, len(ms))
-	for ci, m := range ms {
+	cands := make([]*candidate, len(gs))
+	quants := map[int]*opq.Quantizer{}
+	for ci, ge := range gs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cfg := c.quant
-		cfg.Dim, cfg.M, cfg.K, cfg.OPQIters, cfg.PerSlot = dim, m, k, -1, false
-		if c.progress != nil {
-			name := fmt.Sprintf("quantizer %dx%d", m, k)
-			cfg.Progress = func(stage string, done, total int) { c.progress(name+" "+stage, done, total) }
+		m := ge.m
+		q := quants[m]
+		if q == nil {
+			cfg := c.quant
+			cfg.Dim, cfg.M, cfg.K, cfg.OPQIters, cfg.PerSlot = dim, m, k, -1, false
+			if c.progress != nil {
+				name := fmt.Sprintf("quantizer %dx%d", m, k)
+				cfg.Progress = func(stage string, done, total int) { c.progress(name+" "+stage, done, total) }
+			}
+			var err error
+			if q, err = Quantizer(vecs, cfg); err != nil {
+				return nil, err
+			}
+			q.RoundToHalf()
+			quants[m] = q
 		}
-		q, err := Quantizer(vecs, cfg)
-		if err != nil {
-			return nil, err
-		}
-		q.RoundToHalf()
-		g := wm.Geometry{S: S, M: m, K: k}
+		g := wm.Geometry{S: S / ge.group, M: m * ge.group, K: k}
 		calibEps, err := quantizeEpisodes(q, fit, S)
 		if err != nil {
 			return nil, err
@@ -139,10 +151,10 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 		if err != nil {
 			return nil, err
 		}
-		cd := &candidate{q: q}
+		cd := &candidate{q: q, group: ge.group}
 		for li, lam := range familyLams {
 			if c.progress != nil {
-				c.progress(fmt.Sprintf("calibrating %dx%d", m, k), li+1, len(familyLams))
+				c.progress(fmt.Sprintf("calibrating %dx%d/%d", m, k, ge.group), li+1, len(familyLams))
 			}
 			p, err := rdcode.Encode(q, calib, heldStates, lam, nil)
 			if err != nil {
@@ -159,12 +171,17 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 			}
 		}
 		cands[ci] = cd
+		if os.Getenv("WMZIP_FAMILY_DEBUG") != "" {
+			for _, p := range cd.curve {
+				fmt.Fprintf(os.Stderr, "candidate %dx%d/%d lam %d D %.5f bits %.1f\n", m, k, ge.group, p.Lam, p.Dist, p.Bits)
+			}
+		}
 	}
 	keep := chooseMembers(cands)
 	members := make([]*wmzip.Codec, 0, len(keep))
 	for _, ci := range keep {
 		cd := cands[ci]
-		g := wm.Geometry{S: S, M: cd.q.M(), K: cd.q.K()}
+		g := wm.Geometry{S: S / cd.group, M: cd.q.M() * cd.group, K: cd.q.K()}
 		all, err := quantizeEpisodes(cd.q, eps, S)
 		if err != nil {
 			return nil, err

@@ -61,7 +61,7 @@ func RetrievalWeights(ctx context.Context, c *wmzip.Codec, eps []wmzip.Episode, 
 	if len(eps) < 2 {
 		return nil, fmt.Errorf("%w: retrieval weights need at least 2 episodes", wmzip.ErrInput)
 	}
-	g, dim := c.Model().Geom, q.Dim()
+	g, dim := c.Geometry(), q.Dim()
 	hold := max(1, len(eps)/6)
 	mem, qeps := eps[:len(eps)-hold], eps[len(eps)-hold:]
 	var lens []int

@@ -76,14 +76,15 @@ func ReadCodes(path string, c *wmzip.Codec) (*npz.Trajectory, error) {
 		if q == nil {
 			return nil, check.Errorf("%s: no `codes` array, and the model has no quantizer for its `obs` (it was trained on codes): use a model trained on such observations", path)
 		}
-		if err := check.ObsShape(path, tr.ObsS, tr.ObsD, c.Model().Geom.S, q.Dim()); err != nil {
+		if err := check.ObsShape(path, tr.ObsS, tr.ObsD, c.Slots(), q.Dim()); err != nil {
 			return nil, err
 		}
 		if err := Quantize(tr, c); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return tr, CheckCodes(path, tr, &c.Model().Geom)
+	g := c.Geometry()
+	return tr, CheckCodes(path, tr, &g)
 }
 
 // CheckCodes checks that a trajectory's codes fit geometry g, read as
@@ -127,7 +128,7 @@ func Quantize(tr *npz.Trajectory, c *wmzip.Codec) error {
 // quantizer or the file has no codes) rather than its codes taken.
 func checkSource(c *wmzip.Codec, h *npz.TrajectoryHeader, path string) (useObs bool, err error) {
 	s, m := h.S, h.M
-	q, g := c.Quantizer(), c.Model().Geom
+	q, g := c.Quantizer(), c.Geometry()
 	if useObs = h.HasObs && q != nil || !h.HasCodes; useObs {
 		if q == nil {
 			return false, check.Errorf("%s: no `codes` array, and the model has no quantizer for its `obs` (it was trained on codes): use a model trained on such observations", path)
@@ -342,7 +343,8 @@ func readTail(r *npz.TrajectoryReader, path string, keep int, obs bool) (*npz.Tr
 func Decode(f *wmzip.File, progress func(done, total int)) (tr *npz.Trajectory, eps []int, err error) {
 	ff := hook.Container(f)
 	h := ff.Header()
-	tr = &npz.Trajectory{S: h.Geom.S, M: h.Geom.M, HasActions: true, CodesDtype: codesDtype(h.Geom.K)}
+	ug := f.Codec().Geometry()
+	tr = &npz.Trajectory{S: ug.S, M: ug.M, HasActions: true, CodesDtype: codesDtype(h.Geom.K)}
 	for e := range ff.Episodes() {
 		acts, codes, err := ff.DecodeEpisode(e)
 		if err != nil {
@@ -390,7 +392,7 @@ func (o DecodeOptions) steps() string {
 // whole file with retention levels its level ("levels", uint8).
 func DecodeHeader(f *wmzip.File, o DecodeOptions) (npz.TrajectoryHeader, error) {
 	c := f.Codec()
-	g := c.Model().Geom
+	g := c.Geometry()
 	lens := f.Episodes()
 	h := npz.TrajectoryHeader{HasCodes: true, S: g.S, M: g.M, CodesDtype: codesDtype(g.K), HasActions: true}
 	switch e := o.Episode; {
@@ -457,7 +459,7 @@ func WriteDecoded(path string, f *wmzip.File, o DecodeOptions) error {
 // each from its chunk's keyframe the first time, the chunk cache then
 // going on where the last read stopped.
 func decodeSteps(f *wmzip.File, b *decodeBlock, e, from, to int) error {
-	g := b.c.Model().Geom
+	g := b.c.Geometry()
 	n := g.N()
 	k := blockStates(2*n + 4*dim(b.c)*g.S)
 	acts, codes := make([]int64, 0, k), make([]uint16, 0, k*n)
@@ -486,7 +488,7 @@ func decodeAll(f *wmzip.File, b *decodeBlock) error {
 	if err != nil {
 		return err
 	}
-	g := b.c.Model().Geom
+	g := b.c.Geometry()
 	n := g.N()
 	k := blockStates(2*n + 4*dim(b.c)*g.S)
 	acts, codes, levels := make([]int64, 0, k), make([]uint16, 0, k*n), make([]uint8, 0, k)

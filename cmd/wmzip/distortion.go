@@ -17,7 +17,7 @@ import (
 // codes); and the number of wrong codes. Only the states both hold are
 // compared.
 func codesDistortion(c *wmzlib.Codec, got, want []uint16) (rel float64, wrong int64) {
-	g := c.Model().Geom
+	g := c.Geometry()
 	M := g.M
 	q := c.Quantizer()
 	got = got[:min(len(got), len(want))]

@@ -174,7 +174,7 @@ func rangeFlag(name, v string) ([2]int, error) {
 // readQueries reads the queries of path: float vectors or codes, slot
 // vectors or states by the shape and the flags.
 func readQueries(path string, c *wmzlib.Codec, slot, state bool) ([]search.Query, bool, error) {
-	g, dim := c.Model().Geom, c.Quantizer().Dim()
+	g, dim := c.Geometry(), c.Quantizer().Dim()
 	var a npz.Array
 	if strings.EqualFold(filepath.Ext(path), ".npz") {
 		arrs, err := npz.ReadNPZ(path)

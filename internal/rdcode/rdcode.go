@@ -6,6 +6,7 @@
 package rdcode
 
 import (
+	"os"
 	"bytes"
 	"fmt"
 	"math"
@@ -26,18 +27,25 @@ type Costs struct {
 }
 
 // Slot fills dst with the distortions of slot s (format.SlotCosts).
+// A slot of the world model may hold several slot vectors (their codes
+// side by side): each one's distortions are relative to its own norm.
 func (c Costs) Slot(s int, dst []uint32) {
-	d := c.Q.Dim()
-	y := c.Ref[s*d : (s+1)*d]
-	var yy float64
-	for _, v := range y {
-		yy += float64(v) * float64(v)
-	}
-	buf := make([]float32, len(dst))
-	c.Q.SlotDistances(y, s, buf)
-	scale := float64(format.DistUnit) / math.Max(yy, 1e-30)
-	for i, e := range buf {
-		dst[i] = uint32(math.Min(float64(e)*scale, math.MaxUint32))
+	d, mk := c.Q.Dim(), c.Q.M()*c.Q.K()
+	per := len(dst) / mk // slot vectors in the model's slot
+	buf := make([]float32, mk)
+	for i := range per {
+		v := s*per + i
+		y := c.Ref[v*d : (v+1)*d]
+		var yy float64
+		for _, x := range y {
+			yy += float64(x) * float64(x)
+		}
+		c.Q.SlotDistances(y, v, buf)
+		scale := float64(format.DistUnit) / math.Max(yy, 1e-30)
+		out := dst[i*mk : (i+1)*mk]
+		for j, e := range buf {
+			out[j] = uint32(math.Min(float64(e)*scale, math.MaxUint32))
+		}
 	}
 }
 
@@ -141,6 +149,9 @@ func Encode(q *opq.Quantizer, m *wm.Model, eps [][]State, lam uint64, opts []for
 // own codes); it returns the smallest file within target it coded.
 func Search(q *opq.Quantizer, m *wm.Model, cv ratecurve.Curve, eps [][]State, target float64, p0 *Pass, opts []format.Option, pass func()) (*Pass, int, error) {
 	best := p0
+	if debug {
+		fmt.Fprintf(os.Stderr, "rd: %dx%d lam 0: D %.5f, %.1f bits/state\n", m.Geom.S, m.Geom.M, p0.Dist, float64(len(p0.File))*8/float64(p0.States))
+	}
 	if p0.Dist >= stopAt*target {
 		return best, 0, nil
 	}
@@ -159,6 +170,9 @@ func Search(q *opq.Quantizer, m *wm.Model, cv ratecurve.Curve, eps [][]State, ta
 		}
 		n++
 		pass()
+		if debug {
+			fmt.Fprintf(os.Stderr, "rd: %dx%d lam %d: D %.5f, %.1f bits/state\n", m.Geom.S, m.Geom.M, p.Lam, p.Dist, float64(len(p.File))*8/float64(p.States))
+		}
 		if p.Dist <= target {
 			if len(p.File) < len(best.File) {
 				best = p
@@ -192,6 +206,8 @@ func Search(q *opq.Quantizer, m *wm.Model, cv ratecurve.Curve, eps [][]State, ta
 	}
 	return best, n, nil
 }
+
+var debug = os.Getenv("WMZIP_RD_DEBUG") != ""
 
 // The search stops at a file within [stopAt·target, target], aiming at
 // aim·target: the closer to the target, the fewer bits.
