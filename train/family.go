@@ -1,10 +1,10 @@
 package train
 
 import (
-	"os"
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/wmzip/wmzip"

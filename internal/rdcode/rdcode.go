@@ -6,10 +6,10 @@
 package rdcode
 
 import (
-	"os"
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/wmzip/wmzip/format"
