@@ -405,7 +405,8 @@ func (r Report) marshal(b []byte) []byte {
 }
 
 // parseReport reads the writer's report b (reportLen bytes at offset off)
-// of an index of the given states and slots per state.
+// of an index of the given states and coordinates per state (a slot
+// vector has at least one).
 func parseReport(b []byte, off int64, states int64, slots int) (Report, error) {
 	r := Report{Slots: le.Uint64(b), Retention: math.Float64frombits(le.Uint64(b[8:])),
 		SourceSlots: le.Uint64(b[16:]), Source: math.Float64frombits(le.Uint64(b[24:])),
@@ -559,7 +560,7 @@ func parseIndex(b []byte, off, bodyStart int64, h *Header) (*index, error) {
 	}
 	if rb != nil {
 		var err error
-		if x.report, err = parseReport(rb, off+int64(len(b)), x.states, h.Geom.S); err != nil {
+		if x.report, err = parseReport(rb, off+int64(len(b)), x.states, h.Geom.N()); err != nil {
 			return nil, err
 		}
 	}

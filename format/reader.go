@@ -487,7 +487,7 @@ func (r *Reader) readEnd() error {
 		return corrupt(at, "index disagrees with the records")
 	}
 	if n < len(got) {
-		if r.idx.report, err = parseReport(got[n:], at+int64(n), r.idx.states, r.h.Geom.S); err != nil {
+		if r.idx.report, err = parseReport(got[n:], at+int64(n), r.idx.states, r.h.Geom.N()); err != nil {
 			return err
 		}
 	}

@@ -541,7 +541,7 @@ func (f *File) indexMatches(x *index, off int64) bool {
 	// The records give every byte but the writer's report (version 4).
 	n := len(want) - indexReport(&f.h)
 	if n < len(want) {
-		if x.report, err = parseReport(b[n:len(want)], off+int64(n), x.states, f.h.Geom.S); err != nil {
+		if x.report, err = parseReport(b[n:len(want)], off+int64(n), x.states, f.h.Geom.N()); err != nil {
 			return false
 		}
 		want = x.marshal(f.h.Version)

@@ -10,8 +10,8 @@ parts="intro rans model wm gate format checklist vectors informative glossary"
 cat <<'HDR'
 # wmzip format specification
 
-Container versions 3 and 4, model file versions 1 to 4, retention-gate section
-versions 1 and 2. This document specifies `.wmz` files and `.wmm` model
+Container versions 3 and 4, model file versions 1 to 4, bundle version 1,
+quantizer section versions 1 and 2, retention-gate section versions 1 and 2. This document specifies `.wmz` files and `.wmm` model
 files: a third party must be able to write a bit-exact decoder and encoder
 from it and the files of `testdata/conformance` alone. Section 1 says how
 it is organized and which parts are informative.

@@ -28,8 +28,12 @@ type Description struct {
 	RawBitsPerState     float64 `json:"raw_bits_per_state"`
 	RetainedFraction    float64 `json:"retained_fraction"`
 	Lossless            bool    `json:"lossless"`
-	Lambda              any     `json:"lambda"`
-	Levels              []any   `json:"levels,omitempty"`
+	// Mode is how the file is lossy: "lossless", "retention" (the gate at
+	// Lambda or per level) or "rate-distortion" (every coordinate coded,
+	// values chosen by their rate and distortion: Lossless is false).
+	Mode   string `json:"mode"`
+	Lambda any    `json:"lambda"`
+	Levels []any  `json:"levels,omitempty"`
 	// Distortion is the distortion retention gave the file against its
 	// lossless reconstruction (0 when lossless), as the writer recorded
 	// it or as measured against a source (info --ref); nil if unknown.
@@ -79,12 +83,20 @@ func Describe(name string, h format.Header, in format.Info) Description {
 		d, c := r.SourceDistortion(), r.SourceCosine()
 		j.DistortionVsSource, j.CosineVsSource = &d, &c
 	}
-	if h.Lossless() {
-		j.Lambda = "inf"
+	switch {
+	case h.Lossless() && in.Report.Retention > 0:
+		j.Lambda, j.Mode, j.Lossless = "inf", "rate-distortion", false
+	case h.Lossless():
+		j.Lambda, j.Mode = "inf", "lossless"
 		j.Distortion = 0.0
-	} else if h.Lambda == format.LambdaLossless {
+	default:
+		j.Mode = "retention"
+	}
+	switch {
+	case h.Lossless():
+	case h.Lambda == format.LambdaLossless:
 		j.Lambda = "inf" // the last level of a level table
-	} else {
+	default:
 		j.Lambda = float64(h.Lambda) / 65536
 	}
 	for _, l := range in.Levels {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -33,16 +34,37 @@ func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, 
 // printReport prints a file's report of its distortion; quant is the
 // quantizer's share of the source distortion, < 0 if not known.
 func printReport(rep format.Report, quant float64, lossless bool) {
-	if rep.Slots > 0 && !lossless {
-		fmt.Printf("  distortion against the lossless reconstruction (what retention lost): %.6g\n", rep.RetentionDistortion())
-	}
 	if rep.SourceSlots > 0 {
-		fmt.Printf("  distortion against the source observations: %.6g, mean cosine %.6f", rep.SourceDistortion(), rep.SourceCosine())
+		fmt.Printf("  distortion against the source observations (quantizer and coding together): %.6g, mean cosine %.6f\n", rep.SourceDistortion(), rep.SourceCosine())
 		if quant >= 0 {
-			fmt.Printf(" (the quantizer alone: %.6g)", quant)
+			fmt.Printf("  of which the quantizer's own codes alone: %.6g\n", quant)
 		}
-		fmt.Println()
 	}
+	if rep.Slots > 0 && (!lossless || rep.Retention > 0) {
+		what := "retention"
+		if lossless {
+			what = "coding by rate and distortion"
+		}
+		fmt.Printf("  what %s changed, against the quantizer's reconstruction (a part of the above, not added to it): %.6g\n", what, rep.RetentionDistortion())
+	}
+}
+
+// memberOf names the member of c that wrote file (from its header's model
+// ID), for messages: its geometry, or "" for a codec of one model.
+func memberOf(c *wmzlib.Codec, file []byte) string {
+	ms := c.Members()
+	if len(ms) < 2 || len(file) < 48 {
+		return ""
+	}
+	var id wm.ModelID
+	copy(id[:], file[32:48])
+	for i, m := range ms {
+		if m.Model().ID() == id {
+			g := m.Geometry()
+			return fmt.Sprintf("member %d (%d slot vectors x %d codes of K=%d)", i, g.S, g.M, g.K)
+		}
+	}
+	return ""
 }
 
 // encodeDistortion writes tr at the least-storage λ whose encoding meets
@@ -79,6 +101,8 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 	if !quiet {
 		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
 		switch {
+		case !hasGate(c):
+			fmt.Printf("coded by rate and distortion with %s: distortion %.6g (target %g)\n", cmp.Or(memberOf(c, r.File), "the model"), r.Distortion, target)
 		case r.Lambda == format.LambdaLossless:
 			fmt.Printf("lossless: no λ meets the target %g with fewer bytes\n", target)
 		case len(r.Lambdas) > 1:

@@ -87,20 +87,20 @@ func runInfo(args []string) error {
 	fmt.Printf("geometry     %d slots x %d subspaces, K=%d; precision %d, %d lanes, keyframe %d\n", j.Slots, j.Subspaces, j.Alphabet, j.Precision, j.Lanes, j.Keyframe)
 	fmt.Printf("size         %d bytes (header %d, model %d, index %d)\n", j.FileBytes, j.HeaderBytes, j.ModelBytes, j.IndexBytes)
 	fmt.Printf("rate         %.1f bits/state (payload %.1f, ideal %.1f, raw %.0f)\n", j.BitsPerState, j.PayloadBitsPerState, j.IdealBitsPerState, j.RawBitsPerState)
-	fmt.Printf("mode         lossless=%v lambda=%v retained=%.4f", j.Lossless, j.Lambda, j.RetainedFraction)
+	fmt.Printf("mode         %s lambda=%v retained=%.4f", j.Mode, j.Lambda, j.RetainedFraction)
 	if len(j.Levels) > 0 {
 		fmt.Printf(" levels=%v", j.Levels)
 	}
 	fmt.Println()
 	if j.Distortion != nil || j.DistortionVsSource != nil {
 		fmt.Printf("distortion  ")
-		if j.Distortion != nil {
-			fmt.Printf(" %.6g against the lossless reconstruction;", j.Distortion)
-		}
 		if j.DistortionVsSource != nil {
-			fmt.Printf(" %.6g against the source observations (mean cosine %.6f)", *j.DistortionVsSource, *j.CosineVsSource)
+			fmt.Printf(" %.6g against the source observations, quantizer and coding together (mean cosine %.6f);", *j.DistortionVsSource, *j.CosineVsSource)
 		} else {
-			fmt.Printf(" against the source: not recorded (written from codes)")
+			fmt.Printf(" against the source: not recorded (written from codes);")
+		}
+		if j.Distortion != nil {
+			fmt.Printf(" %.6g against the quantizer's reconstruction (what %s changed)", j.Distortion, map[bool]string{true: "coding by rate and distortion", false: "retention"}[j.Mode == "rate-distortion"])
 		}
 		fmt.Println()
 	}
