@@ -104,8 +104,11 @@ func (cv Curve) LamAt(d float64) uint64 {
 }
 
 // At interpolates, in log λ, the distortion and bits at the coder's λ
-// lam; ok is false when lam is outside the points' λ.
+// lam, the last point's beyond the largest λ; ok is false without points.
 func (cv Curve) At(lam uint64) (d, bits float64, ok bool) {
+	if n := len(cv); n > 0 && lam >= cv[n-1].Lam {
+		return cv[n-1].Dist, cv[n-1].Bits, true
+	}
 	for i := 0; i+1 < len(cv); i++ {
 		p, q := cv[i], cv[i+1]
 		if p.Lam <= lam && lam <= q.Lam {
