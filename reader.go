@@ -205,6 +205,11 @@ func (r *Reader) Reset(in io.Reader) error {
 	return nil
 }
 
+// Codec returns the codec the stream is decoded with: the one given, or
+// the member of a bundle given that wrote the stream, or the stream's
+// embedded one.
+func (r *Reader) Codec() *Codec { return r.c }
+
 // NextEpisode moves to the next episode and returns its metadata; io.EOF
 // after the last.
 func (r *Reader) NextEpisode() (meta []byte, err error) {
@@ -319,7 +324,7 @@ func (c *Codec) forHeader(hdr []byte) *Codec {
 	}
 	var id wm.ModelID
 	copy(id[:], hdr[32:48])
-	if m := c.member(id); m != nil {
+	if m := c.member(id); m != nil && id != c.m.ID() {
 		return m
 	}
 	return c

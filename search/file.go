@@ -188,6 +188,7 @@ func (ix *Index) check(r io.ReaderAt, size int64, c *wmzip.Codec, indexName, wmz
 		}
 		c = wf.Codec()
 	}
+	c = member(c, ix.id.model)
 	if err := checkCodec(c); err != nil {
 		return err
 	}

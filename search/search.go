@@ -26,8 +26,13 @@ type Memory struct {
 	epFirst []int64 // first memory state of each memory episode, and the total at the end
 }
 
-// NewMemory returns the memory of the indexes, all built with codec c.
+// NewMemory returns the memory of the indexes, all built with codec c, or
+// all with one member of c when it is a bundle (files written by
+// different members of a bundle are searched one member at a time).
 func NewMemory(c *wmzip.Codec, files ...*Index) (*Memory, error) {
+	if len(files) > 0 {
+		c = member(c, files[0].id.model)
+	}
 	if err := checkCodec(c); err != nil {
 		return nil, err
 	}
@@ -40,6 +45,20 @@ func NewMemory(c *wmzip.Codec, files ...*Index) (*Memory, error) {
 		}
 	}
 	return newMemory(c.Quantizer(), c.Geometry(), files), nil
+}
+
+// member returns the member of c whose model has the given ID (c itself
+// for a codec of one model), or c when none has.
+func member(c *wmzip.Codec, id wm.ModelID) *wmzip.Codec {
+	if c == nil {
+		return nil
+	}
+	for _, m := range c.Members() {
+		if m.Model().ID() == id {
+			return m
+		}
+	}
+	return c
 }
 
 // newMemory is NewMemory without the checks.

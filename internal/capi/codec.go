@@ -108,8 +108,8 @@ func InfoOfCodec(h Handle) (CodecInfo, error) {
 }
 
 func codecInfo(c *wmzip.Codec) CodecInfo {
-	m := c.Model()
-	in := CodecInfo{Slots: m.Geom.S, Subspaces: m.Geom.M, Alphabet: m.Geom.K, ModelID: m.ID().String()}
+	m, g := c.Model(), c.Geometry()
+	in := CodecInfo{Slots: g.S, Subspaces: g.M, Alphabet: g.K, ModelID: m.ID().String()}
 	if q := c.Quantizer(); q != nil {
 		in.Dim = q.Dim()
 	}
@@ -133,7 +133,7 @@ func Quantize(h Handle, obs []float32, dst Codes) error {
 		_, err := c.Quantize(nil, nil) // the codec's own error
 		return err
 	}
-	g := c.Model().Geom
+	g := c.Geometry()
 	per := g.S * q.Dim()
 	if len(obs)%per != 0 {
 		return Inputf("%d observation values are not whole states of %d slots × %d", len(obs), g.S, q.Dim())
@@ -162,7 +162,7 @@ func Reconstruct(h Handle, codes Codes, dst []float32) error {
 		_, err := c.Reconstruct(nil, nil)
 		return err
 	}
-	g := c.Model().Geom
+	g := c.Geometry()
 	if codes.Len()%g.N() != 0 {
 		return Inputf("%d codes are not whole states of %d", codes.Len(), g.N())
 	}
@@ -199,6 +199,7 @@ type Trajectory struct {
 // trainOptions are Train's JSON options, named and defaulted as the
 // flags of `wmzip train`.
 type trainOptions struct {
+	Quantizer       string   `json:"quantizer"`
 	Subspaces       *int     `json:"subspaces"`
 	Centroids       *int     `json:"centroids"`
 	Seed            *uint64  `json:"seed"`
@@ -217,7 +218,7 @@ type trainOptions struct {
 }
 
 // Train builds a codec from a trajectory, as `wmzip train` does from the
-// same arrays and options (a JSON object: subspaces, centroids, seed,
+// same arrays and options (a JSON object: quantizer, subspaces, centroids, seed,
 // quantizer_iters, quantizer_sample, codes_only, alphabet, precision,
 // max_ref, capacity, gate_holdout, gate_bins, gate_for, level,
 // max_states). It keeps no
@@ -266,8 +267,23 @@ func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 			return 0, Inputf("level %q: want copy, full or fast", o.Level)
 		}
 	}
+	single := o.Subspaces != nil || o.Centroids != nil || o.QuantizerIters != 0
+	switch o.Quantizer {
+	case "", "family":
+		if o.Quantizer != "" && single {
+			return 0, Inputf("quantizer family chooses its own geometries: drop subspaces, centroids and quantizer_iters, or use quantizer single")
+		}
+	case "single":
+		single = true
+	default:
+		return 0, Inputf("quantizer %q: want family or single", o.Quantizer)
+	}
+	qopt := train.WithFamily(seed)
+	if single {
+		qopt = train.WithQuantizer(opq.Config{M: val(o.Subspaces, 32), K: val(o.Centroids, 64), Seed: seed, OPQIters: o.QuantizerIters, Sample: o.QuantizerSample})
+	}
 	opts := []train.Option{
-		train.WithQuantizer(opq.Config{M: val(o.Subspaces, 32), K: val(o.Centroids, 64), Seed: seed, OPQIters: o.QuantizerIters, Sample: o.QuantizerSample}),
+		qopt,
 		train.WithAlphabet(o.Alphabet),
 		train.WithModel(wm.TrainOptions{Precision: prec, MaxRefStates: val(o.MaxRef, 65536), Capacity: capacity, Level: level}),
 		train.WithGate(val(o.GateHoldout, -1), gopt),

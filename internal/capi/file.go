@@ -24,7 +24,7 @@ type File struct {
 type shape struct{ n, k, floats int }
 
 func shapeOf(c *wmzip.Codec) shape {
-	g := c.Model().Geom
+	g := c.Geometry()
 	s := shape{n: g.N(), k: g.K}
 	if q := c.Quantizer(); q != nil {
 		s.floats = g.S * q.Dim()

@@ -50,7 +50,7 @@ func OpenReader(path string, codec Handle, options []byte) (Handle, error) {
 		fh.Close()
 		return 0, err
 	}
-	return add(&Reader{r: r, fh: fh, codec: c, geom: shapeOf(c)}), nil
+	return add(&Reader{r: r, fh: fh, codec: r.Codec(), geom: shapeOf(r.Codec())}), nil
 }
 
 // embedded returns the codec of the model the stream fh embeds, and

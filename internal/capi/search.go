@@ -244,7 +244,7 @@ func SearchFloats(h Handle, q []float32, states bool, k int, options []byte, out
 // vector, S·M a state; each query stands for its reconstruction.
 func SearchCodes(h Handle, q Codes, states bool, k int, options []byte, out Results) (need int, err error) {
 	err = withSearch(h, func(s *Search) error {
-		per := s.c.Model().Geom.M
+		per := s.c.Geometry().M
 		if states {
 			per = s.geom.n
 		}

@@ -146,7 +146,7 @@ func CreateWriter(path string, codec Handle, options []byte) (Handle, error) {
 		}
 		return 0, err
 	}
-	return add(&Writer{w: w, out: out, geom: shapeOf(c), slots: c.Model().Geom.S}), nil
+	return add(&Writer{w: w, out: out, geom: shapeOf(c), slots: c.Slots()}), nil
 }
 
 // withWriter runs fn on the writer of h, alone.

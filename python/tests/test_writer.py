@@ -145,7 +145,7 @@ def test_misuse(codec, codes_codec, run, tmp_path):
         with pytest.raises(wmzip.InputError):
             wmzip.Writer(p, codec, **opts)
         assert p.read_bytes() == b"keep me"  # invalid options touch no file
-    nogate = wmzip.Codec.train(run["obs"][:120], actions=run["actions"][:120], gate_holdout=0)
+    nogate = wmzip.Codec.train(run["obs"][:120], actions=run["actions"][:120], quantizer="single", gate_holdout=0)
     assert not nogate.has_gate
     with pytest.raises(wmzip.InputError, match="gate"):
         wmzip.Writer(p, nogate, distortion=0.1)

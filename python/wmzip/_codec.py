@@ -88,8 +88,9 @@ class Codec:
         actions: Any = None,
         episode_start: Any = None,
         *,
-        subspaces: int = 32,
-        centroids: int = 64,
+        quantizer: "str | None" = None,
+        subspaces: "int | None" = None,
+        centroids: "int | None" = None,
         seed: int = 1,
         quantizer_iters: int = 0,
         quantizer_sample: int = 0,
@@ -108,9 +109,17 @@ class Codec:
         does from a trajectory .npz of the same arrays and flags.
 
         Args:
-            obs: float observations, (T, S, d) or (T, d); a quantizer of
-                `subspaces` codes per slot vector, each below `centroids`,
-                is trained on them.
+            obs: float observations, (T, S, d) or (T, d): quantizers are
+                trained on them.
+            quantizer: "family" (the default: product quantizers of several
+                geometries, chosen by the bits each writes at each
+                distortion on held-out episodes; lossy files are coded by
+                rate and distortion) or "single" (one quantizer of
+                `subspaces` codes a slot vector, each below `centroids`
+                (default 32 and 64: the seeds' configuration), OPQ unless
+                quantizer_iters is negative, with a retention gate).
+                Giving subspaces, centroids or quantizer_iters implies
+                "single".
             codes: codes instead (or beside them, with codes_only),
                 (T, S, M) or (T, M), uint8 or uint16.
             actions: the action leading into each state, (T,); None: none
@@ -168,7 +177,7 @@ class Codec:
             t.episode_start, t.episodes = s.ctypes.data, len(s)
             keep.append(s)
         opts = options(
-            subspaces=subspaces, centroids=centroids, seed=seed, quantizer_iters=quantizer_iters,
+            quantizer=quantizer, subspaces=subspaces, centroids=centroids, seed=seed, quantizer_iters=quantizer_iters,
             quantizer_sample=quantizer_sample, codes_only=codes_only, alphabet=alphabet, precision=precision,
             max_ref=max_ref, capacity=capacity, gate_holdout=gate_holdout, gate_bins=gate_bins,
             gate_for=gate_for, level=level,
