@@ -21,54 +21,116 @@ import (
 // rdSearch returns the smallest file coded by rate and distortion whose
 // mean distortion against the references is at most target, aiming at
 // [0.9·target, target]: over the members whose quantizer alone is within
-// target (finest last), it searches λ for the one the calibration
-// predicts cheapest, and for its coarser neighbour. It fails only when
-// even the finest member's quantizer loses more than target.
+// target, it searches λ for the two the calibration predicts cheapest.
+// A file of many states is searched on a sample of its chunks, then coded
+// whole at the λ found, which is corrected once or twice if the whole
+// lands outside. It fails only when even the finest member's quantizer
+// loses more than target.
 func (c *Codec) rdSearch(eps [][]rdcode.State, target float64, opts []format.Option, progress func(int)) (*rdcode.Pass, error) {
-	mems := c.Members()
-	order := rankMembers(mems, target)
-	var best *rdcode.Pass
-	tried := 0
 	passes := 0
-	for _, mem := range order {
-		if tried == 2 {
-			break
-		}
-		p, err := rdcode.Encode(mem.q, mem.m, eps, 0, opts)
-		if err != nil {
-			return nil, err
-		}
+	pass := func() {
 		passes++
 		if progress != nil {
 			progress(passes)
 		}
+	}
+	sample := sampleStates(eps, rdSampleStates, rdSampleRun)
+	var best *rdcode.Pass
+	var bestMem *Codec
+	tried := 0
+	for _, mem := range rankMembers(c.Members(), target) {
+		if tried == 2 {
+			break
+		}
+		p, err := rdcode.Encode(mem.q, mem.m, sample, 0, opts)
+		if err != nil {
+			return nil, err
+		}
+		pass()
 		if p.Dist > target {
 			continue // this member's quantizer alone loses too much
 		}
 		tried++
-		p, n, err := rdcode.Search(mem.q, mem.m, mem.curve, eps, target, p, opts, func() {
-			passes++
-			if progress != nil {
-				progress(passes)
-			}
-		})
-		_ = n
-		if err != nil {
+		if p, _, err = rdcode.Search(mem.q, mem.m, mem.curve, sample, target, p, opts, pass); err != nil {
 			return nil, err
 		}
-		if best == nil || len(p.File) < len(best.File) {
-			best = p
+		if best == nil || len(p.File)*best.States < len(best.File)*p.States {
+			best, bestMem = p, mem
 		}
 	}
 	if best == nil {
-		fine := mems[len(mems)-1]
-		p, err := rdcode.Encode(fine.q, fine.m, eps, 0, opts)
+		ms := c.Members()
+		fine := ms[len(ms)-1]
+		p, err := rdcode.Encode(fine.q, fine.m, sample, 0, opts)
 		if err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: target distortion %.4g is below %.4g, what the finest quantizer alone loses on these observations", ErrInput, target, p.Dist)
 	}
-	return best, nil
+	if len(sample) == len(eps) && &sample[0] == &eps[0] {
+		return best, nil
+	}
+	// The whole file at the sample's λ, corrected toward the target.
+	lam := best.Lam
+	var whole *rdcode.Pass
+	for range 4 {
+		p, err := rdcode.Encode(bestMem.q, bestMem.m, eps, lam, opts)
+		if err != nil {
+			return nil, err
+		}
+		pass()
+		if p.Dist <= target && (whole == nil || len(p.File) < len(whole.File)) {
+			whole = p
+		}
+		switch {
+		case p.Dist > target && lam > 0:
+			lam = lam * 4 / 5
+		case p.Dist < 0.9*target && lam > 0:
+			lam = lam * 6 / 5
+		default:
+			if whole != nil {
+				return whole, nil
+			}
+			lam = 0
+		}
+	}
+	if whole == nil {
+		return rdcode.Encode(bestMem.q, bestMem.m, eps, 0, opts)
+	}
+	return whole, nil
+}
+
+// A file of more than twice rdSampleStates states is searched on about
+// rdSampleStates of them: runs of rdSampleRun states (a chunk at the
+// default keyframe interval) spread evenly over its episodes.
+var (
+	rdSampleStates = 4096
+	rdSampleRun    = 128
+)
+
+// sampleStates returns about n states of eps in runs of run states from
+// episode starts, spread evenly, as episodes of their own; eps itself
+// when it holds at most 2n.
+func sampleStates(eps [][]rdcode.State, n, run int) [][]rdcode.State {
+	total := 0
+	for _, e := range eps {
+		total += len(e)
+	}
+	if total <= 2*n {
+		return eps
+	}
+	var runs [][]rdcode.State
+	for _, e := range eps {
+		for i := 0; i < len(e); i += run {
+			runs = append(runs, e[i:min(i+run, len(e))])
+		}
+	}
+	want := max(1, n/run)
+	var out [][]rdcode.State
+	for k := range want {
+		out = append(out, runs[k*len(runs)/want])
+	}
+	return out
 }
 
 // rankMembers orders members by the bits their calibration predicts at

@@ -230,3 +230,17 @@ func codesCodecOf(t *testing.T) *wmzip.Codec {
 	_, codes, _ := codecs(t)
 	return codes
 }
+
+// TestSourceDistortionSampled: a file searched on a sample of its chunks
+// still lands within the target.
+func TestSourceDistortionSampled(t *testing.T) {
+	c := familyCodec(t)
+	defer wmzip.SetRDSample(40, 10)()
+	test := walks.Episodes(5, 3)
+	floor := sourceDistortion(t, c, encode(t, c, test), test)
+	d := 2 * floor
+	got := sourceDistortion(t, c, encode(t, c, test, wmzip.WithSourceDistortion(d)), test)
+	if got > d || got < 0.8*d {
+		t.Errorf("target %.5f: distortion %.5f of a file searched on a sample", d, got)
+	}
+}
