@@ -270,7 +270,8 @@ func (m *Model) encode() {
 		if fallEntriesFit(m.fallEntries(), int64(len(b))) && nc <= maxStoreCodesPerByte*int64(len(st)) {
 			m.raw = b
 		} else {
-			m.fallDerived = false
+			// The tables stay derivable: sections added later (WithSection
+			// encodes again) may make the version-3 file fit.
 			m.raw = m.appendFile(nil, 2, nil)
 		}
 	}

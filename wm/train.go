@@ -542,7 +542,7 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats, file bool
 	m.encode()
 	// Only the file and its ID outlive the built form: the store is read
 	// back from the file, and the built one is garbage meanwhile.
-	raw, id := m.raw, m.id
+	raw, id, fbeta := m.raw, m.id, m.fallBeta
 	m = nil
 	mm, err := UnmarshalModel(raw)
 	if err != nil {
@@ -551,6 +551,10 @@ func build(g Geometry, opt TrainOptions, eps []Episode, st classStats, file bool
 	if mm.ID() != id {
 		panic("wm: model ID does not round-trip")
 	}
+	// A file too small for version 3 (a small store under large tables)
+	// is the canonical one; its tables are still those of the store, so
+	// the sections a caller adds may make version 3 fit (encode).
+	mm.fallDerived, mm.fallBeta = true, fbeta
 	return mm
 }
 

@@ -99,7 +99,10 @@ func runInfo(args []string) error {
 		} else {
 			fmt.Printf(" against the source: not recorded (written from codes);")
 		}
-		if j.Distortion != nil {
+		switch {
+		case j.Mode == "lossless":
+			fmt.Printf(" the quantizer's own codes, losslessly")
+		case j.Distortion != nil:
 			fmt.Printf(" %.6g against the quantizer's reconstruction (what %s changed)", j.Distortion, map[bool]string{true: "coding by rate and distortion", false: "retention"}[j.Mode == "rate-distortion"])
 		}
 		fmt.Println()

@@ -58,6 +58,8 @@ func infoModel(path string, asJSON bool) error {
 		if g.SearchFill {
 			fmt.Println("             for search: omitted values keep states apart (wmzip train --gate-for search)")
 		}
+	} else if d.Quantizer != nil {
+		fmt.Println("gate         none: lossy files are coded by rate and distortion (every coordinate coded, values chosen by their bits and distortion)")
 	} else {
 		fmt.Println("gate         none: lossless coding only (--lambda and --distortion need a gate)")
 	}

@@ -146,9 +146,15 @@ func runTrain(args []string) error {
 		}
 		if qu.Cosine() < poorCosine {
 			q := c.Quantizer()
-			fmt.Fprintf(os.Stderr, "wmzip: warning: the quantizer reproduces held-out observations at mean cosine %.3f only: even lossless files decode to them at distortion %.3g. "+
-				"More subspaces (--subspaces, now %d, dividing %d) or centroids (--centroids, now %d) quantize finer, at more bits per state.\n",
-				qu.Cosine(), qu.Distortion(), q.M(), q.Dim(), q.K())
+			if single {
+				fmt.Fprintf(os.Stderr, "wmzip: warning: the quantizer reproduces held-out observations at mean cosine %.3f only: even lossless files decode to them at distortion %.3g. "+
+					"More subspaces (--subspaces, now %d, dividing %d) or centroids (--centroids, now %d) quantize finer, at more bits per state.\n",
+					qu.Cosine(), qu.Distortion(), q.M(), q.Dim(), q.K())
+			} else {
+				fmt.Fprintf(os.Stderr, "wmzip: warning: the finest quantizer of the family (%d subspaces of %d centroids) reproduces held-out observations at mean cosine %.3f only: even lossless files decode to them at distortion %.3g. "+
+					"A single finer quantizer (--quantizer single --subspaces M --centroids K) may do better, at more bits per state.\n",
+					q.M(), q.K(), qu.Cosine(), qu.Distortion())
+			}
 		}
 	}
 	return nil
