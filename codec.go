@@ -60,23 +60,19 @@ func newCodec(m *wm.Model) (*Codec, error) {
 
 // NewBundle returns the codec of several members, each a codec of one
 // model (no bundle), ordered from the coarsest to the finest: the finest
-// writes lossless files and takes codes as input; lossy files are written
-// by whichever member codes them in the fewest bits. Members need
-// distinct models of the same number of slots, each with a quantizer of
-// the same dimension.
+// (the last) writes lossless files and takes codes as input; lossy files
+// are written by whichever member of a quantizer codes them in the fewest
+// bits. Any members of distinct models decode the files they wrote; those
+// that write lossy files for the bundle have a quantizer of the last
+// member's dimension and as many slot vectors a state.
 func NewBundle(members ...*Codec) (*Codec, error) {
 	if len(members) == 0 || len(members) > wm.MaxMembers {
 		return nil, fmt.Errorf("%w: a bundle of %d members, want 1 to %d", ErrInput, len(members), wm.MaxMembers)
 	}
 	last := members[len(members)-1]
 	for i, m := range members {
-		switch {
-		case m == nil || m.members != nil:
+		if m == nil || m.members != nil {
 			return nil, fmt.Errorf("%w: bundle member %d is not a codec of one model", ErrInput, i)
-		case m.q == nil:
-			return nil, fmt.Errorf("%w: bundle member %d has no quantizer", ErrInput, i)
-		case m.Slots() != last.Slots() || m.q.Dim() != last.q.Dim():
-			return nil, fmt.Errorf("%w: bundle member %d codes %d slot vectors of %d, the last %d of %d", ErrInput, i, m.Slots(), m.q.Dim(), last.Slots(), last.q.Dim())
 		}
 		for _, o := range members[:i] {
 			if o.m.ID() == m.m.ID() {
@@ -90,6 +86,13 @@ func NewBundle(members ...*Codec) (*Codec, error) {
 	c := *last
 	c.members = slices.Clone(members)
 	return &c, nil
+}
+
+// writes reports whether member m can write lossy files for bundle c: it
+// has a quantizer of the same dimension as c's and as many slot vectors a
+// state.
+func (c *Codec) writes(m *Codec) bool {
+	return m.q != nil && c.q != nil && m.q.Dim() == c.q.Dim() && m.Slots() == c.Slots()
 }
 
 // Members returns the codecs a bundle is made of, coarsest first (the

@@ -42,6 +42,9 @@ func (c *Codec) rdSearch(eps [][]rdcode.State, target float64, opts []format.Opt
 		if tried == 2 {
 			break
 		}
+		if !c.writes(mem) {
+			continue
+		}
 		p, err := rdcode.Encode(mem.q, mem.m, sample, 0, opts)
 		if err != nil {
 			return nil, err
@@ -216,7 +219,7 @@ func (c *Codec) memberFor(lam uint64) *Codec {
 	}
 	for _, m := range ms {
 		d, b, ok := m.curve.At(lam)
-		if !ok {
+		if !ok || !c.writes(m) {
 			continue
 		}
 		if j := b + d*float64(m.Slots())*format.DistUnit/float64(lam); j < bestJ {

@@ -2,6 +2,8 @@ package wmzip_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"context"
 	"errors"
 	"math"
@@ -242,5 +244,32 @@ func TestSourceDistortionSampled(t *testing.T) {
 	got := sourceDistortion(t, c, encode(t, c, test, wmzip.WithSourceDistortion(d)), test)
 	if got > d || got < 0.8*d {
 		t.Errorf("target %.5f: distortion %.5f of a file searched on a sample", d, got)
+	}
+}
+
+// TestBundleVectors: the conformance vectors written by members of
+// bundle.wmm decode through the bundle, whichever member wrote them.
+func TestBundleVectors(t *testing.T) {
+	dir := filepath.Join("testdata", "conformance")
+	b, err := os.ReadFile(filepath.Join(dir, "bundle.wmm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := wmzip.UnmarshalCodec(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"bundle-copy.wmz", "bundle-fast.wmz"} {
+		f, err := wmzip.Open(filepath.Join(dir, name), c)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := f.Verify(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if f.Codec().Model().ID() != f.Info().ModelID {
+			t.Errorf("%s: decoded with model %s, the file names %s", name, f.Codec().Model().ID(), f.Info().ModelID)
+		}
+		f.Close()
 	}
 }

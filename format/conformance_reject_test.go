@@ -209,10 +209,71 @@ func (p *fileParts) reindex(edit func(idx []byte) []byte) {
 	p.index = edit(bytes.Clone(b[tr.indexOffset : len(b)-TrailerSize]))
 }
 
+// bundleParts are the fields of a bundle (SPEC.md 3.6), for rewriting.
+type bundleParts struct {
+	version, flags uint16
+	n              uint32   // the member count written
+	lens           []uint64 // the lengths written (nil: the members')
+	ids            [][16]byte // the IDs listed, one a member (a member without one: its own)
+	members        [][]byte
+	gap            []byte // bytes between the last member and the CRC
+}
+
+// splitBundle cuts a valid bundle into its fields.
+func splitBundle(b []byte) *bundleParts {
+	p := &bundleParts{version: le.Uint16(b[4:]), flags: le.Uint16(b[6:]), n: le.Uint32(b[8:])}
+	off := 12 + 24*int(p.n)
+	for i := range int(p.n) {
+		l := int(le.Uint64(b[12+24*i:]))
+		p.ids = append(p.ids, [16]byte(b[12+24*i+8:12+24*i+24]))
+		p.members = append(p.members, bytes.Clone(b[off:off+l]))
+		off += l
+	}
+	return p
+}
+
+// lengths returns the members' lengths.
+func (p *bundleParts) lengths() []uint64 {
+	var ls []uint64
+	for _, m := range p.members {
+		ls = append(ls, uint64(len(m)))
+	}
+	return ls
+}
+
+// join assembles the fields, the CRC recomputed.
+func (p *bundleParts) join() []byte {
+	out := []byte("WMZB")
+	out = le.AppendUint16(out, p.version)
+	out = le.AppendUint16(out, p.flags)
+	out = le.AppendUint32(out, p.n)
+	ls := p.lens
+	if ls == nil {
+		ls = p.lengths()
+	}
+	for i, l := range ls {
+		out = le.AppendUint64(out, l)
+		var id [16]byte
+		if i < len(p.ids) {
+			id = p.ids[i]
+		} else if i < len(p.members) {
+			if m, err := wm.UnmarshalModel(p.members[i]); err == nil {
+				id = m.ID()
+			}
+		}
+		out = append(out, id[:]...)
+	}
+	for _, m := range p.members {
+		out = append(out, m...)
+	}
+	out = append(out, p.gap...)
+	return le.AppendUint32(out, crc(out))
+}
+
 // rejectVector is one entry of reject.json.
 type rejectVector struct {
 	Name    string `json:"name"`    // the rule the bytes break, in SPEC.md's terms
-	Check   string `json:"check"`   // "model", "gate" or "file"
+	Check   string `json:"check"`   // "model" (a model file or a bundle), "gate" or "file"
 	Section string `json:"section"` // the section of SPEC.md that states the rule
 	Base    string `json:"base"`    // the file the bytes derive from
 	// Patches turn Base into the rejected bytes: each replaces Del bytes at
@@ -659,6 +720,79 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	gateCase("a CoordErr of 0xFFFFFFFF", "coordinate error rate 0xffffffff", g32(44+4*nb+4, gate.NoEstimate))
 	gateCase("a non-zero distance of a code to itself", "non-zero distance of a code to itself", g16(tOff+4+2*5, 1))
 
+	// Bundles (3.6), from bundle.wmm: model-tiny.wmm, model-tiny-copy.wmm
+	// and model-k2-fast.wmm.
+	bundleRaw := read("bundle.wmm")
+	if p := splitBundle(bundleRaw); len(p.members) != 3 || !bytes.Equal(p.join(), bundleRaw) {
+		t.Fatal("bundle.wmm is not a bundle of three members: run go test ./format -run TestConformance -update")
+	}
+	bundleErr := func(name, errc, expect string, edit func(p *bundleParts) []byte) {
+		cs = append(cs, rejectCase{rejectVector{Name: "bundle: " + name, Check: "model", Section: "3.6", Base: "bundle.wmm", Error: errc, Expect: expect},
+			func() []byte { return edit(splitBundle(bundleRaw)) }})
+	}
+	bundle := func(name, expect string, edit func(p *bundleParts)) {
+		bundleErr(name, "invalid", expect, func(p *bundleParts) []byte { edit(p); return p.join() })
+	}
+	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of bundle.wmm", Check: "model", Section: "3.6", Base: "bundle.wmm", Prefixes: true,
+		Error: "invalid", Expect: "invalid model file"}})
+	bundleErr("CRC", "invalid", "bundle checksum", func(p *bundleParts) []byte { b := p.join(); b[len(b)-1] ^= 0x80; return b })
+	bundle("flags 1", "bundle flags 0x1 set", func(p *bundleParts) { p.flags = 1 })
+	bundle("flag bit 15", "bundle flags 0x8000 set", func(p *bundleParts) { p.flags = 0x8000 })
+	bundleErr("version 2", "unsupported", "bundle version 2", func(p *bundleParts) []byte { p.version = 2; return p.join() })
+	bundleErr("version 0", "unsupported", "bundle version 0", func(p *bundleParts) []byte { p.version = 0; return p.join() })
+	bundle("n = 0: the header and the CRC alone", "bundle of 0 members", func(p *bundleParts) { p.n, p.members = 0, nil })
+	bundle("n = 17, the lengths and members of three kept", "bundle of 17 members", func(p *bundleParts) { p.n = 17 })
+	bundle("len[0] = 23, len[1] longer by as much (the members still end at the CRC)", "bundle member 0 of 23 bytes", func(p *bundleParts) {
+		p.lens = p.lengths()
+		p.lens[1] += p.lens[0] - 23
+		p.lens[0] = 23
+	})
+	bundle("the lengths run past the CRC (len[2] one byte more)", "bundle members run past its end", func(p *bundleParts) {
+		p.lens = p.lengths()
+		p.lens[2]++
+	})
+	wrapped := uint64(len(splitBundle(bundleRaw).members[0])) + 1<<63
+	bundle("len[0] and len[1] 2^63 more: their sum wraps around 2^64 to the members' bytes", fmt.Sprintf("bundle member 0 of %d bytes", wrapped), func(p *bundleParts) {
+		p.lens = p.lengths()
+		p.lens[0] += 1 << 63
+		p.lens[1] += 1 << 63
+	})
+	bundle("a byte between the last member and the CRC", "1 bytes after the bundle's last member", func(p *bundleParts) { p.gap = []byte{0} })
+	// model-tiny-copy.wmm is model-tiny.wmm but for its flags.
+	bundle("two members with the same model ID: member 0 again as member 1", "bundle member 1 repeats model", func(p *bundleParts) {
+		p.members[1], p.ids[1] = p.members[0], p.ids[0]
+	})
+	bundle("member 2 listed under another ID (one bit of it changed)", "bundle member 2 is model", func(p *bundleParts) { p.ids[2][0] ^= 1 })
+	// A version-3 model and its canonical serialization (3.5): one ID in
+	// other bytes.
+	m3, err := wm.UnmarshalModel(v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, err := m3.CanonicalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := wm.UnmarshalModel(canon); err != nil || c.ID() != m3.ID() || bytes.Equal(canon, v3) {
+		t.Fatalf("model.wmm's canonical serialization: %v", err)
+	}
+	bundle("two members with the same model ID in other bytes: model.wmm (version 3) as member 0, its canonical serialization (version 2) as member 2",
+		"bundle member 2 repeats model", func(p *bundleParts) {
+			p.members[0], p.members[2] = v3, canon
+			p.ids[0], p.ids[2] = m3.ID(), m3.ID()
+		})
+	bundle("member 1 not a model file (the last byte of its magic changed)", "bundle member 1: wm: invalid model file: bad magic", func(p *bundleParts) { p.members[1][3] = 'X' })
+	bundle("member 0 with a byte after its last section (len[0] counts it)", "bundle member 0: wm: invalid model file: 1 trailing bytes", func(p *bundleParts) {
+		p.members[0] = append(p.members[0], 0)
+	})
+	bundle("member 1 a bundle (of the same member alone), not a model file", "bundle member 1: wm: invalid model file: bad magic", func(p *bundleParts) {
+		inner := &bundleParts{version: 1, n: 1, members: [][]byte{p.members[1]}}
+		p.members[1] = inner.join()
+	})
+	cs = append(cs, rejectCase{rejectVector{Name: "bundle: a file whose model ID names no member (fast-tiny.wmz: the content of members 0 and 1 at the fast level, of their geometry)",
+		Check: "file", Section: "3.6", Base: "fast-tiny.wmz", Model: "bundle.wmm", Error: "model-mismatch", Expect: "file needs model"},
+		func() []byte { return read("fast-tiny.wmz") }})
+
 	// Streams damaged at every chunk of two files, checksums recomputed:
 	// the last byte dropped, or a byte in the middle changed. Decoding the
 	// damage is deterministic, so every decoder meets the same check
@@ -1016,7 +1150,7 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	rep := func(at int, v uint64) func(p *fileParts) []byte {
 		return idx(func(x []byte) []byte { le.PutUint64(x[len(x)-reportLen+at:], v); return x })
 	}
-	file("report: more slot vectors measured than the file has", "6.7", "invalid", "report of 17 and 0 slot vectors, the file has 16", "", rep(0, 17))
+	file("report: more slot vectors measured than the file has coordinates", "6.7", "invalid", "report of 33 and 0 slot vectors, the file has 32", "", rep(0, 33))
 	file("report: a retention distortion that is not a number", "6.7", "invalid", "report holds a negative or non-finite distortion", "", rep(8, math.Float64bits(math.NaN())))
 	file("report: a negative source distortion", "6.7", "invalid", "report holds a negative or non-finite distortion", "", rep(24, math.Float64bits(-1)))
 	file("report: a cosine sum beyond its slot vectors", "6.7", "invalid", "report's cosine sum exceeds its 0 slot vectors", "", rep(32, math.Float64bits(0.5)))
@@ -1191,6 +1325,11 @@ func atRule(v rejectVector, err error, want string) error {
 func rejects(t *testing.T, v rejectVector, b []byte) error {
 	switch v.Check {
 	case "model", "gate":
+		if v.Check == "model" && wm.IsBundle(b) {
+			// A .wmm file is a bundle by its magic (3.6).
+			_, err := wm.UnmarshalBundle(b, 0)
+			return atRule(v, err, v.Expect)
+		}
 		m, err := wm.UnmarshalModel(b)
 		if v.Check == "gate" {
 			if err != nil {
@@ -1206,7 +1345,13 @@ func rejects(t *testing.T, v rejectVector, b []byte) error {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m, err = wm.UnmarshalModel(raw); err != nil {
+		if wm.IsBundle(raw) {
+			ms, err := wm.UnmarshalBundle(raw, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m = bundleMember(ms, b) // the member the header names, as a decoder given the bundle
+		} else if m, err = wm.UnmarshalModel(raw); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1296,7 +1441,7 @@ func TestConformanceReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Header().ModelID != s.models[v.Model].ID() || r.Model().ID() != s.models[v.Model].ID() || r.Level() != 0 {
+			if r.Header().ModelID != s.writer(v).ID() || r.Model().ID() != s.writer(v).ID() || r.Level() != 0 {
 				t.Fatal("Reader's header, model or first level")
 			}
 			chunk := -1 // chunks of G states, no flushes but where v.Flush says
@@ -1375,7 +1520,7 @@ func TestConformanceReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := s.models[v.Model].Geom.N()
+		n := s.writer(v).Geom.N()
 		t.Run(name+"/limits", func(t *testing.T) {
 			// Every memory limit below what the file needs fails as too large.
 			if _, err := NewReader(bytes.NewReader(b), m, WithMaxMemory(0)); err == nil {

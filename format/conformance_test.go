@@ -56,9 +56,13 @@ type conformanceStep struct {
 
 // vector is one conformance file: how it is written, and its digests.
 type vector struct {
-	File     string   `json:"file"`
-	Input    string   `json:"input"`
-	Model    string   `json:"model"` // the model file the vector is written with
+	File  string `json:"file"`
+	Input string `json:"input"`
+	Model string `json:"model"` // the model file (or bundle) the vector is written with
+	// Member, when Model is a bundle (SPEC.md 3.6), is the member the file
+	// was written with, 0 the first (informative: a decoder picks it by
+	// the model ID the file's header names).
+	Member   int      `json:"member,omitempty"`
 	Keyframe int      `json:"keyframe_interval"`
 	Lanes    int      `json:"lanes"`
 	Embed    bool     `json:"embed_model"`
@@ -175,6 +179,34 @@ var conformanceVectors = []vector{
 		Covers: "the fast level under a gate with distance tables at K = 64: weak one-step predictions filled by the fallback row's fill (Row)"},
 	{File: "meta.wmz", Input: "input-meta.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "metadata that is a JSON text by the grammar alone: duplicate names, escaped lone surrogates, 1e999 and -0, arrays nested 10,000 deep, whitespace around the value, UTF-8 and DEL in strings"},
+	{File: "bundle-copy.wmz", Input: "input-tiny.json", Model: "bundle.wmm", Member: 1, Keyframe: 3, Lanes: 1, Lambda: LambdaLossless,
+		Covers: "a bundle given as the model: the file names its second member (model-tiny-copy.wmm, the copy level), of the geometry and content of the first (model-tiny.wmm, the default level) but another ID; chunks of 3 states, one lane"},
+	{File: "bundle-fast.wmz", Input: "input-k2.json", Model: "bundle.wmm", Member: 2, Keyframe: 512, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "a bundle given as the model: the file names its last member (model-k2-fast.wmm, the fast level), of another geometry than the others; chunks of 512 states, two lanes"},
+}
+
+// conformanceBundles are the bundles of the vectors (SPEC.md 3.6): each
+// file and its members, models of the vectors by file name, in order.
+var conformanceBundles = []struct {
+	name    string
+	members []string
+}{
+	{"bundle.wmm", []string{"model-tiny.wmm", "model-tiny-copy.wmm", "model-k2-fast.wmm"}},
+}
+
+// bundleMember returns the member of a bundle a decoder decodes file b
+// with: the one whose model ID the header names (bytes 32..47, SPEC.md
+// 3.6, 6.2), else the last, so that decoding fails on the model ID as
+// package wmzip's does (Codec.forHeader).
+func bundleMember(ms []*wm.Model, b []byte) *wm.Model {
+	if len(b) >= 48 {
+		for _, m := range ms {
+			if id := m.ID(); bytes.Equal(id[:], b[32:48]) {
+				return m
+			}
+		}
+	}
+	return ms[len(ms)-1]
 }
 
 // builtInputs and builtModels name the inputs and models built by
@@ -471,7 +503,8 @@ func decodeAllWays(b []byte, m *wm.Model, opts ...Option) ([]episode, error) {
 }
 
 type conformanceSet struct {
-	models  map[string]*wm.Model // by file name
+	models  map[string]*wm.Model   // by file name
+	bundles map[string][]*wm.Model // the members of each bundle, by file name
 	inputs  map[string]*conformanceInput
 	vectors []vector
 	files   map[string][]byte
@@ -594,16 +627,37 @@ func updateConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	bundles := map[string][]*wm.Model{}
+	for _, bd := range conformanceBundles {
+		var ms []*wm.Model
+		for _, n := range bd.members {
+			if models[n] == nil {
+				t.Fatalf("%s: no model %s", bd.name, n)
+			}
+			ms = append(ms, models[n])
+		}
+		var err error
+		if files[bd.name], err = wm.MarshalBundle(ms); err != nil {
+			t.Fatal(err)
+		}
+		bundles[bd.name] = ms
+	}
 	var vs []vector
 	for _, v := range conformanceVectors {
 		m, in := models[v.Model], inputs[v.Input]
+		if ms := bundles[v.Model]; ms != nil && v.Member >= 0 && v.Member < len(ms) {
+			m = ms[v.Member]
+		}
 		if m == nil || in == nil {
-			t.Fatalf("%s: no model %s or input %s", v.File, v.Model, v.Input)
+			t.Fatalf("%s: no model %s (member %d) or input %s", v.File, v.Model, v.Member, v.Input)
 		}
 		b := v.encode(t, m, in)
 		dm := m
-		if v.Embed {
+		switch {
+		case v.Embed:
 			dm = nil // decode with the embedded model
+		case bundles[v.Model] != nil:
+			dm = bundleMember(bundles[v.Model], b) // as a decoder given the bundle
 		}
 		dec, err := decodeAllWays(b, dm, v.options()...)
 		if err != nil {
@@ -648,18 +702,31 @@ func loadConformance(t *testing.T) *conformanceSet {
 		}
 		return b
 	}
-	s := &conformanceSet{models: map[string]*wm.Model{}, inputs: map[string]*conformanceInput{}, files: map[string][]byte{}}
+	s := &conformanceSet{models: map[string]*wm.Model{}, bundles: map[string][]*wm.Model{}, inputs: map[string]*conformanceInput{}, files: map[string][]byte{}}
 	if err := json.Unmarshal(read("vectors.json"), &s.vectors); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range s.vectors {
 		s.files[v.File] = read(v.File)
-		if s.models[v.Model] == nil {
-			m, err := wm.UnmarshalModel(read(v.Model))
-			if err != nil {
-				t.Fatalf("%s: %v (if the model format changed on purpose, run: go test ./format -run TestConformance -update)", v.Model, err)
+		if s.models[v.Model] == nil && s.bundles[v.Model] == nil {
+			const regen = "if the model format changed on purpose, run: go test ./format -run TestConformance -update"
+			raw := read(v.Model)
+			if wm.IsBundle(raw) {
+				ms, err := wm.UnmarshalBundle(raw, 0)
+				if err != nil {
+					t.Fatalf("%s: %v (%s)", v.Model, err, regen)
+				}
+				s.bundles[v.Model] = ms
+			} else {
+				m, err := wm.UnmarshalModel(raw)
+				if err != nil {
+					t.Fatalf("%s: %v (%s)", v.Model, err, regen)
+				}
+				s.models[v.Model] = m
 			}
-			s.models[v.Model] = m
+		}
+		if ms := s.bundles[v.Model]; ms != nil && (v.Member < 0 || v.Member >= len(ms)) {
+			t.Fatalf("%s: member %d of a bundle of %d", v.File, v.Member, len(ms))
 		}
 		if s.inputs[v.Input] == nil {
 			var in conformanceInput
@@ -672,11 +739,23 @@ func loadConformance(t *testing.T) *conformanceSet {
 	return s
 }
 
+// writer returns the model vector v was written with: its model, or the
+// member of its bundle that vectors.json names.
+func (s *conformanceSet) writer(v *vector) *wm.Model {
+	if ms := s.bundles[v.Model]; ms != nil {
+		return ms[v.Member]
+	}
+	return s.models[v.Model]
+}
+
 // modelFor returns the model a decoder is given for vector v: none when the
-// file embeds it.
+// file embeds it; for a bundle, the member its header names (bundleMember).
 func (s *conformanceSet) modelFor(v *vector) *wm.Model {
-	if v.Embed {
+	switch {
+	case v.Embed:
 		return nil
+	case s.bundles[v.Model] != nil:
+		return bundleMember(s.bundles[v.Model], s.files[v.File])
 	}
 	return s.models[v.Model]
 }
@@ -692,13 +771,20 @@ func TestConformance(t *testing.T) {
 	}
 	for i := range s.vectors {
 		v := &s.vectors[i]
-		m, in := s.models[v.Model], s.inputs[v.Input]
+		m, in := s.writer(v), s.inputs[v.Input]
 		n := m.Geom.N()
 		t.Run(v.File, func(t *testing.T) {
 			want := s.files[v.File]
 			sum := sha256.Sum256(want)
 			if hex.EncodeToString(sum[:]) != v.SHA256 {
 				t.Fatalf("%s does not match its SHA-256 in vectors.json", v.File)
+			}
+			if ms := s.bundles[v.Model]; ms != nil {
+				// A vector of a bundle checks the choice of the member
+				// only if the first is not the one.
+				if v.Member == 0 || bundleMember(ms, want) != m {
+					t.Fatalf("the header names member %d of %s, not %d (which must not be the first)", slices.Index(ms, bundleMember(ms, want)), v.Model, v.Member)
+				}
 			}
 			opts := v.options()
 			got := v.encode(t, m, in)
@@ -753,7 +839,7 @@ func TestConformanceCorruption(t *testing.T) {
 		default:
 			continue // the others differ only in options
 		}
-		n := s.models[v.Model].Geom.N()
+		n := s.writer(v).Geom.N()
 		t.Run(v.File, func(t *testing.T) {
 			t.Parallel()
 			b := bytes.Clone(s.files[v.File])
@@ -862,6 +948,47 @@ func TestConformanceModelBytes(t *testing.T) {
 		// byte that differs.
 		if at := diff[0]; le.Uint32(got[at:])-le.Uint32(raw[at:]) != 1 {
 			t.Fatalf("%s: re-serialized bytes differ at %v", name, diff)
+		}
+	}
+}
+
+// TestConformanceBundles checks that each bundle of the vectors holds the
+// committed model files conformanceBundles names, in order (SPEC.md 3.6),
+// and loads as their models.
+func TestConformanceBundles(t *testing.T) {
+	s := loadConformance(t)
+	read := func(n string) []byte {
+		b, err := os.ReadFile(filepath.Join(conformanceDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, bd := range conformanceBundles {
+		raw := read(bd.name)
+		var ms []*wm.Model
+		for _, n := range bd.members {
+			m, err := wm.UnmarshalModel(read(n))
+			if err != nil {
+				t.Fatalf("%s: %v", n, err)
+			}
+			ms = append(ms, m)
+		}
+		want, err := wm.MarshalBundle(ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(raw, want) {
+			t.Fatalf("%s is not the bundle of %v: run go test ./format -run TestConformance -update", bd.name, bd.members)
+		}
+		got := s.bundles[bd.name]
+		if got == nil {
+			t.Fatalf("no vector is written with %s", bd.name)
+		}
+		for i, m := range got {
+			if m.ID() != ms[i].ID() {
+				t.Fatalf("%s: member %d has ID %s, %s has %s", bd.name, i, m.ID(), bd.members[i], ms[i].ID())
+			}
 		}
 	}
 }

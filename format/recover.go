@@ -345,7 +345,7 @@ func (s *scan) finish(sums *index, complete bool, stop error) error {
 	x := s.index(sums)
 	if r := s.report; r != nil {
 		// The writer's means, over the slot vectors kept.
-		x.report = r.scaled(uint64(x.states) * uint64(f.h.Geom.S))
+		x.report = r.scaled(uint64(x.states) * uint64(f.h.Geom.N()))
 	}
 	for i := range s.rec.Moved {
 		if m := &s.rec.Moved[i]; m.To < 0 {

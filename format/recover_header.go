@@ -179,7 +179,8 @@ func (f *File) rawIndex() (*index, int64, int, bool) {
 		return nil, 0, 0, false
 	}
 	for v := Version; v >= MinVersion; v-- {
-		h := Header{Version: v, KeyframeInterval: MaxKeyframeInterval, Geom: wm.Geometry{S: wm.MaxSlots}}
+		// The largest geometry: its report may count up to States·N (6.7).
+		h := Header{Version: v, KeyframeInterval: MaxKeyframeInterval, Geom: wm.Geometry{S: wm.MaxSlots, M: wm.MaxCoords / wm.MaxSlots}}
 		if x, err := parseIndex(ib, t.indexOffset, body, &h); err == nil {
 			return x, t.indexOffset, v, true
 		}

@@ -17,14 +17,18 @@ import (
 //	4       2      u16 version, 1
 //	6       2      u16 flags, 0
 //	8       4      u32 n, members, 1..MaxMembers
-//	12      8·n    u64 length of each member, ≥ 24
+//	12      24·n   per member: u64 length (≥ 24), its 16-byte model ID
 //	…              the members' model files, in order
 //	end−4   4      u32 CRC-32C of every byte before it
+//
+// The IDs let a reader find the member a file names without parsing the
+// others (BundleMembers).
 const (
 	bundleMagic   = "WMZB"
 	BundleVersion = 1
 	MaxMembers    = 16
 	bundleHdr     = 12
+	bundleEntry   = 8 + ModelIDSize
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -40,7 +44,7 @@ func MarshalBundle(models []*Model) ([]byte, error) {
 	}
 	parts := make([][]byte, len(models))
 	seen := map[ModelID]bool{}
-	size := bundleHdr + 8*len(models) + 4
+	size := bundleHdr + bundleEntry*len(models) + 4
 	for i, m := range models {
 		if seen[m.ID()] {
 			return nil, fmt.Errorf("wm: bundle member %d repeats model %s", i, m.ID())
@@ -58,8 +62,10 @@ func MarshalBundle(models []*Model) ([]byte, error) {
 	out = binary.LittleEndian.AppendUint16(out, BundleVersion)
 	out = binary.LittleEndian.AppendUint16(out, 0)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(models)))
-	for _, p := range parts {
+	for i, p := range parts {
 		out = binary.LittleEndian.AppendUint64(out, uint64(len(p)))
+		id := models[i].ID()
+		out = append(out, id[:]...)
 	}
 	for _, p := range parts {
 		out = append(out, p...)
@@ -67,11 +73,20 @@ func MarshalBundle(models []*Model) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
 }
 
-// UnmarshalBundle parses and validates a bundle; maxBytes caps the memory
-// of each member as UnmarshalModelLimit does (0: no cap). A version other
-// than 1 fails with ErrModelVersion, anything else invalid with
-// ErrModelFormat.
-func UnmarshalBundle(b []byte, maxBytes int64) ([]*Model, error) {
+// BundleMember is one member of a bundle as BundleMembers finds it: its
+// listed model ID and its model file, not yet parsed.
+type BundleMember struct {
+	ID   ModelID
+	File []byte // a sub-slice of the bundle
+}
+
+// BundleMembers checks a bundle's header, lengths, CRC and listed IDs
+// (distinct) and returns its members without parsing them; a member's
+// file is checked against its listed ID when parsed (ParseBundleMember).
+// A version other than 1 fails with ErrModelVersion (checked before the
+// CRC, so that later versions are told apart), anything else invalid
+// with ErrModelFormat.
+func BundleMembers(b []byte) ([]BundleMember, error) {
 	if len(b) < bundleHdr+4 || !IsBundle(b) {
 		return nil, fmt.Errorf("%w: not a bundle", ErrModelFormat)
 	}
@@ -86,42 +101,67 @@ func UnmarshalBundle(b []byte, maxBytes int64) ([]*Model, error) {
 	if n < 1 || n > MaxMembers {
 		return nil, fmt.Errorf("%w: bundle of %d members, want 1 to %d", ErrModelFormat, n, MaxMembers)
 	}
-	off := int64(bundleHdr) + 8*n
+	off := int64(bundleHdr) + bundleEntry*n
 	if int64(len(b)) < off+4 {
-		return nil, fmt.Errorf("%w: bundle truncated in its member lengths", ErrModelFormat)
+		return nil, fmt.Errorf("%w: bundle truncated in its member list", ErrModelFormat)
 	}
 	body := int64(len(b)) - 4
 	if got, want := crc32.Checksum(b[:body], castagnoli), le.Uint32(b[body:]); got != want {
 		return nil, fmt.Errorf("%w: bundle checksum %08x, stored %08x", ErrModelFormat, got, want)
 	}
-	lens := make([]int64, n)
+	ms := make([]BundleMember, n)
 	end := off
-	for i := range lens {
-		l := le.Uint64(b[bundleHdr+8*i:])
+	for i := range ms {
+		e := b[bundleHdr+bundleEntry*i:]
+		l := le.Uint64(e)
 		if l < 24 || l > uint64(body) {
 			return nil, fmt.Errorf("%w: bundle member %d of %d bytes", ErrModelFormat, i, l)
 		}
-		lens[i] = int64(l)
-		if end += lens[i]; end > body {
+		copy(ms[i].ID[:], e[8:8+ModelIDSize])
+		for _, o := range ms[:i] {
+			if o.ID == ms[i].ID {
+				return nil, fmt.Errorf("%w: bundle member %d repeats model %s", ErrModelFormat, i, ms[i].ID)
+			}
+		}
+		if int64(l) > body-end {
 			return nil, fmt.Errorf("%w: bundle members run past its end", ErrModelFormat)
 		}
+		ms[i].File = b[end : end+int64(l)]
+		end += int64(l)
 	}
 	if end != body {
 		return nil, fmt.Errorf("%w: %d bytes after the bundle's last member", ErrModelFormat, body-end)
 	}
-	models := make([]*Model, n)
-	seen := map[ModelID]bool{}
-	for i := range models {
-		m, err := UnmarshalModelLimit(b[off:off+lens[i]], maxBytes)
-		if err != nil {
-			return nil, fmt.Errorf("bundle member %d: %w", i, err)
+	return ms, nil
+}
+
+// ParseBundleMember parses member i of a bundle (BundleMembers) under a
+// memory cap as UnmarshalModelLimit does, and checks it is the model its
+// entry lists.
+func ParseBundleMember(bm BundleMember, i int, maxBytes int64) (*Model, error) {
+	m, err := UnmarshalModelLimit(bm.File, maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("bundle member %d: %w", i, err)
+	}
+	if m.ID() != bm.ID {
+		return nil, fmt.Errorf("%w: bundle member %d is model %s, listed as %s", ErrModelFormat, i, m.ID(), bm.ID)
+	}
+	return m, nil
+}
+
+// UnmarshalBundle parses and validates a bundle and every member;
+// maxBytes caps the memory of each member as UnmarshalModelLimit does (0:
+// no cap). Errors are those of BundleMembers and ParseBundleMember.
+func UnmarshalBundle(b []byte, maxBytes int64) ([]*Model, error) {
+	bms, err := BundleMembers(b)
+	if err != nil {
+		return nil, err
+	}
+	models := make([]*Model, len(bms))
+	for i, bm := range bms {
+		if models[i], err = ParseBundleMember(bm, i, maxBytes); err != nil {
+			return nil, err
 		}
-		if seen[m.ID()] {
-			return nil, fmt.Errorf("%w: bundle member %d repeats model %s", ErrModelFormat, i, m.ID())
-		}
-		seen[m.ID()] = true
-		models[i] = m
-		off += lens[i]
 	}
 	return models, nil
 }

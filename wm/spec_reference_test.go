@@ -9,8 +9,11 @@ package wm_test
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -162,6 +165,11 @@ type specModel struct {
 	offD           [][]int
 	offX           [][]uint64
 	sections       int // offset of the section count
+	// Where fields lie in the file, for its canonical serialization
+	// (3.5): A (contAt) to the end of CONT (contEnd), RefEpisodes (epAt)
+	// to the end of RefStates (refEnd); OffRows and CtxRows.
+	contAt, contEnd, epAt, refEnd int
+	offRows, ctxRows              int
 }
 
 func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
@@ -226,6 +234,7 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 		}
 		m.capOcc, m.capAnc, m.capSucc = 16, 16, 0
 	} else {
+		m.contAt = p
 		m.A = u16()
 		for range m.S {
 			k := int(b[p])
@@ -236,6 +245,7 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 			}
 			m.CONT = append(m.CONT, l)
 		}
+		m.contEnd = p
 		// Version 3 codes the values of OFF and hitsP in the store (3.4).
 		if offRows = int(u32()); offRows == 256 && m.version == 2 {
 			m.OFF = rows(256, m.S)
@@ -252,11 +262,14 @@ func parseSpecModel(t *testing.T, st *specTables, b []byte) *specModel {
 		}
 		m.capOcc, m.capAnc, m.capSucc = 32, 32, 64
 	}
+	m.offRows, m.ctxRows = offRows, ctxRows
+	m.epAt = p
 	ne := int(u32())
 	for range ne {
 		m.start = append(m.start, int(u32()))
 	}
 	m.RefStates = int(u32())
+	m.refEnd = p
 	if m.version == 3 {
 		n := int(u32())
 		m.REF, m.BKT = specStore(t, m, b[p:p+n], offRows, ctxRows)
@@ -631,6 +644,224 @@ func (m *specModel) derivePowers() {
 			m.PW2 = append(m.PW2, pow(r, m.e2))
 		}
 	}
+}
+
+// 1.5 CRC32C, bit by bit: reflected polynomial 0x82F63B78, initial value
+// and final XOR 0xFFFFFFFF.
+func specCRC32C(b []byte) uint32 {
+	c := ^uint32(0)
+	for _, x := range b {
+		c ^= uint32(x)
+		for range 8 {
+			if c&1 != 0 {
+				c = c>>1 ^ 0x82F63B78
+			} else {
+				c >>= 1
+			}
+		}
+	}
+	return ^c
+}
+
+// 3.5 Canonical serialization and model ID.
+
+// specModelID returns the model ID of model file raw: the first 16 bytes
+// of the SHA-256 of its canonical serialization.
+func specModelID(t *testing.T, st *specTables, raw []byte) [16]byte {
+	le := binary.LittleEndian
+	canon := raw // versions 1 and 2, and 4 with the fields of version 2
+	if v, fl := le.Uint16(raw[4:]), le.Uint16(raw[6:]); v == 3 || v == 4 && fl&2 != 0 {
+		// The fields of version 3: read as version 3, written as version
+		// 2, then for version 4 under its version and level flag.
+		b := slices.Clone(raw)
+		le.PutUint16(b[4:], 3)
+		le.PutUint16(b[6:], 0)
+		canon = specCanonical(b, parseSpecModel(t, st, b))
+		if v == 4 {
+			le.PutUint16(canon[4:], 4)
+			le.PutUint16(canon[6:], fl&^2)
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return [16]byte(sum[:16])
+}
+
+// specCanonical writes version-3 file b, parsed as m, as version 2.
+func specCanonical(b []byte, m *specModel) []byte {
+	le := binary.LittleEndian
+	out := slices.Clone(b[:600+32*m.S]) // the header, hits, mis, cn and hitsS
+	le.PutUint16(out[4:], 2)
+	rows := func(rs [][]uint64) {
+		for _, r := range rs {
+			for _, f := range r {
+				out = le.AppendUint16(out, uint16(f-1))
+			}
+		}
+	}
+	out = le.AppendUint32(out, uint32(m.C1))
+	rows(m.FB1)
+	out = le.AppendUint32(out, uint32(m.C2))
+	out = le.AppendUint16(out, uint16(m.e1))
+	out = le.AppendUint16(out, uint16(m.e2))
+	rows(m.FB2)
+	out = append(out, b[m.contAt:m.contEnd]...) // A and CONT
+	out = le.AppendUint32(out, uint32(m.offRows))
+	if m.offRows == 256 {
+		rows(m.OFF)
+	}
+	out = le.AppendUint32(out, uint32(m.ctxRows))
+	if m.ctxRows == 9 {
+		for s := range m.S {
+			for pc := range 9 {
+				for c := range 8 {
+					out = le.AppendUint32(out, uint32(m.hitsP[s][pc][c]))
+				}
+			}
+		}
+	}
+	out = append(out, b[m.epAt:m.refEnd]...) // RefEpisodes, start, RefStates
+	for _, r := range m.REF {
+		for _, c := range r {
+			if m.K <= 256 {
+				out = append(out, byte(c))
+			} else {
+				out = le.AppendUint16(out, uint16(c))
+			}
+		}
+	}
+	for _, k := range m.BKT {
+		out = append(out, byte(k))
+	}
+	return append(out, b[m.sections:]...)
+}
+
+// 3.6 Bundles.
+
+// specReject is a file the text rejects, and the class it rejects it as
+// (8.3: invalid, unsupported, model-mismatch).
+type specReject struct{ class, why string }
+
+func (r *specReject) Error() string { return r.class + ": " + r.why }
+
+func specInvalid(format string, a ...any) error {
+	return &specReject{"invalid", fmt.Sprintf(format, a...)}
+}
+
+// specCheckMember checks what this implementation can of a member's model
+// file: its header, and that its sections end where the member does
+// (3.1). Its parser checks no other field (the vectors of 3.1 are package
+// wm's to reject); a member it cannot read is invalid.
+func specCheckMember(t *testing.T, st *specTables, raw []byte) (err error) {
+	le := binary.LittleEndian
+	if len(raw) < 24 {
+		return specInvalid("%d bytes, shorter than the header", len(raw))
+	}
+	if string(raw[:4]) != "WMZM" {
+		return specInvalid("magic %q", raw[:4])
+	}
+	// (3.6 says not whether a member of another model version makes the
+	// bundle invalid or unsupported; this takes the model file's class.)
+	v, fl := le.Uint16(raw[4:]), le.Uint16(raw[6:])
+	if v < 1 || v > 4 {
+		return &specReject{"unsupported", fmt.Sprintf("model version %d", v)}
+	}
+	defer func() {
+		if recover() != nil {
+			err = specInvalid("the fields run past the member's end")
+		}
+	}()
+	b := raw
+	if v == 4 {
+		b = slices.Clone(raw)
+		le.PutUint16(b[4:], 2+fl>>1&1)
+		le.PutUint16(b[6:], 0)
+	}
+	sm := parseSpecModel(t, st, b)
+	p := sm.sections + 4
+	for range le.Uint32(b[sm.sections:]) {
+		p += 8 + int(le.Uint32(b[p+4:]))
+	}
+	if p != len(b) {
+		return specInvalid("sections end at %d of %d bytes", p, len(b))
+	}
+	return nil
+}
+
+// specBundle reads a bundle: its members' files, in order, and their IDs.
+func specBundle(t *testing.T, st *specTables, b []byte) ([][]byte, [][16]byte, error) {
+	le := binary.LittleEndian
+	if len(b) < 16 || string(b[:4]) != "WMZB" {
+		return nil, nil, specInvalid("not a bundle of 16 bytes or more")
+	}
+	if v := le.Uint16(b[4:]); v != 1 {
+		return nil, nil, &specReject{"unsupported", fmt.Sprintf("bundle version %d", v)}
+	}
+	if f := le.Uint16(b[6:]); f != 0 {
+		return nil, nil, specInvalid("flags %#x", f)
+	}
+	n := uint64(le.Uint32(b[8:]))
+	if n < 1 || n > 16 {
+		return nil, nil, specInvalid("n = %d", n)
+	}
+	end := uint64(len(b)) - 4
+	if 12+24*n > end {
+		return nil, nil, specInvalid("the member list runs past the CRC")
+	}
+	if got, want := specCRC32C(b[:end]), le.Uint32(b[end:]); got != want {
+		return nil, nil, specInvalid("CRC %08x, stored %08x", got, want)
+	}
+	var members [][]byte
+	var ids [][16]byte
+	p := 12 + 24*n
+	for i := range n {
+		e := b[12+24*i:]
+		l := le.Uint64(e)
+		if l < 24 || l > end-p {
+			return nil, nil, specInvalid("member %d of %d bytes, %d left before the CRC", i, l, end-p)
+		}
+		id := [16]byte(e[8:24])
+		if slices.Contains(ids, id) {
+			return nil, nil, specInvalid("member %d repeats model %x", i, id)
+		}
+		ids = append(ids, id)
+		members = append(members, b[p:p+l])
+		p += l
+	}
+	if p != end {
+		return nil, nil, specInvalid("%d bytes after the last member", end-p)
+	}
+	for i, raw := range members {
+		if err := specCheckMember(t, st, raw); err != nil {
+			return nil, nil, fmt.Errorf("member %d: %w", i, err)
+		}
+		if id := specModelID(t, st, raw); id != ids[i] {
+			return nil, nil, specInvalid("member %d is model %x, listed as %x", i, id, ids[i])
+		}
+	}
+	return members, ids, nil
+}
+
+// specVectorModel returns the model file a decoder given the vector's
+// model decodes file with: the model file, or the member of a bundle whose
+// ID the file's header names (bytes 32..47, 6.2), and its index (−1 for a
+// model file).
+func specVectorModel(t *testing.T, st *specTables, dir, model string, file []byte) ([]byte, int) {
+	raw, err := os.ReadFile(filepath.Join(dir, model))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw[:4]) != "WMZB" {
+		return raw, -1
+	}
+	members, ids, err := specBundle(t, st, raw)
+	if err != nil {
+		t.Fatalf("%s: %v", model, err)
+	}
+	i := slices.Index(ids, [16]byte(file[32:48]))
+	if i < 0 {
+		t.Fatalf("%s names no member of %s", "the file", model)
+	}
+	return members[i], i
 }
 
 // 4. World model.
@@ -1569,15 +1800,17 @@ func TestSpecReference(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, v := range vs {
-		key := fmt.Sprint(v.Model, v.Input, v.Keyframe, v.Lambda, v.Levels)
+		file, err := os.ReadFile(filepath.Join(dir, v.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A bundle's vector runs on the member its file names (3.6).
+		raw, member := specVectorModel(t, st, dir, v.Model, file)
+		key := fmt.Sprint(v.Model, member, v.Input, v.Keyframe, v.Lambda, v.Levels)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		raw, err := os.ReadFile(filepath.Join(dir, v.Model))
-		if err != nil {
-			t.Fatal(err)
-		}
 		model, err := wm.UnmarshalModel(raw)
 		if err != nil {
 			t.Fatal(err)
@@ -1691,5 +1924,136 @@ func TestSpecReference(t *testing.T) {
 			}
 			t.Logf("%d coordinates agree, %d decisions of the gate", coords, coords*len(rules))
 		})
+	}
+}
+
+// TestSpecReferenceBundles checks 3.5 and 3.6 from the text alone: every
+// vector's header names the model ID this implementation computes for
+// its model (its canonical serialization), a bundle's vector the member
+// vectors.json says it was written with (not the first, so that the
+// choice is checked); and the rejection vectors of bundles (reject.json)
+// are rejected with their class: bundles to load, and files given a
+// bundle that names none of its members.
+func TestSpecReferenceBundles(t *testing.T) {
+	st := loadSpecTables(t)
+	dir := filepath.Join("..", "testdata", "conformance")
+	read := func(n string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var vs []struct {
+		File   string `json:"file"`
+		Model  string `json:"model"`
+		Member int    `json:"member"`
+	}
+	if err := json.Unmarshal(read("vectors.json"), &vs); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string][16]byte{} // by model file, or bundle and member
+	bundles := 0
+	for _, v := range vs {
+		file := read(v.File)
+		raw, member := specVectorModel(t, st, dir, v.Model, file)
+		key := fmt.Sprint(v.Model, member)
+		if _, ok := ids[key]; !ok {
+			ids[key] = specModelID(t, st, raw)
+		}
+		if id := ids[key]; id != [16]byte(file[32:48]) {
+			t.Errorf("%s: the header names model %x, the text's ID of %s is %x", v.File, file[32:48], v.Model, id)
+		}
+		if member >= 0 {
+			bundles++
+			if member != v.Member || member == 0 {
+				t.Errorf("%s names member %d of %s, vectors.json %d (not the first)", v.File, member, v.Model, v.Member)
+			}
+		}
+	}
+	if bundles == 0 {
+		t.Fatal("no vector of a bundle")
+	}
+
+	var rs []struct {
+		Name    string `json:"name"`
+		Check   string `json:"check"`
+		Base    string `json:"base"`
+		Patches []struct {
+			At  int    `json:"at"`
+			Del int    `json:"del"`
+			Hex string `json:"hex"`
+		} `json:"patches"`
+		Prefixes bool   `json:"every_prefix"`
+		Model    string `json:"model"`
+		Error    string `json:"error"`
+	}
+	if err := json.Unmarshal(read("reject.json"), &rs); err != nil {
+		t.Fatal(err)
+	}
+	isBundle := func(b []byte) bool { return len(b) >= 4 && string(b[:4]) == "WMZB" }
+	ran := 0
+	for _, r := range rs {
+		switch {
+		case r.Check == "model" && isBundle(read(r.Base)):
+		case r.Check == "file" && r.Model != "" && isBundle(read(r.Model)):
+		default:
+			continue // not a bundle's
+		}
+		ran++
+		t.Run(r.Name, func(t *testing.T) {
+			base := read(r.Base)
+			var inputs [][]byte
+			if r.Prefixes {
+				for n := range len(base) {
+					inputs = append(inputs, base[:n])
+				}
+			} else {
+				// Each patch replaces del bytes at an offset of base; they
+				// come in order of offset.
+				var b []byte
+				at := 0
+				for _, p := range r.Patches {
+					x, err := hex.DecodeString(p.Hex)
+					if err != nil || p.At < at || p.At+p.Del > len(base) {
+						t.Fatalf("bad patch %+v", p)
+					}
+					b = append(append(b, base[at:p.At]...), x...)
+					at = p.At + p.Del
+				}
+				inputs = append(inputs, append(b, base[at:]...))
+			}
+			for _, b := range inputs {
+				var err error
+				switch {
+				case r.Check == "file":
+					// This implementation decodes no file: it checks that
+					// the header names no member, which is the mismatch.
+					_, ids, berr := specBundle(t, st, read(r.Model))
+					if berr != nil {
+						t.Fatalf("%s: %v", r.Model, berr)
+					}
+					if len(b) >= 48 && slices.Contains(ids, [16]byte(b[32:48])) {
+						t.Fatal("the file names a member of the bundle: a file this implementation does not decode")
+					}
+					err = &specReject{"model-mismatch", "the file names no member of the bundle"}
+				case isBundle(b):
+					_, _, err = specBundle(t, st, b)
+				default:
+					// Not a bundle by its magic: a model file (3.1).
+					err = specCheckMember(t, st, b)
+				}
+				var sr *specReject
+				if !errors.As(err, &sr) {
+					t.Fatalf("%d bytes: accepted (%v), want %s", len(b), err, r.Error)
+				}
+				if sr.class != r.Error {
+					t.Fatalf("%d bytes: %v, want %s", len(b), err, r.Error)
+				}
+			}
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no rejection vector of a bundle")
 	}
 }
