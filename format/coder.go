@@ -234,9 +234,6 @@ func (c *chunkCoder) begin(md chunkMode) {
 	c.retained, c.wrong, c.distSum, c.dist = 0, 0, 0, 0
 	c.recons = c.recons[:0]
 	c.esc.reset()
-	if c.rd != nil {
-		c.rd.reset()
-	}
 }
 
 // setRetention makes the coder code under ret (a coder of the distortion

@@ -310,6 +310,9 @@ func (c *chunkCoder) rdUse(in rdIn) {
 		}
 		c.rd = &rdCoder{}
 	}
+	if c.states == 0 {
+		c.rd.reset() // a chunk's first state: its tiles and escapes anew
+	}
 	c.rd.in = in
 }
 
