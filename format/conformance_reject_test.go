@@ -212,8 +212,8 @@ func (p *fileParts) reindex(edit func(idx []byte) []byte) {
 // bundleParts are the fields of a bundle (SPEC.md 3.6), for rewriting.
 type bundleParts struct {
 	version, flags uint16
-	n              uint32   // the member count written
-	lens           []uint64 // the lengths written (nil: the members')
+	n              uint32     // the member count written
+	lens           []uint64   // the lengths written (nil: the members')
 	ids            [][16]byte // the IDs listed, one a member (a member without one: its own)
 	members        [][]byte
 	gap            []byte // bytes between the last member and the CRC
