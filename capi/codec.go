@@ -150,6 +150,43 @@ func wmz_codec_describe(c C.wmz_codec, info *C.wmz_codec_info) (rc C.int) {
 	return 0
 }
 
+//export wmz_codec_members
+func wmz_codec_members(c C.wmz_codec, members *C.wmz_codec, capacity C.size_t, n *C.size_t) (rc C.int) {
+	defer guard(&rc)
+	room, err := count(capacity)
+	if err != nil {
+		return status(err)
+	}
+	if members == nil {
+		room = 0
+	}
+	k, hs, err := capi.CodecMembers(capi.Handle(c), room)
+	if err != nil {
+		return status(err)
+	}
+	if n != nil {
+		*n = C.size_t(k)
+	}
+	if hs == nil {
+		return status(capi.BufferError(k*8, uint64(room)*8))
+	}
+	out := unsafe.Slice((*C.wmz_codec)(unsafe.Pointer(members)), len(hs))
+	for i, h := range hs {
+		out[i] = C.wmz_codec(h)
+	}
+	return 0
+}
+
+//export wmz_codec_summary
+func wmz_codec_summary(c C.wmz_codec, buf *C.char, capacity C.size_t, size *C.size_t) (rc C.int) {
+	defer guard(&rc)
+	b, err := capi.CodecSummary(capi.Handle(c))
+	if err != nil {
+		return status(err)
+	}
+	return status(output(b, unsafe.Pointer(buf), capacity, size, true))
+}
+
 //export wmz_codec_quantize
 func wmz_codec_quantize(c C.wmz_codec, obs *C.wmz_cfloat, n C.size_t, dst unsafe.Pointer, capacity C.size_t, width C.int) (rc C.int) {
 	defer guard(&rc)

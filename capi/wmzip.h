@@ -9,8 +9,10 @@
  * and link with -lwmzip. The Python package (python/) is built on it.
  *
  * Objects. A codec (the shared model: quantizer, world model, retention
- * gate), a file read at random, a writer, a reader and a search (files
- * searched for the nearest neighbours of a query) are named by handles: 64-bit numbers, 0 for none. The library keeps the objects; a
+ * gate; or a bundle of members, each a quantizer and world model of its
+ * own, which wmz_codec_members lists), a file read at random, a writer, a
+ * reader and a search (files searched for the nearest neighbours of a
+ * query) are named by handles: 64-bit numbers, 0 for none. The library keeps the objects; a
  * handle is never reused, so a released one gives WMZ_ERR_CLOSED, never
  * another object. Releasing a handle twice is allowed and does nothing.
  *
@@ -94,7 +96,9 @@ typedef struct wmz_codec_info {
 	int64_t subspaces; /* M: codes a slot vector; a state has S*M */
 	int64_t alphabet;  /* K: every code is below it */
 	int64_t dim;       /* floats a slot vector; 0: no quantizer (codes only) */
-	int32_t has_gate;  /* 1: a retention gate, which lossy writing needs */
+	int32_t has_gate;  /* 1: a retention gate, with which the lossy modes leave
+	                    * codes out; 0: they code by rate and distortion
+	                    * (codecs with a quantizer), or are refused */
 	/* How the quantizer did on observations held out of its training:
 	 * mean relative squared error and cosine over quantizer_vectors slot
 	 * vectors (0 when the model records none). */
@@ -127,11 +131,18 @@ int wmz_codec_load(const char *path, wmz_codec *out);
 int wmz_codec_read(const void *data, size_t size, wmz_codec *out);
 
 /* wmz_codec_train builds a codec from a trajectory, exactly as `wmzip
- * train` does from the same arrays and options: subspaces (32), centroids
- * (64), seed (1), quantizer_iters, quantizer_sample, codes_only (false),
- * alphabet (0: from the codes), precision (16), max_ref (65536), capacity
- * (1), gate_holdout (-1: one episode in eight; 0: no gate), gate_bins
- * ("modal" or "entropy"), max_states (262144). It can take minutes. */
+ * train` does from the same arrays and options: quantizer ("family", the
+ * default for float observations: a bundle of product quantizers of 256
+ * centroids and 1 to 32 subspaces, each with its own world model and no
+ * retention gate, chosen by the bits each writes at each distortion on
+ * held-out episodes; or "single": one quantizer of subspaces (32) codes
+ * below centroids (64), with a gate; giving subspaces, centroids or
+ * quantizer_iters implies "single"), seed (1), quantizer_iters,
+ * quantizer_sample, codes_only (false), alphabet (0: from the codes),
+ * precision (16), max_ref (65536), capacity (1), gate_holdout (-1: one
+ * episode in eight; 0: no gate), gate_bins ("modal" or "entropy"),
+ * gate_for ("distortion" or "search"), level ("copy", "full" or "fast"),
+ * max_states (262144). It can take minutes. */
 int wmz_codec_train(const wmz_trajectory *t, const char *options, wmz_codec *out);
 
 /* wmz_codec_bytes returns the bytes of the codec's model file. */
@@ -140,8 +151,32 @@ int wmz_codec_bytes(wmz_codec c, void *buf, size_t cap, size_t *size);
 /* wmz_codec_save writes the codec's model file at path, atomically. */
 int wmz_codec_save(wmz_codec c, const char *path);
 
-/* wmz_codec_describe fills *info with what the codec is. */
+/* wmz_codec_describe fills *info with what the codec is: a bundle's
+ * shape and model ID are those of its finest member, which writes its
+ * lossless files. */
 int wmz_codec_describe(wmz_codec c, wmz_codec_info *info);
+
+/* wmz_codec_members writes a new handle to each member of the codec to
+ * members, which holds cap, coarsest first (free each with
+ * wmz_codec_free); *n receives the number of members: a bundle's, or 1 for
+ * a codec of one model, whose member is itself. When members is NULL or
+ * cap is smaller, no handle is made and the call returns WMZ_ERR_BUFFER. */
+int wmz_codec_members(wmz_codec c, wmz_codec *members, size_t cap, size_t *n);
+
+/* wmz_codec_summary returns what the codec is as a JSON object: model_id,
+ * slots, subspaces, alphabet, dim (null: codes only) and has_gate, as
+ * wmz_codec_describe gives them; model_geometry {slots, subspaces,
+ * alphabet}, the world model's own shape of a state (it may see several
+ * slot vectors as one of its slots: the same slots*subspaces codes);
+ * members, the model ID of each member, coarsest first; quantizer
+ * {vectors, distortion, cosine} held out of its training, or null; and
+ * calibration, for a codec of one model trained to code by rate and
+ * distortion: [{lambda, distortion, bits_per_state}], by decreasing
+ * lambda (null: +infinity, the quantizer's own codes), what episodes held
+ * out of its training cost at each lambda and how far from their source
+ * floats they came back; empty for a bundle (ask its members) and for
+ * other codecs. */
+int wmz_codec_summary(wmz_codec c, char *buf, size_t cap, size_t *size);
 
 /* wmz_codec_quantize writes the codes of n floats of observations (whole
  * states) to codes, which holds cap codes of width bytes. */
@@ -158,12 +193,17 @@ int wmz_codec_free(wmz_codec c);
 /* ---- Files: random access -------------------------------------------- */
 
 /* wmz_file_open opens the .wmz file at path, read with codec c, or with
- * the model the file embeds when c is 0. Options: threads (chunks decoded
- * ahead at once; default every core). */
+ * the model the file embeds when c is 0. When c is a bundle, the file is
+ * read with the member that wrote it (wmz_file_codec). Options: threads
+ * (chunks decoded ahead at once; default every core). */
 int wmz_file_open(const char *path, wmz_codec c, const char *options, wmz_file *out);
 
 /* wmz_file_codec returns a new handle to the codec the file is read with
- * (free it with wmz_codec_free). */
+ * (free it with wmz_codec_free): the one given, the member of a bundle
+ * given that wrote the file (a lossy file of a bundle is written by one
+ * member; a lossless one by its finest, and read with the bundle), or the
+ * model the file embeds. Its shape (wmz_codec_describe) is the shape of
+ * the file's states. */
 int wmz_file_codec(wmz_file f, wmz_codec *out);
 
 /* wmz_file_episodes writes the number of states of each episode to lens,
@@ -191,10 +231,14 @@ int wmz_file_meta(wmz_file f, int64_t e, char *buf, size_t cap, size_t *size);
 
 /* wmz_file_info returns the file's summary as a JSON object: episodes,
  * states, chunks, file_bytes, header_bytes, model_bytes, payload_bytes,
- * index_bytes, lambda (null: lossless), levels, embedded, model_id,
- * ideal_bits, retained, and distortion {slots, retention, source_slots,
- * source, source_cosine}: what the writer recorded of the distortion
- * against the lossless reconstruction and against the source floats. */
+ * index_bytes, lambda (null: every coordinate coded), levels, embedded,
+ * model_id (of the codec that wrote it: a bundle's member), ideal_bits,
+ * retained, and distortion {slots, retention, source_slots, source,
+ * source_cosine}: what the writer recorded of the distortion against the
+ * lossless reconstruction and against the source floats. A file coded by
+ * rate and distortion (a lossy file of a codec without a gate) has lambda
+ * null and no levels, as a lossless one: its retention is what the
+ * values chosen lose against the quantizer's own codes. */
 int wmz_file_info(wmz_file f, char *buf, size_t cap, size_t *size);
 
 /* wmz_file_verify decodes the whole file with every check. */
@@ -215,7 +259,17 @@ int wmz_file_close(wmz_file f);
  * written), keyframe (states a chunk, 1..4096, default 128), threads
  * (chunks encoded at once, default every core), embed_model (false).
  * None of lambda, levels, distortion, source_distortion: lossless. Invalid
- * options touch no file. */
+ * options touch no file.
+ *
+ * With a codec that has a gate the lossy modes leave codes out. With one
+ * that has none but a quantizer (a family, the default of
+ * wmz_codec_train) they code by rate and distortion: every coordinate is
+ * coded, with the values of least distortion + bits/lambda, by one member
+ * of the bundle (the writer picks it; its model ID is the file's, and
+ * readers given the bundle find it); the file's levels are not recorded.
+ * A codec of codes only needs a gate for them. A lossless file of a
+ * bundle is written by its finest member, whose codes wmz_writer_codes
+ * takes. */
 int wmz_writer_create(const char *path, wmz_codec c, const char *options, wmz_writer *out);
 
 /* wmz_writer_begin starts an episode; meta (size bytes of JSON text, or
@@ -255,7 +309,10 @@ int wmz_writer_abort(wmz_writer w);
  * retained, wrong, distortion, lossless_chunks, bytes, report (as
  * wmz_file_info's distortion), quantizer_distortion, quantizer_vectors,
  * and search {lambda, lambdas, distortion, encodes} after a distortion
- * target's search (else null). */
+ * target's search (else null). Of a file coded by rate and distortion,
+ * the search's lambda is null and lambdas empty (the coder's lambda is
+ * not reported) and its distortion is the whole distance to the target's
+ * reference, quantizer included; quantizer_distortion is the member's. */
 int wmz_writer_account(wmz_writer w, char *buf, size_t cap, size_t *size);
 
 /* wmz_writer_free releases the handle. A file neither closed nor aborted
@@ -269,7 +326,7 @@ int wmz_writer_free(wmz_writer w);
 int wmz_reader_open(const char *path, wmz_codec c, const char *options, wmz_reader *out);
 
 /* wmz_reader_codec returns a new handle to the codec the file is read
- * with. */
+ * with, as wmz_file_codec. */
 int wmz_reader_codec(wmz_reader r, wmz_codec *out);
 
 /* wmz_reader_next moves to the next episode; WMZ_EOF after the last. */
@@ -289,7 +346,8 @@ int wmz_reader_obs(wmz_reader r, int64_t *action, float *obs, size_t cap);
 
 /* wmz_reader_level returns the retention level of the state read last:
  * an index into the file's levels, -1 for a chunk coded losslessly in a
- * file with levels, 0 in a file without. */
+ * file with levels, 0 in a file without (among them files coded by rate
+ * and distortion, whose levels are not recorded). */
 int wmz_reader_level(wmz_reader r, int *level);
 
 /* wmz_reader_close closes the file and releases the handle. */
@@ -309,7 +367,10 @@ int wmz_reader_close(wmz_reader r);
 
 /* wmz_search_open opens the n .wmz files paths[0..n-1] to be searched
  * together, with codec c, or with the model the first file embeds when c
- * is 0; every file must be written with that codec. Each file's index
+ * is 0; every file must be written with that codec. When c is a bundle,
+ * the search runs with the member that wrote the files (every file must
+ * be that member's), which wmz_search_codec returns and whose shape the
+ * queries have. Each file's index
  * (its .wmzi beside it, which `wmzip index` writes) is loaded when it is
  * current, and built from the file otherwise, which decodes it whole;
  * wmz_search_info tells which happened. Options: threads (goroutines that
@@ -318,7 +379,8 @@ int wmz_reader_close(wmz_reader r);
 int wmz_search_open(const char *const *paths, size_t n, wmz_codec c, const char *options, wmz_search *out);
 
 /* wmz_search_codec returns a new handle to the codec the search runs with
- * (free it with wmz_codec_free). */
+ * (free it with wmz_codec_free): the one given, the member of a bundle
+ * given that wrote the files, or the model the first file embeds. */
 int wmz_search_codec(wmz_search s, wmz_codec *out);
 
 /* wmz_search_info returns what the search holds as a JSON object:

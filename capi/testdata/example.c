@@ -1,6 +1,7 @@
 /* example: read a .wmz file at random, copy its last episode to a new
  * file, and find the states nearest one of it, through the C interface
- * (wmzip.h).
+ * (wmzip.h). The model may be a family: the file is then read, copied and
+ * searched with the member that wrote it, whose shape its states have.
  *
  *     cc -I capi capi/testdata/example.c -L. -lwmzip -o example
  *     ./example model.wmm in.wmz out.wmz
@@ -17,13 +18,13 @@ static int fail(const char *what) {
 }
 
 int main(int argc, char **argv) {
-	wmz_codec codec = 0;
+	wmz_codec codec = 0, used = 0;
 	wmz_file file = 0;
 	wmz_writer out = 0;
 	wmz_search search = 0;
 	wmz_codec_info info;
 	int64_t lens[64];
-	size_t episodes = 0;
+	size_t episodes = 0, members = 0;
 	int rc = 1;
 
 	if (argc != 4) {
@@ -32,14 +33,18 @@ int main(int argc, char **argv) {
 	}
 	if (wmz_codec_load(argv[1], &codec) != WMZ_OK)
 		return fail(argv[1]);
-	if (wmz_codec_describe(codec, &info) != WMZ_OK)
-		return fail("describe");
+	if (wmz_codec_members(codec, NULL, 0, &members) != WMZ_ERR_BUFFER)
+		return fail("members");
 	if (wmz_file_open(argv[2], codec, "{\"threads\": 2}", &file) != WMZ_OK)
 		return fail(argv[2]);
+	/* The codec the file is read with: of a family, the member that wrote it. */
+	if (wmz_file_codec(file, &used) != WMZ_OK || wmz_codec_describe(used, &info) != WMZ_OK)
+		return fail("describe");
 	if (wmz_file_episodes(file, lens, 64, &episodes) != WMZ_OK)
 		return fail("episodes");
-	printf("%s: %zu episodes, states of %lld slots x %lld codes below %lld, model %s\n", argv[2], episodes,
-	       (long long)info.slots, (long long)info.subspaces, (long long)info.alphabet, info.model_id);
+	printf("%s: %zu episodes, states of %lld slots x %lld codes below %lld, model %s (of %zu members)\n", argv[2],
+	       episodes, (long long)info.slots, (long long)info.subspaces, (long long)info.alphabet, info.model_id,
+	       members);
 	{
 		int64_t e = (int64_t)episodes - 1, t = lens[e] / 2, action = 0;
 		size_t n = (size_t)(info.slots * info.subspaces), states = (size_t)lens[e];
@@ -58,7 +63,7 @@ int main(int argc, char **argv) {
 			fail("states");
 			goto done;
 		}
-		if (wmz_writer_create(argv[3], codec, NULL, &out) != WMZ_OK) {
+		if (wmz_writer_create(argv[3], used, NULL, &out) != WMZ_OK) {
 			fail(argv[3]);
 			goto done;
 		}
@@ -75,7 +80,7 @@ int main(int argc, char **argv) {
 			double dist[3];
 			size_t need = 0, i;
 			paths[0] = argv[2];
-			if (wmz_search_open(paths, 1, codec, NULL, &search) != WMZ_OK) {
+			if (wmz_search_open(paths, 1, used, NULL, &search) != WMZ_OK) {
 				fail("search");
 				goto done;
 			}
@@ -97,6 +102,7 @@ int main(int argc, char **argv) {
 	wmz_writer_free(out);
 	wmz_search_close(search);
 	wmz_file_close(file);
+	wmz_codec_free(used);
 	wmz_codec_free(codec);
 	return rc;
 }

@@ -121,6 +121,98 @@ func codecInfo(c *wmzip.Codec) CodecInfo {
 	return in
 }
 
+// CodecMembers returns the number of members of the codec of h (a
+// bundle's, coarsest first; 1 for a codec of one model, its own member)
+// and, when they are at most room, a new handle to each; none otherwise,
+// so that a caller can ask for the number first.
+func CodecMembers(h Handle, room int) (n int, members []Handle, err error) {
+	c, err := codecOf(h)
+	if err != nil {
+		return 0, nil, err
+	}
+	ms := c.Members()
+	if len(ms) > room {
+		return len(ms), nil, nil
+	}
+	members = make([]Handle, len(ms))
+	for i, m := range ms {
+		members[i] = newCodec(m)
+	}
+	return len(ms), members, nil
+}
+
+// codecJSON is what CodecSummary returns.
+type codecJSON struct {
+	ModelID   string `json:"model_id"`
+	Slots     int    `json:"slots"`     // S: slot vectors a state, as users see it
+	Subspaces int    `json:"subspaces"` // M: codes a slot vector
+	Alphabet  int    `json:"alphabet"`  // K
+	Dim       *int   `json:"dim"`       // floats a slot vector; null: codes only
+	HasGate   bool   `json:"has_gate"`
+	// ModelGeometry is the world model's own shape of a state, which
+	// differs from slots × subspaces when it sees several slot vectors as
+	// one of its slots (the same codes: S·M of either).
+	ModelGeometry geometryJSON `json:"model_geometry"`
+	// Members are the model IDs of a bundle's members, coarsest first (the
+	// last is the finest, whose ID is the bundle's), or the codec's own.
+	Members []string `json:"members"`
+	// Quantizer is how its quantizer did on observations held out of its
+	// training, or null when the model records none.
+	Quantizer *qualityJSON `json:"quantizer"`
+	// Calibration is a codec of one model's coding by rate and distortion
+	// measured on episodes held out of its training, by decreasing λ;
+	// empty for a bundle (see its members) or a codec trained without one.
+	Calibration []ratePointJSON `json:"calibration"`
+}
+
+type geometryJSON struct {
+	Slots     int `json:"slots"`
+	Subspaces int `json:"subspaces"`
+	Alphabet  int `json:"alphabet"`
+}
+
+type qualityJSON struct {
+	Vectors    int64   `json:"vectors"`
+	Distortion float64 `json:"distortion"`
+	Cosine     float64 `json:"cosine"`
+}
+
+// ratePointJSON is a wmzip.RatePoint; a λ of null is +Inf (the
+// quantizer's own codes).
+type ratePointJSON struct {
+	Lambda       *float64 `json:"lambda"`
+	Distortion   float64  `json:"distortion"`
+	BitsPerState float64  `json:"bits_per_state"`
+}
+
+// CodecSummary returns what the codec of h is as a JSON object: model_id,
+// slots, subspaces, alphabet, dim, has_gate, model_geometry, members,
+// quantizer and calibration (codecJSON).
+func CodecSummary(h Handle) ([]byte, error) {
+	c, err := codecOf(h)
+	if err != nil {
+		return nil, err
+	}
+	in := codecInfo(c)
+	g := c.Model().Geom
+	j := codecJSON{ModelID: in.ModelID, Slots: in.Slots, Subspaces: in.Subspaces, Alphabet: in.Alphabet,
+		HasGate: in.HasGate, ModelGeometry: geometryJSON{g.S, g.M, g.K}, Members: []string{},
+		Calibration: []ratePointJSON{}}
+	if in.Dim > 0 {
+		j.Dim = &in.Dim
+	}
+	if in.QuantizerVectors > 0 {
+		j.Quantizer = &qualityJSON{in.QuantizerVectors, in.QuantizerDistortion, in.QuantizerCosine}
+	}
+	for _, m := range c.Members() {
+		j.Members = append(j.Members, m.Model().ID().String())
+	}
+	for _, p := range c.Calibration() {
+		j.Calibration = append(j.Calibration, ratePointJSON{finite(p.Lambda), p.Distortion, p.BitsPerState})
+	}
+	return json.Marshal(j)
+}
+
 // Quantize writes the codes of observations obs (whole states) to dst,
 // which must hold them.
 func Quantize(h Handle, obs []float32, dst Codes) error {

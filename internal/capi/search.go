@@ -58,10 +58,12 @@ type searchFileJSON struct {
 }
 
 // OpenSearch opens the .wmz files at paths to be searched as one memory,
-// with the codec of handle codec (0: the model the first file embeds),
-// and JSON options (threads, save). Each file's index is loaded from
-// beside it when it is current, built from the file otherwise (and then
-// written beside it with the option save); SearchInfo tells which.
+// with the codec of handle codec (0: the model the first file embeds; a
+// bundle: the member that wrote the files, which must all be that
+// member's), and JSON options (threads, save). Each file's index is
+// loaded from beside it when it is current, built from the file otherwise
+// (and then written beside it with the option save); SearchInfo tells
+// which.
 func OpenSearch(paths []string, codec Handle, options []byte) (Handle, error) {
 	var o searchOpenOptions
 	if err := decodeOptions(options, &o); err != nil {
@@ -90,7 +92,7 @@ func OpenSearch(paths []string, codec Handle, options []byte) (Handle, error) {
 		return 0, Inputf("the model has no quantizer, so codes have no distances: search needs a model trained on float observations")
 	}
 	ctx := context.Background()
-	info := searchInfoJSON{ModelID: c.Model().ID().String()}
+	info := searchInfoJSON{}
 	idx := make([]*search.Index, len(paths))
 	for i, p := range paths {
 		ix, why, err := search.Open(ctx, p, c, search.BuildOptions{Threads: o.Threads})
@@ -122,6 +124,17 @@ func OpenSearch(paths []string, codec Handle, options []byte) (Handle, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A bundle's memory runs with the member that wrote its files (their
+	// indexes are that member's): its shape is the queries' and the
+	// results'. Files of its finest member are the bundle's own.
+	if id := idx[0].ModelID(); id != c.Model().ID() {
+		for _, mem := range c.Members() {
+			if mem.Model().ID() == id {
+				c, q = mem, mem.Quantizer()
+			}
+		}
+	}
+	info.ModelID = c.Model().ID().String()
 	info.Episodes, info.States = m.Episodes(), m.States()
 	b, err := json.Marshal(info)
 	if err != nil {

@@ -64,8 +64,20 @@ def run_npz(run, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def codec(run) -> wmzip.Codec:
-    """A codec of the run's observations: quantizer, world model, gate."""
+    """A codec of the run's observations as Codec.train makes it by
+    default: a family of product quantizers (256 centroids), each with
+    its world model, no gate; its lossy files are coded by rate and
+    distortion, each by one member."""
     return wmzip.Codec.train(run["obs"], actions=run["actions"], episode_start=run["episode_start"])
+
+
+@pytest.fixture(scope="session")
+def gated_codec(run) -> wmzip.Codec:
+    """A codec of the run's observations in the seeds' configuration
+    (quantizer="single"): one OPQ quantizer of 32 subspaces × 64
+    centroids, a world model and a retention gate."""
+    return wmzip.Codec.train(run["obs"], actions=run["actions"], episode_start=run["episode_start"],
+                             quantizer="single")
 
 
 @pytest.fixture(scope="session")

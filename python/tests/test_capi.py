@@ -77,8 +77,10 @@ def test_buffers(codec, run, tmp_path):
         lib.wmz_file_close(f.value)
 
 
-def test_reader(codec, run, tmp_path):
-    """The in-order reader: episodes, states, levels, metadata, the end."""
+def test_reader(gated_codec, run, tmp_path):
+    """The in-order reader: episodes, states, levels (a gate's: the file
+    records them), metadata, the end."""
+    codec = gated_codec
     p = tmp_path / "r.wmz"
     eps = episodes_of(run)[:3]
     with wmzip.Writer(p, codec, levels=[22, float("inf")], keyframe=16, embed_model=True) as w:
@@ -117,11 +119,82 @@ def test_reader(codec, run, tmp_path):
     assert lib.wmz_reader_next(r.value) == -7
 
 
+def test_reader_member(codec, run, tmp_path):
+    """A reader given a family finds the member that wrote a lossy file:
+    its codec handle is that member, states have its shape, and a file
+    coded by rate and distortion has no levels (level 0)."""
+    p = tmp_path / "m.wmz"
+    eps = episodes_of(run)[:3]
+    with wmzip.Writer(p, codec, levels=[22, float("inf")], keyframe=16) as w:
+        for i, (d, a) in enumerate(eps):
+            w.begin_episode({"i": i})
+            w.set_level(i % 2)
+            w.write_states(d, a)
+    with wmzip.open(p, codec) as f:
+        member = f.codec
+        want = list(f)
+    assert member in codec.members and member != codec  # these runs: a coarser member than the finest
+    r = c_uint64()
+    assert lib.wmz_reader_open(str(p).encode(), codec._h, None, byref(r)) == 0
+    try:
+        c = c_uint64()
+        assert lib.wmz_reader_codec(r.value, byref(c)) == 0
+        assert wmzip.Codec._wrap(c.value) == member
+        codes = np.zeros((member.slots, member.subspaces), np.uint8)
+        lv = c_int()
+        for ep in want:
+            assert lib.wmz_reader_next(r.value) == 0
+            for t in range(len(ep)):
+                assert lib.wmz_reader_state(r.value, None, codes.ctypes.data, codes.size, 1) == 0
+                assert np.array_equal(codes, ep.codes[t])
+                assert lib.wmz_reader_level(r.value, byref(lv)) == 0 and lv.value == 0
+            assert lib.wmz_reader_state(r.value, None, None, 0, 1) == 1
+        assert lib.wmz_reader_next(r.value) == 1
+    finally:
+        assert lib.wmz_reader_close(r.value) == 0
+
+
+def test_codec_members_and_summary(codec, gated_codec):
+    """wmz_codec_members: new handles, or the count alone (WMZ_ERR_BUFFER)
+    when they do not fit; wmz_codec_summary: what the codec is, as JSON."""
+    n = c_size_t()
+    k = len(codec.members)
+    assert lib.wmz_codec_members(codec._h, None, 0, byref(n)) == -12 and n.value == k
+    few = (c_uint64 * (k - 1))()
+    assert lib.wmz_codec_members(codec._h, few, k - 1, byref(n)) == -12 and n.value == k
+    assert list(few) == [0] * (k - 1)  # no handle made
+    hs = (c_uint64 * (k + 1))()
+    assert lib.wmz_codec_members(codec._h, hs, k + 1, byref(n)) == 0 and n.value == k and hs[k] == 0
+    try:
+        assert [wmzip.Codec._wrap(h).model_id for h in hs[:k]] == [m.model_id for m in codec.members]
+    finally:
+        for h in hs[:k]:
+            assert lib.wmz_codec_free(h) == 0
+    one = (c_uint64 * 1)()
+    assert lib.wmz_codec_members(gated_codec._h, one, 1, byref(n)) == 0 and n.value == 1
+    assert wmzip.Codec._wrap(one[0]) == gated_codec and one[0] != gated_codec._h  # a new handle
+    assert lib.wmz_codec_members(1 << 60, hs, k, byref(n)) == -1
+    s = _lib.out_json(lib.wmz_codec_summary, codec._h)
+    assert set(s) == {"model_id", "slots", "subspaces", "alphabet", "dim", "has_gate", "model_geometry", "members",
+                      "quantizer", "calibration"}
+    assert (s["model_id"], s["slots"], s["subspaces"], s["alphabet"], s["dim"], s["has_gate"]) == \
+        (codec.model_id, 4, codec.subspaces, 256, 64, False)
+    assert s["members"] == [m.model_id for m in codec.members] and s["calibration"] == []
+    m = _lib.out_json(lib.wmz_codec_summary, codec.members[0]._h)
+    assert m["calibration"][0]["lambda"] is None  # +inf: the quantizer's own codes
+    assert [p["bits_per_state"] for p in m["calibration"]] == [p.bits_per_state for p in codec.members[0].calibration]
+    g = _lib.out_json(lib.wmz_codec_summary, gated_codec._h)
+    assert g["has_gate"] and g["calibration"] == [] and g["members"] == [gated_codec.model_id]
+    assert g["quantizer"]["vectors"] > 0 and g["model_geometry"] == {"slots": 4, "subspaces": 32, "alphabet": 64}
+
+
+@pytest.mark.parametrize("lossy", [False, True], ids=["lossless", "lossy"])
 @pytest.mark.parametrize("compiler", ["gcc", "g++"])
-def test_c_program(compiler, codec, run, tmp_path):
+def test_c_program(compiler, lossy, codec, run, tmp_path):
     """capi/testdata/example.c compiles against wmzip.h (as C99 and as
     C++, warnings as errors) and runs: it reads a file Python wrote and
-    writes one Python reads, and searches the file."""
+    writes one Python reads, and searches the file; a lossy file of the
+    family with the member that wrote it."""
     cc = shutil.which(compiler)
     if cc is None:
         pytest.skip(f"no {compiler}")
@@ -133,10 +206,14 @@ def test_c_program(compiler, codec, run, tmp_path):
                     f"-Wl,-rpath,{libdir}", "-l:" + os.path.basename(_lib._library_path())], check=True)
     model, src, out = tmp_path / "m.wmm", tmp_path / "in.wmz", tmp_path / "out.wmz"
     codec.save(model)
-    wmzip.encode(src, codec, episodes_of(run)[:2])
+    wmzip.encode(src, codec, episodes_of(run)[:2], **({"lam": 22} if lossy else {}))
     p = subprocess.run([str(exe), str(model), str(src), str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "2 episodes" in p.stdout and "nearest state 2: episode" in p.stdout
     with wmzip.open(src, codec) as a, wmzip.open(out, codec) as b:
-        assert b.episodes == (a.episodes[1],)
+        c = a.codec
+        assert c in codec.members if lossy else c == codec  # lossy: the member that wrote it
+        assert f"2 episodes, states of 4 slots x {c.subspaces} codes below 256, model {c.model_id} " \
+               f"(of {len(codec.members)} members)" in p.stdout
+        assert "nearest state 2: episode" in p.stdout
+        assert b.codec == c and b.episodes == (a.episodes[1],)
         assert np.array_equal(b.episode(0).codes, a.episode(1).codes)

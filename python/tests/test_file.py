@@ -165,15 +165,20 @@ def test_close_while_reading(path, codec):
         t.join()
 
 
-def test_embedded(codec, run, tmp_path):
+@pytest.mark.parametrize("which", ["codec", "gated_codec"], ids=["family", "gated"])
+def test_embedded(request, run, tmp_path, which):
+    """A file embeds the model that wrote it: of a family's lossless file,
+    its finest member (the family's model ID)."""
+    codec = request.getfixturevalue(which)
     p = tmp_path / "e.wmz"
     data, actions = episodes_of(run)[0]
     with wmzip.Writer(p, codec, embed_model=True) as w:
         w.write_episode(data, actions)
-    with wmzip.open(p) as f:
-        assert f.codec == codec and f.codec is not codec
-        assert f.info().embedded and f.info().model_bytes > 0
-        assert np.array_equal(f[0, 5], wmzip.open(p, codec)[0, 5])
+    with wmzip.open(p) as f, wmzip.open(p, codec) as g:
+        assert f.codec == codec.members[-1] and f.codec is not codec and f.codec.model_id == codec.model_id
+        assert g.codec is codec
+        assert f.info().embedded and f.info().model_bytes >= len(bytes(f.codec))
+        assert np.array_equal(f[0, 5], g[0, 5])
 
 
 def test_codes_codec(codes_codec, codes_run, tmp_path):

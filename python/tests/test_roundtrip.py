@@ -5,14 +5,18 @@ gives, codes and observations, lossless and lossy."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 import wmzip
 from conftest import episodes_of, load
 
-# (Writer options, the same as `wmzip encode` flags): lossless, and gated
-# at targets where the gate leaves out part of the codes of these runs.
+# (Writer options, the same as `wmzip encode` flags): lossless, and lossy
+# at targets where, on these runs, the gate leaves out part of the codes
+# (the seeds' configuration) or a family writes with a coarser member, or
+# changes values (coding by rate and distortion).
 MODES = [
     pytest.param({}, [], id="lossless"),
     pytest.param({"lam": 22}, ["--lambda", "22"], id="lambda"),
@@ -25,7 +29,7 @@ CODE_MODES = [
     pytest.param({"lam": 8}, ["--lambda", "8"], id="lambda"),
     pytest.param({"distortion": 0.02}, ["--distortion", "0.02"], id="distortion"),
 ]
-GATED = ("lam", "distortion", "source_distortion")
+LOSSY = ("lam", "distortion", "source_distortion")
 
 
 def write(path, codec, run, key="obs", **opts):
@@ -67,8 +71,10 @@ def same_as_cli(cli, path, model, want_obs, tmp_path):
             assert np.array_equal(f[2, 17], ref1["codes"][0])
 
 
+@pytest.mark.parametrize("which", ["codec", "gated_codec"], ids=["family", "gated"])
 @pytest.mark.parametrize("opts,flags", MODES)
-def test_obs(cli, codec, run, run_npz, tmp_path, opts, flags):
+def test_obs(cli, request, run, run_npz, tmp_path, which, opts, flags):
+    codec = request.getfixturevalue(which)
     model = tmp_path / "m.wmm"
     codec.save(model)
     py, ref = tmp_path / "py.wmz", tmp_path / "cli.wmz"
@@ -78,15 +84,35 @@ def test_obs(cli, codec, run, run_npz, tmp_path, opts, flags):
     assert acct.bytes == py.stat().st_size
     assert acct.states == len(run["actions"])
     same_as_cli(cli, py, model, True, tmp_path)
-    info = wmzip.open(py, codec).info()
+    with wmzip.open(py, codec) as f:
+        info, used = f.info(), f.codec
+    lossy = any(k in opts for k in LOSSY)
     if opts.get("source_distortion"):
         assert 0 < info.distortion.source <= opts["source_distortion"]
-        assert acct.search is not None and acct.search.lam < np.inf
+        assert acct.search is not None
     if opts.get("distortion"):
-        assert info.distortion.retention <= opts["distortion"]
-    gated = any(k in opts for k in GATED)
-    assert info.lossless == (not gated)
-    assert (info.retained < info.states * codec.slots * codec.subspaces) == gated
+        assert acct.search is not None and acct.search.distortion <= opts["distortion"]
+    if codec.has_gate:
+        assert used is codec
+        if opts.get("source_distortion"):
+            assert acct.search.lam < np.inf
+        if opts.get("distortion"):
+            assert info.distortion.retention <= opts["distortion"]
+        assert info.lossless == (not lossy) and info.mode == ("retention" if lossy else "lossless")
+        assert (info.retained < info.states * codec.slots * codec.subspaces) == lossy
+        return
+    # A family: every coordinate coded, by one member, named by the file.
+    assert used in codec.members or used is codec
+    assert info.model_id == used.model_id and math.isinf(info.lam) and info.levels == ()
+    assert info.retained == info.states * used.slots * used.subspaces
+    if not lossy:
+        assert used is codec and info.lossless
+        return
+    # Lossy: a coarser member's own codes, or values it changed.
+    assert used.model_id != codec.model_id or info.mode == "rate-distortion"
+    assert info.mode in ("lossless", "rate-distortion") and (info.mode == "rate-distortion") == (acct.wrong > 0)
+    lossless = write(tmp_path / "lossless.wmz", codec, run)
+    assert info.distortion.source > lossless.report.source  # it lost more than the finest quantizer
 
 
 @pytest.mark.parametrize("which", ["codes_codec", "wide_codec"])
@@ -111,14 +137,21 @@ def test_codes(cli, request, tmp_path, which, opts, flags):
         assert np.array_equal(np.concatenate([e.codes for e in eps]), r["codes"])
 
 
-def test_cli_file_read_from_python(cli, codec, run_npz, tmp_path):
+@pytest.mark.parametrize("which", ["codec", "gated_codec"], ids=["family", "gated"])
+def test_cli_file_read_from_python(cli, request, run_npz, tmp_path, which):
     """A file the command line wrote (embedding its model) reads from
-    Python without the codec."""
+    Python without the codec: of a family, a lossy file embeds the member
+    that wrote it, which a File given the family finds too."""
+    codec = request.getfixturevalue(which)
     model, path = tmp_path / "m.wmm", tmp_path / "cli.wmz"
     codec.save(model)
     cli("encode", "-q", "-m", model, "--embed-model", "--distortion", "0.05", "-o", path, run_npz)
-    with wmzip.open(path) as f:
-        assert f.codec == codec and f.info().embedded
+    with wmzip.open(path) as f, wmzip.open(path, codec) as g:
+        info = f.info()
+        assert info.embedded and f.codec.model_id == info.model_id and g.codec == f.codec
+        assert f.codec == codec if codec.has_gate else f.codec in codec.members
+        assert info.model_bytes >= len(bytes(f.codec))
+        assert np.array_equal(f.read(3).codes, g.read(3).codes)
         f.verify()
     same_as_cli(cli, path, model, True, tmp_path)
 

@@ -245,3 +245,26 @@ def test_releases_the_gil(codec, memory, run):
         return  # too fast to tell a held GIL from a released one
     quarter = (end - start) / 4
     assert [x for x in ticks if start + quarter <= x <= end - quarter], "the GIL was held through the search"
+
+
+@pytest.mark.parametrize("kind,codes", [("slots", False), ("states", False), ("states", True)])
+def test_lossy_family(kind, codes, cli, codec, run, queries, tmp_path):
+    """A lossy file of a family is searched with the member that wrote it
+    (its index is that member's), as `wmzip search` searches it given the
+    family: the memory's codec is that member, and code queries its."""
+    p, model = tmp_path / "lossy.wmz", tmp_path / "model.wmm"
+    wmzip.encode(p, codec, episodes_of(run)[:4], lam=22, keyframe=16)
+    codec.save(model)
+    with wmzip.open(p, codec) as f, wmzip.Memory([p], codec) as m:
+        member = f.codec
+        assert member in codec.members and member != codec  # these runs: a coarser member
+        assert m.codec == member and m.model_id == member.model_id and m.info[0].states == f.states
+        q = member.quantize(queries[kind]) if codes else queries[kind]
+        # Codes stand for their reconstruction (`wmzip search` takes no
+        # codes of a member: it wants the family's, then the member's).
+        want = cli_search(cli, ([p], model), tmp_path, member.reconstruct(q) if codes else q, "--k", 4)
+        assert as_lists(getattr(m, kind)(q, 4)) == want
+        assert as_lists(f.search(q, 4, states=kind == "states")) == want
+        if codes:
+            with pytest.raises(wmzip.InputError):
+                m.states(codec.quantize(queries[kind]), 4)  # the family's codes are not the member's

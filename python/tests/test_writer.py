@@ -72,25 +72,34 @@ def test_account(codec, run, tmp_path):
     assert acct.search is None
 
 
-def test_source_distortion(codec, run, tmp_path):
+@pytest.mark.parametrize("which", ["codec", "gated_codec"], ids=["family", "gated"])
+def test_source_distortion(request, run, tmp_path, which):
     """A target against the source floats: the file holds at most it, and
-    less storage than lossless."""
+    less storage than lossless; a target below what the (finest)
+    quantizer alone loses is refused."""
+    codec = request.getfixturevalue(which)
     p, q = tmp_path / "t.wmz", tmp_path / "l.wmz"
     acct = wmzip.encode(p, codec, run, source_distortion=0.2)
     lossless = wmzip.encode(q, codec, run)
     assert acct.bytes < lossless.bytes
-    assert acct.quantizer_distortion <= acct.report.source <= 0.2
-    assert acct.search is not None and acct.search.distortion <= 0.2 - acct.quantizer_distortion + 1e-9
+    # The quantizer that wrote the file loses at least its own error (the
+    # two are summed apart: equal, they may differ in the last bits).
+    assert acct.quantizer_distortion * (1 - 1e-12) <= acct.report.source <= 0.2
+    assert lossless.quantizer_distortion <= acct.quantizer_distortion
+    assert acct.search is not None
+    if codec.has_gate:  # the search measures what retention lost
+        assert acct.search.distortion <= 0.2 - acct.quantizer_distortion + 1e-9
+    else:  # coded by rate and distortion: the whole error against the floats
+        assert acct.search.distortion == pytest.approx(acct.report.source, rel=1e-9)
     with wmzip.open(p, codec) as f:
         assert f.info().distortion.source == pytest.approx(acct.report.source)
+        assert f.codec == codec if codec.has_gate else f.codec in codec.members
     with pytest.raises(wmzip.InputError, match="quantizer alone"):
-        wmzip.encode(p, codec, run, source_distortion=acct.quantizer_distortion / 2)
+        wmzip.encode(p, codec, run, source_distortion=lossless.quantizer_distortion / 2)
     assert not p.exists()  # a failed encode leaves no file
 
 
-def test_levels(codec, run, tmp_path):
-    p = tmp_path / "lv.wmz"
-    data, actions = episodes_of(run)[0]
+def write_levels(p, codec, data, actions):
     with wmzip.Writer(p, codec, levels=[22, math.inf], keyframe=16) as w:
         w.begin_episode()
         w.write_states(data[:32], actions[:32])
@@ -98,8 +107,34 @@ def test_levels(codec, run, tmp_path):
         w.write_states(data[32:], actions[32:])
         with pytest.raises(wmzip.InputError):
             w.set_level(2)
-    info = wmzip.open(p, codec).info()
-    assert info.levels == (22.0, math.inf)
+
+
+def test_levels(gated_codec, run, tmp_path):
+    """A gate's levels: the file records them."""
+    p = tmp_path / "lv.wmz"
+    data, actions = episodes_of(run)[0]
+    write_levels(p, gated_codec, data, actions)
+    with wmzip.open(p, gated_codec) as f:
+        info = f.info()
+        assert info.levels == (22.0, math.inf) and info.mode == "retention"
+        assert np.array_equal(f.read(0, 32).codes, gated_codec.quantize(data[32:]))  # level inf: lossless
+
+
+def test_levels_family(codec, run, tmp_path):
+    """A family's levels are coded by rate and distortion, by one member:
+    the file records none; at λ inf the states are that member's own
+    codes, at 22 some values change."""
+    p = tmp_path / "lv.wmz"
+    data, actions = episodes_of(run)[0]
+    write_levels(p, codec, data, actions)
+    with wmzip.open(p, codec) as f:
+        info, m = f.info(), f.codec
+        assert m in codec.members and info.model_id == m.model_id
+        assert info.levels == () and info.mode == "rate-distortion"
+        codes, own = f.read(0).codes, m.quantize(data)
+        assert codes is not None and codes.shape == (len(data), 4, m.subspaces)
+        assert np.array_equal(codes[32:], own[32:])
+        assert not np.array_equal(codes[:32], own[:32])
 
 
 def test_meta(codec, run, tmp_path):
@@ -137,7 +172,7 @@ def test_context_manager_on_error(codec, run, tmp_path):
         w.close()
 
 
-def test_misuse(codec, codes_codec, run, tmp_path):
+def test_misuse(codec, codes_codec, run, codes_run, tmp_path):
     p = tmp_path / "bad.wmz"
     p.write_bytes(b"keep me")
     data, actions = episodes_of(run)[0]
@@ -145,10 +180,22 @@ def test_misuse(codec, codes_codec, run, tmp_path):
         with pytest.raises(wmzip.InputError):
             wmzip.Writer(p, codec, **opts)
         assert p.read_bytes() == b"keep me"  # invalid options touch no file
+    # Without a gate, a codec of codes only has no lossy mode; one of a
+    # quantizer codes them by rate and distortion.
+    r = codes_run
+    codes_nogate = wmzip.Codec.train(codes=r["codes"][:120], actions=r["actions"][:120], gate_holdout=0)
+    assert not codes_nogate.has_gate
+    for opts in ({"distortion": 0.1}, {"lam": 8}, {"levels": [8, math.inf]}):
+        with pytest.raises(wmzip.InputError, match="gate"):
+            wmzip.Writer(p, codes_nogate, **opts)
+        assert p.read_bytes() == b"keep me"
     nogate = wmzip.Codec.train(run["obs"][:120], actions=run["actions"][:120], quantizer="single", gate_holdout=0)
-    assert not nogate.has_gate
-    with pytest.raises(wmzip.InputError, match="gate"):
-        wmzip.Writer(p, nogate, distortion=0.1)
+    assert not nogate.has_gate and nogate.members == [nogate]
+    rd = tmp_path / "rd.wmz"
+    acct = wmzip.encode(rd, nogate, episodes_of(run)[:2], distortion=0.1)
+    assert acct.search is not None and acct.search.distortion <= 0.1
+    with wmzip.open(rd, nogate) as f:
+        assert f.codec is nogate and f.info().retained == f.states * nogate.slots * nogate.subspaces
     with pytest.raises(wmzip.InputError, match="quantizer"):
         wmzip.Writer(p, codes_codec, source_distortion=0.1)
     with pytest.raises(FileNotFoundError):

@@ -3,9 +3,12 @@
 An agent's experience is a trajectory: at each step an action and an
 observation, here slot vectors of floats (embeddings). A Codec quantizes
 each observation into a state of codes, predicts every code with a small
-shared world model, and codes only what it could not predict; lossy
-writing leaves out the codes the model fills in well enough. Files are
-indexed for random access and decode bit-exactly on every machine.
+shared world model, and codes only what it could not predict. Trained on
+floats it is a family of quantizers of several sizes, each with its own
+world model (Codec.members): lossy writing picks the member and, state by
+state, the values that cost the fewest bits for the distortion allowed.
+Files are indexed for random access and decode bit-exactly on every
+machine.
 
     codec = wmzip.Codec.train(obs, actions=actions, episode_start=starts)
     with wmzip.Writer("memory.wmz", codec, source_distortion=0.05) as w:
@@ -19,7 +22,7 @@ The package is a thin layer over the C library built from the Go module
 (wmzip.h); long calls release the GIL.
 """
 
-from ._codec import Codec
+from ._codec import Codec, Geometry, RatePoint
 from ._file import Distortion, Episode, File, Info, decode, open
 from ._lib import (
     ChecksumError,
@@ -46,6 +49,7 @@ __all__ = [
     "Episode",
     "Error",
     "File",
+    "Geometry",
     "Hits",
     "IndexInfo",
     "Info",
@@ -54,6 +58,7 @@ __all__ = [
     "Memory",
     "ModelMismatchError",
     "NoModelError",
+    "RatePoint",
     "Search",
     "TooLargeError",
     "UnsupportedError",

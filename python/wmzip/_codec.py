@@ -3,49 +3,97 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from . import _arrays
-from ._lib import CodecInfo, InputError, Trajectory, call, lib, options, out_bytes
+from ._lib import CodecInfo, InputError, Trajectory, call, lib, options, out_bytes, out_json
 
 PathLike = "str | os.PathLike[str]"
+
+
+class Geometry(NamedTuple):
+    """The shape of a state: `slots` slot vectors of `subspaces` codes
+    each, every code below `alphabet` (slots × subspaces codes a state)."""
+
+    slots: int
+    subspaces: int
+    alphabet: int
+
+
+class RatePoint(NamedTuple):
+    """A point of a codec's calibration: coded by rate and distortion at
+    λ `lam` (bits a unit of a slot vector's relative squared error is
+    worth; math.inf: the quantizer's own codes), episodes held out of its
+    training came back at mean `distortion` (relative squared error)
+    against their source floats, in `bits_per_state` bits a state."""
+
+    lam: float
+    distortion: float
+    bits_per_state: float
 
 
 class Codec:
     """The shared model of a store of agent memory: the quantizer of float
     observations (if trained on them), the world model that predicts each
     state's codes from the history and the action, and the retention gate
-    that the lossy modes need (if calibrated). It is the model file
-    (.wmm); a Writer codes with it and a File decodes with it.
+    of the lossy modes (if calibrated). It is the model file (.wmm); a
+    Writer codes with it and a File decodes with it.
+
+    Trained on float observations, a codec is by default a family: a
+    bundle of members (`members`), each a product quantizer with its own
+    world model and no gate, coarsest first. The finest (the last, whose
+    model_id is the bundle's) writes lossless files, and its shape is the
+    bundle's; a lossy file is coded by rate and distortion by the member
+    that writes it in the fewest bits, and a File given the bundle is read
+    with that member (File.codec). Each member's `calibration` is what it
+    cost, at each λ, on episodes held out of its training.
 
     Build one with Codec.train, read one with Codec.load or
     Codec.from_bytes. A Codec is immutable and safe to share between
-    threads; it pickles as its model file's bytes.
+    threads; it pickles as its model file's bytes. Two codecs are equal
+    when they are of the same models: a bundle is not equal to its finest
+    member, though they share a model_id.
 
     Attributes:
         slots: S, the slot vectors of a state.
         subspaces: M, the codes of a slot vector (a state has S×M).
         alphabet: K, every code is below it.
+        geometry: (slots, subspaces, alphabet), the shape of the arrays of
+            codes the codec takes and gives (Geometry).
+        model_geometry: the world model's own shape of a state, which
+            differs from geometry when it sees several slot vectors as one
+            of its slots (the same slots × subspaces codes).
         dim: the floats of a slot vector, or None without a quantizer.
-        has_gate: whether the lossy modes are available.
-        model_id: the model's ID (hex), which files name.
+        has_gate: whether the lossy modes leave codes out by a retention
+            gate; without one they code by rate and distortion (a codec
+            with a quantizer) or are refused (a codec of codes only).
+        model_id: the model's ID (hex), which files name; a bundle's is
+            its finest member's.
         quantizer_quality: (distortion, cosine) of the quantizer on
-            observations held out of its training, or None.
+            observations held out of its training, or None (a bundle's:
+            its finest member's).
     """
 
-    __slots__ = ("_h", "slots", "subspaces", "alphabet", "dim", "has_gate", "model_id", "quantizer_quality")
+    __slots__ = ("_h", "slots", "subspaces", "alphabet", "geometry", "model_geometry", "dim", "has_gate", "model_id",
+                 "quantizer_quality", "_member_ids", "_calibration", "_members")
 
     _h: int
     slots: int
     subspaces: int
     alphabet: int
+    geometry: Geometry
+    model_geometry: Geometry
     dim: Optional[int]
     has_gate: bool
     model_id: str
     quantizer_quality: Optional[Tuple[float, float]]
+    _member_ids: Tuple[str, ...]
+    _calibration: Tuple[RatePoint, ...]
+    _members: Optional[Tuple["Codec", ...]]
 
     def __init__(self) -> None:
         raise TypeError("build a Codec with Codec.train, Codec.load or Codec.from_bytes")
@@ -63,6 +111,17 @@ class Codec:
         c.quantizer_quality = (
             (info.quantizer_distortion, info.quantizer_cosine) if info.quantizer_vectors > 0 else None
         )
+        c.geometry = Geometry(c.slots, c.subspaces, c.alphabet)
+        d = out_json(lib.wmz_codec_summary, h)
+        g = d["model_geometry"]
+        c.model_geometry = Geometry(g["slots"], g["subspaces"], g["alphabet"])
+        c._member_ids = tuple(d["members"])
+        c._calibration = tuple(
+            RatePoint(math.inf if p["lambda"] is None else float(p["lambda"]), float(p["distortion"]),
+                      float(p["bits_per_state"]))
+            for p in d["calibration"]
+        )
+        c._members = None
         return c
 
     @classmethod
@@ -127,10 +186,13 @@ class Codec:
             episode_start: the ascending offsets of each episode's first
                 state, the first 0; None: one episode.
             gate_holdout: episodes held out to calibrate the retention gate
-                (-1: one in eight; 0: no gate, lossless writing only).
+                of a single quantizer or of codes (-1: one in eight; 0: no
+                gate: the lossy modes then code by rate and distortion, or
+                are refused for a codec of codes only). A family has no
+                gate.
             gate_for: "distortion" (least damage per bit) or "search"
                 (lossy memories stay findable by search, at some cost in
-                distortion).
+                distortion): what the gate is calibrated for.
             level: the world model's level: "copy" (whole slots copied
                 where that has paid), "full" (every slot predicted
                 coordinate by coordinate: about 1.5x slower for a tenth of
@@ -202,6 +264,32 @@ class Codec:
         return (Codec.from_bytes, (self.to_bytes(),))
 
     @property
+    def members(self) -> List["Codec"]:
+        """The codecs a bundle is made of, coarsest first, each of one
+        model; the last, the finest, writes the bundle's lossless files.
+        A codec of one model is its own only member: [self]."""
+        if len(self._member_ids) == 1:
+            return [self]
+        ms = self._members
+        if ms is None:
+            n = ctypes.c_size_t()
+            hs = (ctypes.c_uint64 * len(self._member_ids))()
+            call("wmz_codec_members", self._h, hs, len(hs), ctypes.byref(n))
+            ms = tuple(Codec._wrap(h) for h in hs[: n.value])
+            self._members = ms
+        return list(ms)
+
+    @property
+    def calibration(self) -> List[RatePoint]:
+        """How a codec of one model trained to code by rate and distortion
+        (a family's member) did on episodes held out of its training: a
+        RatePoint (lam, distortion, bits_per_state) for each λ, by
+        decreasing λ, the first math.inf (its quantizer's own codes).
+        Empty for a bundle (ask its members) and for a codec trained
+        otherwise (quantizer="single", or on codes)."""
+        return list(self._calibration)
+
+    @property
     def has_quantizer(self) -> bool:
         """Whether the codec quantizes float observations (else it codes
         codes only)."""
@@ -215,7 +303,8 @@ class Codec:
 
     def quantize(self, obs: Any, out: Optional[np.ndarray] = None) -> np.ndarray:
         """The codes of float observations: (..., S, d) or (..., S·d) in,
-        (..., S, M) out, of code_dtype (or written to out)."""
+        (..., S, M) out, of code_dtype (or written to out). A bundle's are
+        its finest member's: the codes of its lossless files."""
         d = self._need_quantizer()
         o = _arrays.floats(obs)
         lead, n = _arrays.states(o, self.slots, d, "obs")
@@ -250,15 +339,16 @@ class Codec:
         return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Codec) and other.model_id == self.model_id
+        return isinstance(other, Codec) and other._member_ids == self._member_ids
 
     def __hash__(self) -> int:
-        return hash(self.model_id)
+        return hash(self._member_ids)
 
     def __repr__(self) -> str:
         q = f", dim={self.dim}" if self.dim is not None else ", codes only"
         g = ", gate" if self.has_gate else ""
-        return f"<wmzip.Codec {self.model_id[:12]}: S={self.slots} M={self.subspaces} K={self.alphabet}{q}{g}>"
+        m = f", {len(self._member_ids)} members" if len(self._member_ids) > 1 else ""
+        return f"<wmzip.Codec {self.model_id[:12]}: S={self.slots} M={self.subspaces} K={self.alphabet}{q}{g}{m}>"
 
     def __del__(self) -> None:
         h = getattr(self, "_h", 0)

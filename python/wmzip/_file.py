@@ -47,7 +47,10 @@ class Distortion:
 
     Attributes:
         slots: slot vectors measured against the lossless reconstruction.
-        retention: their mean distortion: what leaving codes out cost.
+        retention: their mean distortion: what leaving codes out cost (in
+            a file coded by rate and distortion, what the values chosen
+            cost against the quantizer's own codes of the member that
+            wrote it).
         source_slots: slot vectors measured against the float observations
             they were written from (0 for a file written from codes).
         source: their mean relative squared error, quantizer and retention
@@ -75,11 +78,14 @@ class Info:
     """A file's summary from its index.
 
     Attributes:
-        lam: the file's retention trade-off λ (math.inf: lossless).
-        levels: the λ of its retention levels, if any.
+        lam: the file's retention trade-off λ (math.inf: every coordinate
+            coded: lossless, or coded by rate and distortion).
+        levels: the λ of its retention levels, if any (a file coded by rate
+            and distortion records none).
         file_bytes: the file's size; model_bytes the embedded model's.
+        model_id: the model that wrote it (of a family: the member's).
         ideal_bits: Σ −log2 p of what was coded.
-        retained: coordinates coded (states × S × M when lossless).
+        retained: coordinates coded (states × S × M when every one is).
         distortion: what the writer measured (Distortion).
     """
 
@@ -105,8 +111,21 @@ class Info:
         return (self.file_bytes - self.model_bytes) * 8 / self.states if self.states else 0.0
 
     @property
+    def mode(self) -> str:
+        """How the file was written, as `wmzip info` says: "lossless" (the
+        quantizer's own codes of the codec that wrote it), "retention" (a
+        gate left codes out, at lam or per level) or "rate-distortion"
+        (every coordinate coded, with values chosen for their bits and
+        distortion: distortion.retention is what they changed)."""
+        if not (math.isinf(self.lam) and all(math.isinf(x) for x in self.levels)):
+            return "retention"
+        return "rate-distortion" if self.distortion.retention > 0 else "lossless"
+
+    @property
     def lossless(self) -> bool:
-        return math.isinf(self.lam) and all(math.isinf(x) for x in self.levels)
+        """Whether the file holds the quantizer's own codes of the codec
+        that wrote it (mode "lossless")."""
+        return self.mode == "lossless"
 
     @classmethod
     def _of(cls, d: dict) -> "Info":
@@ -133,6 +152,12 @@ class File:
     states a to b−1, stacked. Iterating gives the episodes in order.
     Negative indices count from the end.
 
+    f.codec is the codec the file is read with, whose shape its states
+    have: the one given, or the member of a family given that wrote the
+    file (a lossy file is written by one member, whose subspaces may differ
+    from the family's; a lossless one by its finest, and read with the
+    family itself), or the model the file embeds.
+
     Reads decode from the chunk's keyframe (states nearby are cached) and
     may run from several threads at once. Close the file (or use it as a
     context manager) to release it; closing twice is fine.
@@ -150,11 +175,11 @@ class File:
         call("wmz_file_open", os.fsencode(path), codec._h if codec else 0, options(threads=threads),
              ctypes.byref(h), filename=self.path)
         self._h = h.value
-        if codec is None:
-            c = ctypes.c_uint64()
-            call("wmz_file_codec", self._h, ctypes.byref(c))
-            codec = Codec._wrap(c.value)
-        self.codec: Codec = codec
+        c = ctypes.c_uint64()
+        call("wmz_file_codec", self._h, ctypes.byref(c))
+        used = Codec._wrap(c.value)
+        self.codec: Codec = codec if used == codec else used
+        codec = self.codec
         n = ctypes.c_size_t()
         lib.wmz_file_episodes(self._h, None, 0, ctypes.byref(n))
         lens = np.zeros(n.value, np.int64)

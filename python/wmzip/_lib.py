@@ -69,6 +69,8 @@ _PROTOTYPES: dict[str, tuple] = {
     "wmz_codec_bytes": (c_int, [_H, _P, c_size_t, _PSIZE]),
     "wmz_codec_save": (c_int, [_H, c_char_p]),
     "wmz_codec_describe": (c_int, [_H, POINTER(CodecInfo)]),
+    "wmz_codec_members": (c_int, [_H, _PH, c_size_t, _PSIZE]),
+    "wmz_codec_summary": (c_int, [_H, _P, c_size_t, _PSIZE]),
     "wmz_codec_quantize": (c_int, [_H, _P, c_size_t, _P, c_size_t, c_int]),
     "wmz_codec_reconstruct": (c_int, [_H, _P, c_size_t, c_int, _P, c_size_t]),
     "wmz_codec_free": (c_int, [_H]),
@@ -141,8 +143,9 @@ class Error(Exception):
 
 class InputError(Error, ValueError):
     """An invalid argument: an option out of range, an array of the wrong
-    shape, a lossy mode asked of a codec without a retention gate,
-    observations given to a codec without a quantizer."""
+    shape, a lossy mode asked of a codec of codes only without a retention
+    gate, observations given to a codec without a quantizer, a distortion
+    target below what the quantizer alone loses."""
 
     code = -1
 

@@ -133,9 +133,12 @@ class Memory:
         """Opens the .wmz files at paths (one path or a sequence of them),
         searched with codec, or with the model the first file embeds when
         codec is None; every file must be written with that codec, a codec
-        with a quantizer. threads: goroutines that build a missing index
-        (default: every core). save: write an index built here beside its
-        file."""
+        with a quantizer. Given a family, the memory is searched with the
+        member that wrote the files (self.codec; lossy files of a family are
+        each written by one member, and the files searched together must
+        all be the same member's). threads: goroutines that build a missing
+        index (default: every core). save: write an index built here beside
+        its file."""
         self._h = 0
         self._closed = True
         if isinstance(paths, (str, bytes, os.PathLike)):
@@ -152,11 +155,10 @@ class Memory:
              options(threads=threads, save=save or None), ctypes.byref(h), filename=missing)
         self._h = h.value
         self._closed = False
-        if codec is None:
-            c = ctypes.c_uint64()
-            call("wmz_search_codec", self._h, ctypes.byref(c))
-            codec = Codec._wrap(c.value)
-        self.codec: Codec = codec
+        c = ctypes.c_uint64()
+        call("wmz_search_codec", self._h, ctypes.byref(c))
+        used = Codec._wrap(c.value)
+        self.codec: Codec = codec if used == codec else used
         info = out_json(lib.wmz_search_info, self._h)
         self.info: Tuple[IndexInfo, ...] = tuple(
             IndexInfo(f["path"], tuple(f["episodes"]), f["index"], f.get("reason", ""), f["saved"], f["index_bytes"],
@@ -200,8 +202,8 @@ class Memory:
               threads: Optional[int] = None) -> Hits:
         """The k nearest stored slot vectors of each query: a slot vector
         of d floats, shape (d,), or a batch (n, d) (or more leading
-        dimensions); or codes (integers, M of them: (M,) or (n, M)), which
-        stand for their reconstruction.
+        dimensions); or codes (integers, M of them: (M,) or (n, M), M of
+        self.codec), which stand for their reconstruction.
 
         episodes=(first, end) and steps=(first, end) search only memory
         episodes first..end-1 and steps first..end-1 of each episode (end
@@ -213,8 +215,9 @@ class Memory:
                nprobe: Optional[int] = None, threads: Optional[int] = None) -> Hits:
         """The k nearest stored states of each query: a state of S slot
         vectors, shape (S, d), or a batch (n, S, d); or a state's codes,
-        (S, M) or (n, S, M), as File.codes returns them. The distance is
-        summed over the slots.
+        (S, M) or (n, S, M), as File.codes returns them (of self.codec, the
+        codec that wrote the files). The distance is summed over the
+        slots.
 
         nprobe: scan only the nprobe cells of each file's partition nearest
         the query (files large enough to have one, see IndexInfo.cells);

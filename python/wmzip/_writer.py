@@ -25,9 +25,17 @@ class Search:
 
     Attributes:
         lam: the file's λ (math.inf: nothing cheaper than lossless met the
-            target), the largest of lams.
-        lams: the λ the file's chunks are coded at.
-        distortion: the file's distortion, at most the target.
+            target), the largest of lams. A file coded by rate and
+            distortion (a codec without a gate) reports math.inf: its λ
+            is not recorded.
+        lams: the λ the file's chunks are coded at (none when coded by
+            rate and distortion).
+        distortion: the file's distortion against the target's reference,
+            at most the target: of a gated file, what retention cost (its
+            quantizer's loss aside); of a file coded by rate and
+            distortion, the whole distance to the reference (the lossless
+            reconstruction, or the source floats), whichever member wrote
+            it.
         encodes: the work of the search, in encodes of the whole file.
     """
 
@@ -45,16 +53,21 @@ class Account:
     Attributes:
         states: states placed in completed chunks.
         retained: coordinates coded; wrong: those left out whose value the
-            world model filled in differently.
-        distortion: the mean distortion retention gave the slot vectors,
-            against the lossless reconstruction.
+            world model filled in differently (coded by rate and
+            distortion: every coordinate is coded, and wrong counts those
+            whose value differs from the quantizer's).
+        distortion: the mean distortion retention (or the values chosen by
+            rate and distortion) gave the slot vectors, against the
+            lossless reconstruction of the codec that wrote the file.
         lossless_chunks: chunks of a lossy file coded losslessly, the rule
             saving nothing on them.
         bytes: bytes written to the file so far.
         report: what the file's index records (Distortion): against the
             lossless reconstruction and against the float observations.
         quantizer_distortion: the quantizer's own error on the
-            observations written (what even a lossless file loses).
+            observations written (what even a lossless file loses); of a
+            family's lossy file, the quantizer of the member that wrote it,
+            against the target's reference.
         search: the distortion target's search, after close; else None.
     """
 
@@ -97,9 +110,20 @@ class Writer:
     chosen with set_level; distortion, the least storage whose distortion
     against the lossless reconstruction is at most this; source_distortion,
     the same against the float observations written (quantizer and
-    retention together: what a user of the floats gets back). The lossy
-    modes need a codec with a gate; a distortion target holds every state
-    until close, which searches λ and writes the file.
+    retention together: what a user of the floats gets back). A distortion
+    target holds every state until close, which searches λ and writes the
+    file.
+
+    With a codec that has a gate, the lossy modes leave out codes the
+    world model fills in. With a family (Codec.train's default), or any
+    codec of a quantizer without a gate, they code by rate and distortion:
+    every coordinate is coded, with the values of least distortion +
+    bits/λ, by one member, which the writer picks (by its calibration at
+    λ; for a target, by searching); the file is that member's (File.codec)
+    and records no levels, and its level math.inf is that member's own
+    codes. A lossless file of a family is its finest member's, whose codes
+    (the family's shape) write_state takes. A codec of codes only needs a
+    gate for the lossy modes.
 
     Use it as a context manager: leaving the block completes the file with
     the states written so far, even by an exception (call abort() to
