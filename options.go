@@ -88,10 +88,15 @@ func WithDecoderThreads(n int) ReaderOption {
 	})
 }
 
-// WithLambda codes lossily at one retention trade-off λ for every state:
-// a coordinate is kept when λ times the distance its prediction would
-// miss by outweighs its coding cost. λ is at least 0 and below 65,536
-// (larger keeps more); +Inf is lossless. The codec needs a gate.
+// WithLambda codes lossily at one trade-off λ for every state, at least 0
+// and below 65,536 (larger keeps more); +Inf is lossless. With a gate a
+// coordinate is kept when λ times the distance its prediction would miss
+// by outweighs its coding cost. Without one (a codec of product
+// quantizers, package train's default) every coordinate is coded, each
+// slot as the values of least bits + λ·distortion (relative to the slot
+// vector's squared norm) found under the world model, by the member of a
+// bundle whose calibration is cheapest at λ; such a file may be larger
+// than the lossless one. The codec needs a gate or a quantizer.
 func WithLambda(lambda float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
 		l, err := lambdaFixed(lambda)
@@ -105,7 +110,11 @@ func WithLambda(lambda float64) WriterOption {
 
 // WithLevels declares per-state retention levels, each a λ as WithLambda
 // takes it (+Inf for lossless), at most 255; Writer.SetLevel picks one for
-// the states written next (level 0 until then). The codec needs a gate.
+// the states written next (level 0 until then). Without a gate every
+// level is coded by rate and distortion (WithLambda) by one member of a
+// bundle, chosen for the largest finite λ; a level of +Inf then codes
+// that member's own codes, lossless for it but not for the bundle. The
+// codec needs a gate or a quantizer.
 func WithLevels(lambdas ...float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
 		if len(lambdas) == 0 {
@@ -147,8 +156,10 @@ func lambdaFloat(l uint32) float64 {
 // of wrong codes without a quantizer). It is what retention costs; the
 // quantizer's own error comes on top (WithSourceDistortion). No file it
 // writes is larger than the lossless one. The Writer keeps every state
-// until Close, which searches and writes the file. The codec needs a
-// gate.
+// until Close, which searches and writes the file. Without a gate the
+// file is coded by rate and distortion (WithLambda) by the member of a
+// bundle, and at the λ, that write the fewest bits within d, against the
+// finest member's reconstruction. The codec needs a gate or a quantizer.
 func WithDistortion(d float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
 		if !(d >= 0) || !(d < 1) {
@@ -163,9 +174,12 @@ func WithDistortion(d float64) WriterOption {
 // the float observations written is at most d: the mean over slot vectors
 // of the squared error over the squared norm of the observation,
 // quantizer and retention together. Close refuses a d below what the
-// quantizer alone loses on the observations. The Writer keeps every state,
-// and the observations, until Close. The codec needs a gate and a
-// quantizer.
+// quantizer alone loses on the observations (a bundle's finest quantizer).
+// No file it writes is larger than the lossless one. The Writer keeps
+// every state, and the observations, until Close. Without a gate the file
+// is coded by rate and distortion (WithLambda) by the member of a bundle,
+// and at the λ, that write the fewest bits within d, aiming at [0.9·d, d].
+// The codec needs a quantizer.
 func WithSourceDistortion(d float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
 		if !(d >= 0) || !(d < 1) {
@@ -207,7 +221,12 @@ func init() {
 		wr := w.(*Writer)
 		if wr.rd != nil && wr.rd.res != nil {
 			p := wr.rd.res
-			return &format.LambdaResult{Lambda: format.LambdaLossless, Distortion: p.Dist, File: p.File,
+			l := uint32(format.LambdaLossless)
+			if p.Lam > 0 {
+				// The coder's λ in the public unit (WithLambda), 16.16.
+				l = uint32(min(float64(format.DistUnit)/float64(p.Lam)*65536, float64(format.LambdaLossless-1)))
+			}
+			return &format.LambdaResult{Lambda: l, Distortion: p.Dist, File: p.File,
 				Account: p.Account, Report: p.Account.Report, Encodes: float64(wr.rd.passes)}
 		}
 		return wr.res

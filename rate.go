@@ -61,17 +61,24 @@ func (c *Codec) rdSearch(eps [][]rdcode.State, target float64, opts []format.Opt
 			best, bestMem = p, mem
 		}
 	}
-	if best == nil {
-		ms := c.Members()
-		fine := ms[len(ms)-1]
-		p, err := rdcode.Encode(fine.q, fine.m, sample, 0, opts)
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: target distortion %.4g is below %.4g, what the finest quantizer alone loses on these observations", ErrInput, target, p.Dist)
+	// No file is larger than the lossless one (the finest member's own
+	// codes), which meets any target it can.
+	lossless, err := rdcode.Encode(c.q, c.m, sample, 0, opts)
+	if err != nil {
+		return nil, err
+	}
+	pass()
+	if best == nil && lossless.Dist > target {
+		return nil, fmt.Errorf("%w: target distortion %.4g is below %.4g, what the finest quantizer alone loses on these observations", ErrInput, target, lossless.Dist)
+	}
+	if best == nil || len(lossless.File)*best.States <= len(best.File)*lossless.States {
+		best, bestMem = lossless, c
 	}
 	if len(sample) == len(eps) && &sample[0] == &eps[0] {
 		return best, nil
+	}
+	if best.Lam == 0 {
+		return rdcode.Encode(bestMem.q, bestMem.m, eps, 0, opts)
 	}
 	// The whole file at the sample's λ, corrected toward the target.
 	lam := best.Lam
@@ -236,7 +243,7 @@ func (r *rdMode) start(w *Writer, out io.Writer) error {
 		return nil
 	}
 	r.src = newSource(r.mem.q, r.mem.m.Geom)
-	opts := append(slices.Clip(w.cfg.format), format.WithMeasure(retention{r.mem.q}), format.WithSource(r.src.place))
+	opts := append(slices.Clip(w.cfg.format), format.WithMeasure(rdcode.Measure(r.mem.q, r.mem.m)), format.WithSource(r.src.place))
 	var err error
 	r.fw, err = format.NewWriter(out, r.mem.m, opts...)
 	w.fw = r.fw

@@ -273,3 +273,17 @@ func TestBundleVectors(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestDistortionNeverLarger: a distortion target, against the lossless
+// reconstruction or the source, never writes more than the lossless file,
+// even where no coarser member pays on these states.
+func TestDistortionNeverLarger(t *testing.T) {
+	c := familyCodec(t)
+	train := walks.Episodes(1, 8)[:2] // the states the codec was trained on
+	lossless := encode(t, c, train)
+	for _, o := range []wmzip.WriterOption{wmzip.WithDistortion(0.02), wmzip.WithDistortion(0.1), wmzip.WithSourceDistortion(0.5)} {
+		if f := encode(t, c, train, o); len(f) > len(lossless) {
+			t.Errorf("%d bytes, the lossless file %d", len(f), len(lossless))
+		}
+	}
+}

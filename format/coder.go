@@ -258,7 +258,7 @@ func (c *chunkCoder) levelSymbols() bool { return c.lev != nil && c.mode.mode ==
 // the writer's account.
 func (c *chunkCoder) cost() chunkCost {
 	return chunkCost{idealCodes: c.idealCodes, idealActions: c.idealActions, retained: c.retained,
-		wrong: c.wrong, distSum: c.distSum, dist: c.dist, slots: uint64(c.states * c.geom.S)}
+		wrong: c.wrong, distSum: c.distSum, dist: c.dist, slots: uint64(c.states * c.geom.S * slotVectors(c.measure))}
 }
 
 // appendRecord ends the chunk's rANS stream and appends the chunk record

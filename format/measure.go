@@ -18,6 +18,20 @@ type Measure interface {
 	Slot(e, t, s int, truth, recon []uint16) float64
 }
 
+// A Measure whose slots each hold several slot vectors (a quantizer's
+// vectors side by side in a slot of the world model, SPEC.md 3.6) says how
+// many with a method SlotVectors() int; its Slot then returns the sum of
+// their distortions, and the report counts slot vectors.
+type slotVectorer interface{ SlotVectors() int }
+
+// slotVectors returns the slot vectors of one slot under measure m.
+func slotVectors(m Measure) int {
+	if v, ok := m.(slotVectorer); ok && v.SlotVectors() > 0 {
+		return v.SlotVectors()
+	}
+	return 1
+}
+
 // WithMeasure sets the Writer's distortion measure (see Measure).
 func WithMeasure(m Measure) Option {
 	return func(c *config) error { c.measure = m; return nil }

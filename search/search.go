@@ -18,6 +18,7 @@ import (
 // len(first.Episodes()) + e of the memory (Locate turns it back). A Memory
 // is safe for concurrent use.
 type Memory struct {
+	c       *wmzip.Codec // the codec of the files: a bundle's member that wrote them
 	q       *opq.Quantizer
 	g       wm.Geometry
 	files   []*Index
@@ -30,6 +31,7 @@ type Memory struct {
 // all with one member of c when it is a bundle (files written by
 // different members of a bundle are searched one member at a time).
 func NewMemory(c *wmzip.Codec, files ...*Index) (*Memory, error) {
+	bundle := c
 	if len(files) > 0 {
 		c = member(c, files[0].id.model)
 	}
@@ -38,14 +40,23 @@ func NewMemory(c *wmzip.Codec, files ...*Index) (*Memory, error) {
 	}
 	for i, ix := range files {
 		if ix.id.model != c.Model().ID() {
+			if m := member(bundle, ix.id.model); m != bundle {
+				return nil, fmt.Errorf("%w: files %d and 0 were written by different members of the bundle (models %s and %s): search them apart", ErrInput, i, ix.id.model, c.Model().ID())
+			}
 			return nil, fmt.Errorf("%w: index %d was built with model %s, not %s", ErrStale, i, ix.id.model, c.Model().ID())
 		}
 		if ix.geom != c.Geometry() {
 			return nil, fmt.Errorf("%w: index %d has geometry %v, the model %v", ErrIndex, i, ix.geom, c.Geometry())
 		}
 	}
-	return newMemory(c.Quantizer(), c.Geometry(), files), nil
+	m := newMemory(c.Quantizer(), c.Geometry(), files)
+	m.c = c
+	return m, nil
 }
+
+// Codec returns the codec the memory searches with: the one given, or the
+// member of the bundle given that wrote its files.
+func (m *Memory) Codec() *wmzip.Codec { return m.c }
 
 // member returns the member of c whose model has the given ID (c itself
 // for a codec of one model), or c when none has.

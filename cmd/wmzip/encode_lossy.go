@@ -102,7 +102,11 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
 		switch {
 		case !hasGate(c):
-			fmt.Printf("coded by rate and distortion with %s: distortion %.6g (target %g)\n", cmp.Or(memberOf(c, r.File), "the model"), r.Distortion, target)
+			if r.Lambda == format.LambdaLossless {
+				fmt.Printf("lossless, %s: distortion %.6g (target %g): no coding by rate and distortion is smaller\n", cmp.Or(memberOf(c, r.File), "the model"), r.Distortion, target)
+			} else {
+				fmt.Printf("coded by rate and distortion with %s at λ %.4g: distortion %.6g (target %g)\n", cmp.Or(memberOf(c, r.File), "the model"), float64(r.Lambda)/65536, r.Distortion, target)
+			}
 		case r.Lambda == format.LambdaLossless:
 			fmt.Printf("lossless: no λ meets the target %g with fewer bytes\n", target)
 		case len(r.Lambdas) > 1:

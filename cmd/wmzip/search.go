@@ -91,14 +91,6 @@ func runSearch(args []string) error {
 	if c.Quantizer() == nil {
 		return errors.New("the model has no quantizer, so codes have no distances: search needs a model trained on float obs")
 	}
-	qs, states, err := readQueries(*queryPath, c, *slot, *state)
-	if err != nil {
-		return err
-	}
-	opt.States = states
-	if opt.NProbe > 0 && !states {
-		return errors.New("--nprobe needs state queries: the partition groups states")
-	}
 	ctx := context.Background()
 	var remote map[string]*s3Index
 	if len(mems) > 0 {
@@ -139,6 +131,15 @@ func runSearch(args []string) error {
 	mem, err := search.NewMemory(c, idx...)
 	if err != nil {
 		return err
+	}
+	// Code queries are of the member of a bundle that wrote the files.
+	qs, states, err := readQueries(*queryPath, mem.Codec(), *slot, *state)
+	if err != nil {
+		return err
+	}
+	opt.States = states
+	if opt.NProbe > 0 && !states {
+		return errors.New("--nprobe needs state queries: the partition groups states")
 	}
 	t0 := time.Now()
 	res, err := mem.Search(ctx, qs, opt)

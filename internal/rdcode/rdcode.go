@@ -106,7 +106,7 @@ func Encode(q *opq.Quantizer, m *wm.Model, eps [][]State, lam uint64, opts []for
 		}
 		return format.Report{SourceSlots: uint64(add.Vectors), Source: add.SumErr, Cosine: add.SumCos}
 	}
-	o := append(slices.Clip(opts), format.WithMeasure(measure{q}), format.WithSource(place))
+	o := append(slices.Clip(opts), format.WithMeasure(Measure(q, m)), format.WithSource(place))
 	fw, err := format.NewWriter(&buf, m, o...)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,12 @@ func Encode(q *opq.Quantizer, m *wm.Model, eps [][]State, lam uint64, opts []for
 				}
 			}
 			pending = append(pending, p)
-			if err := fw.WriteStateRD(st.Action, p.codes, Costs{q, p.ref}, lam); err != nil {
+			if lam == 0 {
+				err = fw.WriteState(st.Action, p.codes) // the quantizer's own codes: the lossless file
+			} else {
+				err = fw.WriteStateRD(st.Action, p.codes, Costs{q, p.ref}, lam)
+			}
+			if err != nil {
 				return nil, err
 			}
 			states++
@@ -216,13 +221,28 @@ const (
 	aim    = 0.99
 )
 
-// measure is the container's measure of what coding by rate and
-// distortion adds to a slot over the quantizer's own codes.
-type measure struct{ q *opq.Quantizer }
+// Measure returns the container's measure of what coding by rate and
+// distortion adds to a slot of model m over quantizer q's own codes: the
+// sum over the slot's slot vectors of their distortion (SPEC.md 3.6).
+func Measure(q *opq.Quantizer, m *wm.Model) format.Measure {
+	return measure{q, max(m.Geom.M/q.M(), 1)}
+}
+
+type measure struct {
+	q   *opq.Quantizer
+	per int // slot vectors a slot
+}
 
 func (m measure) Slot(_, _, s int, truth, recon []uint16) float64 {
-	return m.q.SlotDistortion(s, truth, recon)
+	k := m.q.M()
+	var d float64
+	for i := range m.per {
+		d += m.q.SlotDistortion(s*m.per+i, truth[i*k:(i+1)*k], recon[i*k:(i+1)*k])
+	}
+	return d
 }
+
+func (m measure) SlotVectors() int { return m.per }
 
 // Lambda returns the coder's λ, distortion units (format.DistUnit, a slot
 // vector's squared norm) per bit, of λ in bits per unit of a slot
