@@ -11,6 +11,13 @@
 // The method, the variants tried and their measurements are in
 // docs/results-ctmc.md. Planning is float64 and off the decode path: the
 // file records each state's level, and decoding stays integer arithmetic.
+//
+// A codec without a retention gate but with a quantizer (a family of
+// members, the default for float observations) is stored the same way,
+// coded by rate and distortion: one member writes the file, each state at
+// its level's λ of the coder, and distortion is measured against the
+// source floats (rd.go). Such a file records no levels; the decoder is
+// the lossless one.
 package alloc
 
 import (
@@ -79,9 +86,22 @@ func FitLadder(m *wm.Model, eps []wm.Episode, keyframe, workers int, budget floa
 	if low := r[0] / float64(max(T, 1)); budget > 0 && budget < low {
 		return nil, fmt.Errorf("%w: %.1f bits/state at λ = %s > budget %.6g", ErrBudget, low, LambdaString(coarse.Lambdas[0]), budget)
 	}
+	lo, hi := rateSpan(r)
+	f := func(l uint32) float64 { return float64(l) / 65536 }
+	if logf != nil {
+		logf("ladder: 15 levels from λ = %s to %s, and lossless:", LambdaString(coarse.Lambdas[lo]), LambdaString(coarse.Lambdas[hi]))
+	}
+	return MeasureLadder(m, eps, keyframe, append(geometricLambdas(f(coarse.Lambdas[lo]), f(coarse.Lambdas[hi]), ladderFinite), format.LambdaLossless), workers, logf)
+}
+
+// rateSpan returns the levels of the coarse rates r (by level, the last
+// lossless) between which the rate moves: lo the largest whose rate is
+// within 2% (of the lossless-to-lowest range) of the lowest rate r[0], hi
+// the smallest above it whose rate is within 2% of the lossless rate.
+func rateSpan(r []float64) (lo, hi int) {
 	q := len(r) - 1 // lossless
 	span := r[q] - r[0]
-	lo, hi := 0, q-1
+	lo, hi = 0, q-1
 	for k := 1; k < q; k++ {
 		if r[k] <= r[0]+0.02*span {
 			lo = k
@@ -96,11 +116,7 @@ func FitLadder(m *wm.Model, eps []wm.Episode, keyframe, workers int, budget floa
 		hi = min(lo+1, q-1)
 		lo = max(hi-1, 0)
 	}
-	f := func(l uint32) float64 { return float64(l) / 65536 }
-	if logf != nil {
-		logf("ladder: 15 levels from λ = %s to %s, and lossless:", LambdaString(coarse.Lambdas[lo]), LambdaString(coarse.Lambdas[hi]))
-	}
-	return MeasureLadder(m, eps, keyframe, append(geometricLambdas(f(coarse.Lambdas[lo]), f(coarse.Lambdas[hi]), ladderFinite), format.LambdaLossless), workers, logf)
+	return lo, hi
 }
 
 // EncodeWith writes every episode of eps to w with hooks around each
@@ -148,13 +164,42 @@ func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); retur
 
 // Ladder holds the measured cost and distortion of every state at every
 // level.
+//
+// A ladder of a gated codec has Lambdas, its retention λ. A ladder of a
+// codec coded by rate and distortion (no gate; Store measures one for
+// such codecs) has Lams instead, the coder's λ of each level, and its
+// distortions are relative squared errors against each state's reference
+// vectors (its source floats when it has them).
 type Ladder struct {
-	Lambdas  []uint32   // [level], 16.16 fixed point; the last is format.LambdaLossless
+	Lambdas []uint32 // [level], 16.16 fixed point; the last is format.LambdaLossless (nil when coded by rate and distortion)
+	// Lams is, coded by rate and distortion, the coder's λ of each level
+	// (format.Writer.WriteStateRD's lam: distortion units a bit,
+	// format.DistUnit a slot vector's squared norm), decreasing: the last
+	// is 0, the member's own codes. nil for a gated ladder.
+	Lams     []uint64
 	Cost     [][]uint64 // [level][state], 2^-16 bit
-	Dist     [][]uint64 // [level][state], gate distance sum
+	Dist     [][]uint64 // [level][state]: gated, the gate distance sum; by rate and distortion, Σ over the slot vectors of ‖x − x̂‖²/‖x‖² in format.DistUnit
 	FileBits []float64  // [level]: the file's bits, model excluded
 	Framing  float64    // bits of a file beyond its states' costs (largest over the levels)
 	States   int
+}
+
+// levels returns the number of levels of l.
+func (l *Ladder) levels() int {
+	if l.Lams != nil {
+		return len(l.Lams)
+	}
+	return len(l.Lambdas)
+}
+
+// levelString prints level k's λ: LambdaString's for a gated ladder, the
+// public λ (bits a unit of a slot vector's relative distortion is worth,
+// DistUnit/lam; "inf" for the member's own codes) by rate and distortion.
+func (l *Ladder) levelString(k int) string {
+	if l.Lams != nil {
+		return RDLambdaString(l.Lams[k])
+	}
+	return LambdaString(l.Lambdas[k])
 }
 
 // MeasureLadder encodes eps once per level of lambdas, every state at that
@@ -293,7 +338,11 @@ type plan struct {
 // from the rank law itself (φ = 0) to the access-blind allocation
 // (φ = max w), which meets the bound by definition.
 type tailGuard struct {
-	rho     float64
+	rho float64
+	// scale, when not 0, multiplies the bound: a bundle's member whose
+	// access-blind file is not the codec's best is held to the best's
+	// (chooseMember), scale = the best's tail distortion over its own.
+	scale   float64
 	tail    []int     // the half of the states of the largest ranks (ties: file order)
 	base    []float64 // the plan's own weights (p.w before the floor)
 	uniform *plan     // the access-blind plan of the same ladder and space
@@ -335,14 +384,25 @@ func newPlan(l *Ladder, space Space, w []int64) *plan {
 		}
 	}
 	if space == SpaceLambda {
-		q := len(l.Lambdas)
+		q := l.levels()
 		p.lam = make([]float64, q)
-		for k, v := range l.Lambdas {
-			p.lam[k] = float64(v) / 65536
+		top := false // the last level is lossless (the member's own codes)
+		if l.Lams != nil {
+			// The coder's λ weighs a bit in distortion units; the plan's
+			// λ is its inverse, the bits a unit of distortion is worth.
+			for k, v := range l.Lams {
+				p.lam[k] = format.DistUnit / float64(v)
+			}
+			top = q >= 1 && l.Lams[q-1] == 0
+		} else {
+			for k, v := range l.Lambdas {
+				p.lam[k] = float64(v) / 65536
+			}
+			top = q >= 1 && l.Lambdas[q-1] == format.LambdaLossless
 		}
-		if q >= 3 && l.Lambdas[q-1] == format.LambdaLossless {
+		if q >= 3 && top {
 			p.lam[q-1] = p.lam[q-2] * p.lam[q-2] / p.lam[q-3]
-		} else if q >= 2 && l.Lambdas[q-1] == format.LambdaLossless {
+		} else if q >= 2 && top {
 			p.lam[q-1] = 2 * p.lam[q-2]
 		}
 	}
@@ -367,7 +427,7 @@ func (p *plan) pick(s float64, levels []int) float64 {
 			}
 		} else {
 			lim := s * w * 65536
-			for k := len(l.Lambdas) - 1; k > 0; k-- {
+			for k := l.levels() - 1; k > 0; k-- {
 				if float64(l.Cost[k][i]) <= lim {
 					lv = k
 					break
@@ -406,6 +466,9 @@ func (p *plan) fit(target float64) (levels []int, pred float64, ok bool) {
 		return ref, refPred, false
 	}
 	limit := g.rho * p.tailDist(ref)
+	if g.scale != 0 {
+		limit *= g.scale
+	}
 	defer copy(p.w, g.base)
 	try := func(phi float64) ([]int, float64, bool, bool) {
 		for i, w := range g.base {
@@ -475,11 +538,29 @@ func (p *plan) fitScale(target float64) (levels []int, pred float64, ok bool) {
 			group = append(group, i)
 		}
 	}
+	// A ladder coded by rate and distortion raises the states of the most
+	// access-weighted distortion saved per bit first: the weights before
+	// the tail guard's floor, by which the states the floor made alike
+	// still differ (Σ c_i·d_i is the objective; at the critical λ any
+	// split is as good for the Lagrangian, not for it). The gated ladder
+	// keeps the order by distortion saved per bit alone, which its files
+	// and the measurements of docs/results-ctmc.md are made with; the two
+	// agree on a group of states of one weight.
+	var by []float64
+	if l.Lams != nil {
+		by = p.w
+		if p.guard != nil {
+			by = p.guard.base
+		}
+	}
 	gain := func(i int) float64 {
 		dc := float64(l.Cost[up[i]][i]) - float64(l.Cost[levels[i]][i])
 		dd := float64(l.Dist[levels[i]][i]) - float64(l.Dist[up[i]][i])
 		if dc <= 0 {
 			return math.Inf(1)
+		}
+		if by != nil {
+			return by[i] * dd / dc
 		}
 		return dd / dc
 	}
@@ -497,14 +578,19 @@ func (p *plan) fitScale(target float64) (levels []int, pred float64, ok bool) {
 
 // Result is one closed-loop encoding with per-state levels.
 type Result struct {
-	File      []byte
-	Levels    []int // level of every state, in file order
-	Accounts  []format.StateAccount
-	Recon     []uint16 // the reconstruction of every state, as the file holds it
-	Bits      float64  // file bits, model excluded
-	Predicted float64  // the plan's prediction of bits, for the last attempt
-	Attempts  int      // encodings made to find it
-	Counts    []int    // states per level
+	File     []byte
+	Levels   []int // level of every state, in file order
+	Accounts []format.StateAccount
+	Recon    []uint16 // the reconstruction of every state, as the file holds it
+	// Dist is, coded by rate and distortion, each state's distortion: the
+	// mean over its slot vectors of ‖x − x̂‖²/‖x‖² against its reference
+	// (its source floats when it has them). nil for a gated file.
+	Dist      []float64
+	Report    format.Report // what the file's index records of its distortion
+	Bits      float64       // file bits, model excluded
+	Predicted float64       // the plan's prediction of bits, for the last attempt
+	Attempts  int           // encodings made to find it
+	Counts    []int         // states per level
 }
 
 // ErrBudget is returned when a budget is below what the Ladder can reach.
@@ -533,28 +619,20 @@ type Config struct {
 // weights from ranks (ctmc.Ranks of the access counts, in file order) and
 // the ladder l measured on eps.
 func Allocate(m *wm.Model, eps []wm.Episode, l *Ladder, ranks []int, c Config) (*Result, error) {
-	keyframe, budget, tau, space, core, guard, tries, logf, opts := c.Keyframe, c.Budget, c.Tau, c.Space, c.Core, c.Guard, c.Tries, c.Logf, c.Options
-	if space == "" {
-		space = DefaultSpace
-	}
-	if tries == 0 {
-		tries = DefaultTries
-	}
 	if len(ranks) != states(m, eps) {
 		return nil, fmt.Errorf("%d ranks for %d states", len(ranks), states(m, eps))
 	}
-	encode := func(levels []int) (*Result, error) {
-		if c.Context != nil {
-			if err := c.Context.Err(); err != nil {
-				return nil, err
-			}
-		}
-		return EncodeLevels(m, eps, keyframe, l.Lambdas, levels, opts)
-	}
-	T := states(m, eps)
-	total := budget * float64(T)
-	if T == 0 {
-		return nil, errors.New("no states to encode")
+	return allocate(states(m, eps), l, ranks, c, 0, func(levels []int) (*Result, error) {
+		return EncodeLevels(m, eps, c.Keyframe, l.Lambdas, levels, c.Options)
+	})
+}
+
+// planFor returns the plan of Config c's weights (ranks, τ, space, core,
+// tail guard) on ladder l, for a file of total bits.
+func planFor(l *Ladder, ranks []int, total float64, c Config) (*plan, error) {
+	space := c.Space
+	if space == "" {
+		space = DefaultSpace
 	}
 	// The weights r^-τ: in bits space the budgets themselves (B·T bits); in
 	// lambda space only their ratios matter, so they are split finely.
@@ -563,24 +641,53 @@ func Allocate(m *wm.Model, eps []wm.Episode, l *Ladder, ranks []int, c Config) (
 		units = 1 << 40
 	}
 	aopts := []ctmc.AllocOption{ctmc.Floor(0)}
-	if core > 0 {
-		aopts = append(aopts, ctmc.CoreSize(core), ctmc.FlatTail())
+	if c.Core > 0 {
+		aopts = append(aopts, ctmc.CoreSize(c.Core), ctmc.FlatTail())
 	}
-	weights, err := ctmc.Allocate(ranks, units, tau, aopts...)
+	weights, err := ctmc.Allocate(ranks, units, c.Tau, aopts...)
 	if err != nil {
 		return nil, err
 	}
 	p := newPlan(l, space, weights)
-	if guard > 0 && tau > 0 {
+	if c.Guard > 0 && c.Tau > 0 {
 		flat := make([]int64, len(weights))
 		for i := range flat {
 			flat[i] = 1
 		}
-		p.guard = &tailGuard{rho: guard, tail: LeastReadHalf(ranks), base: slices.Clone(p.w), uniform: newPlan(l, space, flat)}
+		p.guard = &tailGuard{rho: c.Guard, tail: LeastReadHalf(ranks), base: slices.Clone(p.w), uniform: newPlan(l, space, flat)}
+	}
+	return p, nil
+}
+
+// allocate is Allocate of T states whose files encode writes; guardScale,
+// when not 0, scales the tail guard's bound (tailGuard.scale).
+func allocate(T int, l *Ladder, ranks []int, c Config, guardScale float64, encode0 func(levels []int) (*Result, error)) (*Result, error) {
+	budget, tries, logf := c.Budget, c.Tries, c.Logf
+	if tries == 0 {
+		tries = DefaultTries
+	}
+	encode := func(levels []int) (*Result, error) {
+		if c.Context != nil {
+			if err := c.Context.Err(); err != nil {
+				return nil, err
+			}
+		}
+		return encode0(levels)
+	}
+	total := budget * float64(T)
+	if T == 0 {
+		return nil, errors.New("no states to encode")
+	}
+	p, err := planFor(l, ranks, total, c)
+	if err != nil {
+		return nil, err
+	}
+	if p.guard != nil {
+		p.guard.scale = guardScale
 	}
 	low := p.pick(0, make([]int, T)) + l.Framing
 	if low > total {
-		return nil, fmt.Errorf("%w: %.1f bits/state at the lowest level (λ = %s) > budget %.6g", ErrBudget, low/float64(T), LambdaString(l.Lambdas[0]), budget)
+		return nil, fmt.Errorf("%w: %.1f bits/state at the lowest level (λ = %s) > budget %.6g", ErrBudget, low/float64(T), l.levelString(0), budget)
 	}
 	// Search the plan's target: lo fits (or 0), hi overshoots (or +Inf).
 	var best, last *Result
@@ -728,7 +835,7 @@ func EncodeLevels(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32,
 		r.Recon = append(r.Recon, recon...)
 		return format.Report{}
 	})
-	_, h, err := EncodeWith(&buf, m, eps, func(int, int) {},
+	acct, h, err := EncodeWith(&buf, m, eps, func(int, int) {},
 		func(i int, fw *format.Writer) error { return fw.SetLevel(levels[i]) },
 		func(i int, fw *format.Writer) { r.Accounts[i] = fw.LastAccount() },
 		append([]format.Option{format.WithKeyframeInterval(keyframe), format.WithLevels(lambdas...), keep}, opts...)...)
@@ -736,6 +843,7 @@ func EncodeLevels(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32,
 		return nil, err
 	}
 	r.File = buf.Bytes()
+	r.Report = acct.Report
 	r.Bits = float64(int64(len(r.File))-h.ModelSize) * 8
 	for _, lv := range levels {
 		r.Counts[lv]++

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/ctmc"
@@ -74,18 +75,78 @@ func WithLog(logf func(format string, args ...any)) Option {
 
 // Stored is the outcome of Store.
 type Stored struct {
-	Bits      float64               // bits/state of the file, model excluded
-	Lambdas   []uint32              // the file's levels (16.16 λ; the last is lossless)
-	Levels    []int                 // level of every state, in file order
-	Accounts  []format.StateAccount // what each state lost
-	Core      int                   // the flat tail's core rank cut (0: ranked tail)
-	Encodings int                   // closed-loop encodings made
+	Bits float64 // bits/state of the file, model excluded
+	// Lambdas are a gated file's levels (16.16 λ; the last is lossless);
+	// nil for a file coded by rate and distortion, whose levels are Lams.
+	Lambdas []uint32
+	Levels  []int // level of every state, in file order
+	// Accounts are what the writer accounted of each state
+	// (Writer.LastAccount). Coded by rate and distortion, Level is the
+	// state's level (the file does not record it), DistSum is 0 (there is
+	// no gate) and Distortion is what the coding changed against the
+	// member's own codes, not the distortion against the source: Dist is.
+	Accounts  []format.StateAccount
+	Core      int // the flat tail's core rank cut (0: ranked tail)
+	Encodings int // closed-loop encodings made
+
+	// A file coded by rate and distortion (a codec with a quantizer and
+	// no retention gate, such as a family trained on float observations):
+	//
+	// Member is the index in the codec's Members of the member that wrote
+	// the file (the codec decodes it with that member; 0 for a gated
+	// codec). Lams are the levels, the coder's λ of each (distortion
+	// units a bit, format.DistUnit a slot vector's squared norm; the last
+	// is 0, the member's own codes; RDLambdaString prints them as the
+	// public λ). The file itself records no levels. Dist is each state's
+	// distortion in file order, the mean over its slot vectors of
+	// ‖x − x̂‖²/‖x‖² against its source floats (Source: every state had
+	// them) or, for a state given as codes, against the finest
+	// quantizer's reconstruction of them.
+	Member int
+	Lams   []uint64
+	Dist   []float64
+	Source bool
+	// Report is what the file's index records of its distortion (for a
+	// gated codec only what retention lost: Store writes codes).
+	Report format.Report
+}
+
+// RD reports whether the file is coded by rate and distortion.
+func (r *Stored) RD() bool { return r.Lams != nil }
+
+// LevelString prints the λ of level lv: LambdaString's for a gated file,
+// RDLambdaString's for one coded by rate and distortion.
+func (r *Stored) LevelString(lv int) string {
+	if r.Lams != nil {
+		return RDLambdaString(r.Lams[lv])
+	}
+	return LambdaString(r.Lambdas[lv])
 }
 
 // Distortion returns the file's mean relative distortion per state and its
 // mean weighted by counts (per state, in file order; 0 if there are no
-// accesses), under the codec's gate, and how many states each level holds.
+// accesses), and how many states each level holds. For a gated file it is
+// the gate's distortion (the accounts' DistSum under the codec's gate);
+// for a file coded by rate and distortion, the mean relative squared
+// error of the slot vectors, Dist (c is not needed then).
 func (r *Stored) Distortion(c *wmzip.Codec, counts []int64) (mean, weighted float64, perLevel []int, err error) {
+	if r.RD() {
+		var n int64
+		perLevel = make([]int, len(r.Lams))
+		for i, d := range r.Dist {
+			mean += d
+			if i < len(counts) {
+				weighted += float64(counts[i]) * d
+				n += counts[i]
+			}
+			perLevel[r.Levels[i]]++
+		}
+		mean /= float64(max(len(r.Dist), 1))
+		if n > 0 {
+			weighted /= float64(n)
+		}
+		return mean, weighted, perLevel, nil
+	}
 	p, err := gate.FromModel(c.Model())
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("%w: the codec has no retention gate: %v", wmzip.ErrInput, err)
@@ -129,8 +190,16 @@ func Counts(trace []ctmc.Access, lens []int) (counts []int64, outside int64) {
 // Store writes eps to w within budget bits/state (model excluded) so
 // that states read more often keep more: counts[i] is the accesses of
 // state i in file order (Counts). Each state takes one of 16 levels (15 λ
-// fitted to the file, and lossless) by its access rank; the codec needs a
-// gate. ctx is checked between encodings.
+// fitted to the file, and lossless) by its access rank. ctx is checked
+// between encodings.
+//
+// The codec needs a retention gate, or a quantizer: a codec without a
+// gate (a family trained on float observations, by default) codes the
+// file by rate and distortion with one of its members (rd.go), each
+// state at its level's λ (up to 16 levels, the top one the member's own
+// codes), and the distortion measured and weighed is against the
+// episodes' float observations when they have them (else against the
+// codec's reconstruction of their codes).
 func Store(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode, counts []int64, budget float64, opts ...Option) (*Stored, error) {
 	cfg := storeConfig{keyframe: format.DefaultKeyframeInterval, tau: 1, space: DefaultSpace, tail: DefaultTail, guard: DefaultTailGuard, workers: min(2, runtime.GOMAXPROCS(0))}
 	for _, o := range opts {
@@ -142,7 +211,10 @@ func Store(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode
 		return nil, fmt.Errorf("%w: budget %v: want a positive number of bits/state", wmzip.ErrInput, budget)
 	}
 	if _, err := gate.FromModel(c.Model()); err != nil {
-		return nil, fmt.Errorf("%w: the codec has no retention gate, which storage by access needs: %v", wmzip.ErrInput, err)
+		if c.Quantizer() == nil {
+			return nil, fmt.Errorf("%w: the codec has neither a retention gate nor a quantizer, one of which storage by access needs: %v", wmzip.ErrInput, err)
+		}
+		return storeRD(ctx, w, c, eps, counts, budget, cfg)
 	}
 	weps, err := codesOf(c, eps)
 	if err != nil {
@@ -196,7 +268,71 @@ func Store(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode
 	if _, err := w.Write(r.File); err != nil {
 		return nil, err
 	}
-	return &Stored{Bits: r.Bits / float64(n), Lambdas: l.Lambdas, Levels: r.Levels, Accounts: r.Accounts, Core: core, Encodings: r.Attempts}, nil
+	return &Stored{Bits: r.Bits / float64(n), Lambdas: l.Lambdas, Levels: r.Levels, Accounts: r.Accounts, Core: core, Encodings: r.Attempts, Report: r.Report}, nil
+}
+
+// storeRD is Store for a codec coded by rate and distortion.
+func storeRD(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode, counts []int64, budget float64, cfg storeConfig) (*Stored, error) {
+	n := 0
+	for _, e := range eps {
+		n += len(e.Actions)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no states", wmzip.ErrInput)
+	}
+	if len(counts) != n {
+		return nil, fmt.Errorf("%w: %d access counts for %d states", wmzip.ErrInput, len(counts), n)
+	}
+	core, err := TailCore(cfg.tail, counts)
+	if err != nil {
+		return nil, err
+	}
+	logf := cfg.logf
+	if core > 0 && logf != nil {
+		logf("flat tail: the core is the states of access rank ≤ %d (%.0f%% of the accesses); the rest weigh as rank %d", core, 100*CoreMass, core)
+	}
+	if p := cfg.progress; p != nil {
+		p("ladder", 0, 1)
+	}
+	ranks := ctmc.Ranks(counts)
+	ac := Config{Keyframe: cfg.keyframe, Budget: budget, Tau: cfg.tau, Space: cfg.space, Core: core, Guard: cfg.guard, Logf: logf, Context: ctx}
+	mp, err := chooseMember(c, eps, counts, ranks, ac, cfg.workers, logf)
+	if err != nil {
+		return nil, err
+	}
+	s, coarse, member := mp.s, mp.coarse, mp.index
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l, err := s.fineLadder(coarse, cfg.keyframe, cfg.workers, logf)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p := cfg.progress; p != nil {
+		p("ladder", 1, 1)
+		p("allocating", 0, 1)
+	}
+	if cfg.embed {
+		ac.Options = append(ac.Options, format.WithEmbeddedModel(true))
+	}
+	r, err := allocate(n, l, ranks, ac, mp.guardScale, func(levels []int) (*Result, error) {
+		return s.encodeLevels(cfg.keyframe, l.Lams, levels, ac.Options)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p := cfg.progress; p != nil {
+		p("allocating", 1, 1)
+	}
+	if _, err := w.Write(r.File); err != nil {
+		return nil, err
+	}
+	source := !slices.Contains(s.source, false)
+	return &Stored{Bits: r.Bits / float64(n), Levels: r.Levels, Accounts: r.Accounts, Core: core, Encodings: r.Attempts,
+		Member: member, Lams: l.Lams, Dist: r.Dist, Source: source, Report: r.Report}, nil
 }
 
 // codesOf returns the episodes as codes, quantizing observations.

@@ -13,6 +13,8 @@ import (
 	"github.com/wmzip/wmzip/ctmc"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/traj"
 )
 
@@ -63,16 +65,35 @@ func accessFlags(set map[string]bool, trace string, other bool, budget, tau floa
 	return a, nil
 }
 
-// encodeByAccess is `wmzip encode --access`.
+// encodeByAccess is `wmzip encode --access`. A model with a retention
+// gate gives each state a retention level; one without (a family, the
+// default for float obs) codes the file by rate and distortion, each
+// state at its level's λ, with one of its members, and measures the
+// distortion against the trajectory's float obs when it has them.
 func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyframe int, embed, quiet bool) error {
-	tr, err := traj.ReadCodes(path, c)
+	_, gerr := gate.FromModel(c.Model())
+	rd := gerr != nil
+	if rd && c.Quantizer() == nil {
+		return fmt.Errorf("--access needs a model trained with a retention gate (wmzip train calibrates one) or with a quantizer of float obs: %w", gerr)
+	}
+	var tr *npz.Trajectory
+	var err error
+	if rd {
+		// Coded by rate and distortion from the float obs themselves
+		// (the source the distortion is measured against), or from the
+		// codes when the file has none.
+		if tr, err = npz.ReadTrajectory(path); err == nil && tr.Obs != nil {
+			err = check.ObsShape(path, tr.ObsS, tr.ObsD, c.Slots(), c.Quantizer().Dim())
+		} else if err == nil {
+			tr, err = traj.ReadCodes(path, c)
+		}
+	} else {
+		tr, err = traj.ReadCodes(path, c)
+	}
 	if err != nil {
 		return err
 	}
 	logf := logger(quiet)
-	if _, err := gate.FromModel(c.Model()); err != nil {
-		return fmt.Errorf("--access needs a model trained with a retention gate (wmzip train calibrates one): %w", err)
-	}
 	f, err := os.Open(a.trace)
 	if err != nil {
 		return err
@@ -82,7 +103,7 @@ func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyf
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.trace, err)
 	}
-	eps := traj.Episodes(tr, false)
+	eps := traj.Episodes(tr, rd && tr.Obs != nil)
 	lens := make([]int, len(eps))
 	for i, e := range eps {
 		lens[i] = len(e.Actions)
@@ -116,8 +137,21 @@ func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyf
 	if a.guard > 0 {
 		g = fmt.Sprintf("tail guard %g", a.guard)
 	}
-	fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g in %s space, %s tail, %s, %d encodings), distortion %.6g",
-		out, tr.T, buf.Len(), r.Bits, a.budget, a.tau, a.space, a.tail, g, r.Encodings, mean)
+	if r.RD() {
+		against := "the source observations"
+		if !r.Source {
+			against = "the quantizer's reconstruction of the codes given"
+		}
+		how := "coded by rate and distortion"
+		if m := memberOf(c, buf.Bytes()); m != "" {
+			how += " with " + m
+		}
+		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g in %s space, %s tail, %s, %d encodings), %s; distortion against %s %.6g",
+			out, tr.T, buf.Len(), r.Bits, a.budget, a.tau, a.space, a.tail, g, r.Encodings, how, against, mean)
+	} else {
+		fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state (budget %g, τ %g in %s space, %s tail, %s, %d encodings), distortion %.6g",
+			out, tr.T, buf.Len(), r.Bits, a.budget, a.tau, a.space, a.tail, g, r.Encodings, mean)
+	}
 	if used > 0 {
 		fmt.Printf(", access-weighted %.6g", weighted)
 	}
@@ -125,9 +159,12 @@ func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyf
 	fmt.Print("states per level (λ):")
 	for lv, n := range perLevel {
 		if n > 0 {
-			fmt.Printf(" %d (%s): %d", lv, alloc.LambdaString(r.Lambdas[lv]), n)
+			fmt.Printf(" %d (%s): %d", lv, r.LevelString(lv), n)
 		}
 	}
 	fmt.Println()
+	if r.RD() {
+		printReport(r.Report, -1, true)
+	}
 	return nil
 }

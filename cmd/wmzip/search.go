@@ -91,6 +91,14 @@ func runSearch(args []string) error {
 	if c.Quantizer() == nil {
 		return errors.New("the model has no quantizer, so codes have no distances: search needs a model trained on float obs")
 	}
+	// Queries are read before the files are opened (a bad query fails
+	// first), and again with the member that wrote them for a bundle,
+	// whose members take code queries of their own shapes.
+	qs, states, qerr := readQueries(*queryPath, c, *slot, *state)
+	bundle := len(c.Members()) > 1
+	if qerr != nil && !bundle {
+		return qerr
+	}
 	ctx := context.Background()
 	var remote map[string]*s3Index
 	if len(mems) > 0 {
@@ -132,10 +140,10 @@ func runSearch(args []string) error {
 	if err != nil {
 		return err
 	}
-	// Code queries are of the member of a bundle that wrote the files.
-	qs, states, err := readQueries(*queryPath, mem.Codec(), *slot, *state)
-	if err != nil {
-		return err
+	if bundle {
+		if qs, states, err = readQueries(*queryPath, mem.Codec(), *slot, *state); err != nil {
+			return err
+		}
 	}
 	opt.States = states
 	if opt.NProbe > 0 && !states {
