@@ -39,8 +39,16 @@ var familyCandidates = []struct{ m, group int }{{1, 8}, {2, 1}, {2, 2}, {4, 1}, 
 const familyK = 256
 
 // FamilyMaxDistortion is the largest mean relative squared error a
-// family's members are chosen for.
-const FamilyMaxDistortion = 0.03
+// family's members are chosen for, unless the finest floor is above a
+// third of it: then members are chosen up to FamilyRange times the floor.
+const (
+	FamilyMaxDistortion = 0.03
+	FamilyRange         = 3
+)
+
+// familyTop returns the largest distortion members are chosen for, given
+// the finest candidate's floor.
+func familyTop(floor float64) float64 { return max(FamilyMaxDistortion, FamilyRange*floor) }
 
 // familyLams is the ladder of the coder's λ (distortion units a bit)
 // calibration codes the held-out episodes at; 0 is the quantizer's own
@@ -119,6 +127,7 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 	wopt := c.wm
 	wopt.NoDenoise, wopt.Progress = true, nil
 	cands := make([]*candidate, len(gs))
+	var floors []float64 // the candidates' floors so far: the ladders stop twice the range above the least
 	quants := map[int]*opq.Quantizer{}
 	for ci, ge := range gs {
 		if err := ctx.Err(); err != nil {
@@ -166,7 +175,10 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 				cd.floor = p.Dist
 				cd.qual = p.FloorQ
 			}
-			if p.Dist > 2*FamilyMaxDistortion {
+			if lam == 0 {
+				floors = append(floors, p.Dist)
+			}
+			if p.Dist > 2*familyTop(slices.Min(floors)) {
 				break
 			}
 		}
@@ -217,7 +229,7 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 
 // chooseMembers returns the candidates (indexes, coarse to fine by
 // floor) that write the fewest bits at some distortion between the
-// finest floor and FamilyMaxDistortion, and the finest always.
+// finest floor and familyTop of it, and the finest always.
 func chooseMembers(cands []*candidate) []int {
 	finest := 0
 	for i, c := range cands {
@@ -226,7 +238,7 @@ func chooseMembers(cands []*candidate) []int {
 		}
 	}
 	kept := map[int]bool{finest: true}
-	lo, hi := cands[finest].floor, FamilyMaxDistortion
+	lo, hi := cands[finest].floor, familyTop(cands[finest].floor)
 	if lo > 0 && hi > lo {
 		const grid = 48
 		for gi := range grid + 1 {
