@@ -49,6 +49,20 @@ func printReport(rep format.Report, quant float64, lossless bool) {
 	}
 }
 
+// memberModel returns the model of the member of c that wrote file.
+func memberModel(c *wmzlib.Codec, file []byte) *wm.Model {
+	if len(file) >= 48 {
+		var id wm.ModelID
+		copy(id[:], file[32:48])
+		for _, m := range c.Members() {
+			if m.Model().ID() == id {
+				return m.Model()
+			}
+		}
+	}
+	return c.Model()
+}
+
 // memberOf names the member of c that wrote file (from its header's model
 // ID), for messages: its geometry, or "" for a codec of one model.
 func memberOf(c *wmzlib.Codec, file []byte) string {
@@ -124,7 +138,13 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 		if n == 0 {
 			quant = -1
 		}
-		printWrote(c.Model(), out, T, int64(len(r.File)), r.Lambda, r.Account, r.Report, quant)
+		m, l := c.Model(), r.Lambda
+		if !hasGate(c) {
+			// Coded by rate and distortion: every coordinate of the
+			// member's states coded, no retention to report.
+			m, l = memberModel(c, r.File), format.LambdaLossless
+		}
+		printWrote(m, out, T, int64(len(r.File)), l, r.Account, r.Report, quant)
 	}
 	return nil
 }
