@@ -33,6 +33,10 @@ import (
 // MarshalBinary writes version 1 for a rotated quantizer whose values need
 // float32, version 2 otherwise: the shortest layout that holds the values
 // exactly, so equal quantizers give equal bytes.
+// FormatVersion is the latest version of the serialization MarshalBinary
+// writes (version 1 still for a rotated quantizer of float32 values).
+const FormatVersion = 2
+
 const (
 	magic        = "OPQ1"
 	headerSize   = 24

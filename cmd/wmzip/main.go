@@ -22,6 +22,7 @@ import (
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"
 )
 
@@ -149,6 +150,6 @@ func printVersion(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "wmzip %s%s\n", v, rev)
-	fmt.Fprintf(w, "formats: container %d, model %d, gate section %d\n", format.Version, wm.ModelVersion, gate.Version)
+	fmt.Fprintf(w, "formats: container %d, model %d, bundle %d, quantizer section %d, gate section %d\n", format.Version, wm.ModelVersion, wm.BundleVersion, opq.FormatVersion, gate.Version)
 	fmt.Fprintf(w, "%s %s/%s\n", strings.TrimSpace(runtime.Version()), runtime.GOOS, runtime.GOARCH)
 }
