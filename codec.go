@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
@@ -118,13 +120,32 @@ func (c *Codec) member(id wm.ModelID) *Codec {
 // of a bundle of them.
 func UnmarshalCodec(b []byte) (*Codec, error) {
 	if wm.IsBundle(b) {
-		ms, err := wm.UnmarshalBundle(b, 0)
+		bms, err := wm.BundleMembers(b)
 		if err != nil {
 			return nil, err
 		}
-		cs := make([]*Codec, len(ms))
-		for i, m := range ms {
-			if cs[i], err = newCodec(m); err != nil {
+		// The members parse on every core: deriving a model's tables is
+		// the cost of loading it.
+		cs := make([]*Codec, len(bms))
+		errs := make([]error, len(bms))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i, bm := range bms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				m, err := wm.ParseBundleMember(bm, i, 0)
+				if err == nil {
+					cs[i], err = newCodec(m)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
 				return nil, err
 			}
 		}
