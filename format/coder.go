@@ -345,7 +345,7 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 		c.encodeStateRD(level, a, codes)
 		return
 	}
-	before := StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum, Distortion: c.dist}
+	before := c.totals(level)
 	if c.levelSymbols() {
 		c.idealActions += c.put(0, c.lev.table(), level)
 		c.lev.update(level)
@@ -408,6 +408,22 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	if slotEv {
 		c.closeEscape(codes)
 	}
+	c.endState(before, codes, wrongSlots)
+	if c.mode.mode == modeLossless {
+		c.last.Level = -1
+	}
+}
+
+// totals returns the chunk's running sums, as a state's account at the
+// given level starts from them.
+func (c *chunkCoder) totals(level int) StateAccount {
+	return StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum, Distortion: c.dist}
+}
+
+// endState ends the state just coded (its reconstruction in c.scratch,
+// its codes the writer's): its distortion when a slot lost any, its
+// reconstruction kept, the checksum, and its account against before.
+func (c *chunkCoder) endState(before StateAccount, codes []uint16, wrongSlots bool) {
 	if wrongSlots {
 		c.dist += c.slotDistortion(codes)
 	}
@@ -419,12 +435,9 @@ func (c *chunkCoder) encodeState(level int, a int64, codes []uint16) {
 	c.step++
 	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
 	c.states++
-	c.last = StateAccount{Level: level, Cost: c.idealCodes + c.idealActions - before.Cost,
+	c.last = StateAccount{Level: before.Level, Cost: c.idealCodes + c.idealActions - before.Cost,
 		Retained: c.retained - before.Retained, Wrong: c.wrong - before.Wrong, DistSum: c.distSum - before.DistSum,
 		Distortion: c.dist - before.Distortion}
-	if c.mode.mode == modeLossless {
-		c.last.Level = -1
-	}
 }
 
 // codeAction codes the action a that leads into the next state.

@@ -2,7 +2,6 @@ package format
 
 import (
 	"fmt"
-	"hash/crc32"
 	"math/bits"
 
 	"github.com/wmzip/wmzip/internal/fixed"
@@ -228,7 +227,7 @@ func (c *chunkCoder) rdSlot(lane, j int, dq uint64) []uint16 {
 // distortion against the lossless reconstruction is measured from.
 func (c *chunkCoder) encodeStateRD(level int, a int64, codes []uint16) {
 	r := c.rd
-	before := StateAccount{Level: level, Cost: c.idealCodes + c.idealActions, Retained: c.retained, Wrong: c.wrong, DistSum: c.distSum, Distortion: c.dist}
+	before := c.totals(level)
 	c.codeAction(a)
 	c.pred.Begin(a)
 	le.PutUint64(c.scratch, uint64(a))
@@ -285,20 +284,7 @@ func (c *chunkCoder) encodeStateRD(level int, a int64, codes []uint16) {
 		}
 		r.addTile(rec)
 	}
-	if wrongSlots {
-		c.dist += c.slotDistortion(codes)
-	}
-	if c.keep {
-		for j := range codes {
-			c.recons = append(c.recons, le.Uint16(c.scratch[8+2*j:]))
-		}
-	}
-	c.step++
-	c.sum = crc32.Update(c.sum, castagnoli, c.scratch)
-	c.states++
-	c.last = StateAccount{Level: level, Cost: c.idealCodes + c.idealActions - before.Cost,
-		Retained: c.retained - before.Retained, Wrong: c.wrong - before.Wrong, DistSum: c.distSum - before.DistSum,
-		Distortion: c.dist - before.Distortion}
+	c.endState(before, codes, wrongSlots)
 }
 
 // rdUse makes the coder code the next state by rate and distortion with
