@@ -207,36 +207,18 @@ func (l *Ladder) levelString(k int) string {
 func MeasureLadder(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32, workers int, logf func(string, ...any)) (*Ladder, error) {
 	T := states(m, eps)
 	q := len(lambdas)
-	l := &Ladder{Lambdas: lambdas, Cost: make([][]uint64, q), Dist: make([][]uint64, q), FileBits: make([]float64, q), States: T}
-	errs := make([]error, q)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for lv := range next {
-				cost, dist := make([]uint64, T), make([]uint64, T)
-				cw := &countWriter{}
-				_, _, err := EncodeWith(cw, m, eps, func(int, int) {},
-					func(_ int, fw *format.Writer) error { return fw.SetLevel(lv) },
-					func(i int, fw *format.Writer) {
-						a := fw.LastAccount()
-						cost[i], dist[i] = a.Cost, a.DistSum
-					},
-					format.WithKeyframeInterval(keyframe), format.WithLevels(lambdas...))
-				errs[lv] = err
-				l.Cost[lv], l.Dist[lv] = cost, dist
-				l.FileBits[lv] = float64(cw.n) * 8
-			}
-		}()
-	}
-	for lv := range q {
-		next <- lv
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	l := &Ladder{Lambdas: lambdas, States: T}
+	err := l.measure(q, T, workers, func(lv int, cw io.Writer, cost, dist []uint64) error {
+		_, _, err := EncodeWith(cw, m, eps, func(int, int) {},
+			func(_ int, fw *format.Writer) error { return fw.SetLevel(lv) },
+			func(i int, fw *format.Writer) {
+				a := fw.LastAccount()
+				cost[i], dist[i] = a.Cost, a.DistSum
+			},
+			format.WithKeyframeInterval(keyframe), format.WithLevels(lambdas...))
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	for lv := range q {
@@ -250,6 +232,35 @@ func MeasureLadder(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32
 		}
 	}
 	return l, nil
+}
+
+// measure fills the ladder's Cost, Dist and FileBits for q levels of T
+// states, encoding level lv with enc (cost and dist to fill per state, the
+// file to cw) on up to workers goroutines.
+func (l *Ladder) measure(q, T, workers int, enc func(lv int, cw io.Writer, cost, dist []uint64) error) error {
+	l.Cost, l.Dist, l.FileBits = make([][]uint64, q), make([][]uint64, q), make([]float64, q)
+	errs := make([]error, q)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lv := range next {
+				cost, dist := make([]uint64, T), make([]uint64, T)
+				cw := &countWriter{}
+				errs[lv] = enc(lv, cw, cost, dist)
+				l.Cost[lv], l.Dist[lv] = cost, dist
+				l.FileBits[lv] = float64(cw.n) * 8
+			}
+		}()
+	}
+	for lv := range q {
+		next <- lv
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // LambdaString prints a 16.16 λ, or "lossless".

@@ -2,12 +2,10 @@ package alloc
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
@@ -232,33 +230,15 @@ func (s *rdSet) encode(w io.Writer, lam func(i int) uint64, after func(i int, a 
 func (s *rdSet) measureLadder(keyframe int, lams []uint64, workers int, logf func(string, ...any)) (*Ladder, error) {
 	T := s.states()
 	q := len(lams)
-	l := &Ladder{Lams: lams, Cost: make([][]uint64, q), Dist: make([][]uint64, q), FileBits: make([]float64, q), States: T}
-	errs := make([]error, q)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for lv := range next {
-				cost, dist := make([]uint64, T), make([]uint64, T)
-				cw := &countWriter{}
-				_, _, err := s.encode(cw, func(int) uint64 { return lams[lv] },
-					func(i int, a format.StateAccount, _ []uint16, d float64) {
-						cost[i], dist[i] = a.Cost, uint64(math.Round(d*format.DistUnit))
-					}, format.WithKeyframeInterval(keyframe))
-				errs[lv] = err
-				l.Cost[lv], l.Dist[lv] = cost, dist
-				l.FileBits[lv] = float64(cw.n) * 8
-			}
-		}()
-	}
-	for lv := range q {
-		next <- lv
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	l := &Ladder{Lams: lams, States: T}
+	err := l.measure(q, T, workers, func(lv int, cw io.Writer, cost, dist []uint64) error {
+		_, _, err := s.encode(cw, func(int) uint64 { return lams[lv] },
+			func(i int, a format.StateAccount, _ []uint16, d float64) {
+				cost[i], dist[i] = a.Cost, uint64(math.Round(d*format.DistUnit))
+			}, format.WithKeyframeInterval(keyframe))
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	for lv := range q {

@@ -224,20 +224,11 @@ func Store(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode
 	for _, e := range weps {
 		n += len(e.Actions)
 	}
-	if n == 0 {
-		return nil, fmt.Errorf("%w: no states", wmzip.ErrInput)
-	}
-	if len(counts) != n {
-		return nil, fmt.Errorf("%w: %d access counts for %d states", wmzip.ErrInput, len(counts), n)
-	}
-	core, err := TailCore(cfg.tail, counts)
+	core, err := cfg.core(n, counts)
 	if err != nil {
 		return nil, err
 	}
 	logf := cfg.logf
-	if core > 0 && logf != nil {
-		logf("flat tail: the core is the states of access rank ≤ %d (%.0f%% of the accesses); the rest weigh as rank %d", core, 100*CoreMass, core)
-	}
 	if p := cfg.progress; p != nil {
 		p("ladder", 0, 1)
 	}
@@ -271,26 +262,36 @@ func Store(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode
 	return &Stored{Bits: r.Bits / float64(n), Lambdas: l.Lambdas, Levels: r.Levels, Accounts: r.Accounts, Core: core, Encodings: r.Attempts, Report: r.Report}, nil
 }
 
+// core checks the access counts of n states and returns the core of the
+// flat tail (TailCore), logging it.
+func (cfg *storeConfig) core(n int, counts []int64) (int, error) {
+	if n == 0 {
+		return 0, fmt.Errorf("%w: no states", wmzip.ErrInput)
+	}
+	if len(counts) != n {
+		return 0, fmt.Errorf("%w: %d access counts for %d states", wmzip.ErrInput, len(counts), n)
+	}
+	core, err := TailCore(cfg.tail, counts)
+	if err != nil {
+		return 0, err
+	}
+	if core > 0 && cfg.logf != nil {
+		cfg.logf("flat tail: the core is the states of access rank ≤ %d (%.0f%% of the accesses); the rest weigh as rank %d", core, 100*CoreMass, core)
+	}
+	return core, nil
+}
+
 // storeRD is Store for a codec coded by rate and distortion.
 func storeRD(ctx context.Context, w io.Writer, c *wmzip.Codec, eps []wmzip.Episode, counts []int64, budget float64, cfg storeConfig) (*Stored, error) {
 	n := 0
 	for _, e := range eps {
 		n += len(e.Actions)
 	}
-	if n == 0 {
-		return nil, fmt.Errorf("%w: no states", wmzip.ErrInput)
-	}
-	if len(counts) != n {
-		return nil, fmt.Errorf("%w: %d access counts for %d states", wmzip.ErrInput, len(counts), n)
-	}
-	core, err := TailCore(cfg.tail, counts)
+	core, err := cfg.core(n, counts)
 	if err != nil {
 		return nil, err
 	}
 	logf := cfg.logf
-	if core > 0 && logf != nil {
-		logf("flat tail: the core is the states of access rank ≤ %d (%.0f%% of the accesses); the rest weigh as rank %d", core, 100*CoreMass, core)
-	}
 	if p := cfg.progress; p != nil {
 		p("ladder", 0, 1)
 	}
