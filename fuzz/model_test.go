@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/rans"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -84,6 +85,32 @@ func FuzzModel(f *testing.F) {
 				}
 				p.Commit(j, uint16(v))
 			}
+		}
+	})
+}
+
+// FuzzBundle loads arbitrary bytes as a bundle (SPEC.md 3.6), as wm
+// parses one and as the codec loads one: both fail with a model error
+// (never a panic) or give members that marshal back to the same bundle.
+func FuzzBundle(f *testing.F) {
+	for _, b := range seedFiles(f, 64<<10, "conformance/bundle*.wmm") {
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ms, err := wm.UnmarshalBundle(b, 64<<20)
+		if err != nil {
+			if !errors.Is(err, wm.ErrModelFormat) && !errors.Is(err, wm.ErrModelVersion) && !errors.Is(err, wm.ErrModelTooLarge) {
+				t.Fatalf("error %v is not a model error", err)
+			}
+			return
+		}
+		out, err := wm.MarshalBundle(ms)
+		if err != nil || !bytes.Equal(out, b) {
+			t.Fatalf("an accepted bundle does not marshal back to its bytes: %v", err)
+		}
+		if _, err := wmzip.UnmarshalCodec(b); err != nil {
+			t.Fatalf("a valid bundle does not load as a codec: %v", err)
 		}
 	})
 }
