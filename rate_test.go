@@ -2,11 +2,11 @@ package wmzip_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
