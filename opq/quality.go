@@ -68,10 +68,10 @@ func Compare(src, rec []float32, dim int) (Quality, error) {
 		var xx, yy, xy, e float64
 		for k, a := range src[i : i+dim] {
 			x, y := float64(a), float64(rec[i+k])
-			xx += x * x
-			yy += y * y
-			xy += x * y
-			e += (x - y) * (x - y)
+			xx += float64(x * x)
+			yy += float64(y * y)
+			xy += float64(x * y)
+			e += float64((x - y) * (x - y))
 		}
 		q.compare(xx, yy, xy, e)
 	}
@@ -102,9 +102,9 @@ func (q *Quantizer) SlotError(s int, y []float32, codes []uint16) float64 {
 		cent := b.cent[(m*q.k+int(c))*q.dsub : (m*q.k+int(c)+1)*q.dsub]
 		for t, a := range y[m*q.dsub : (m+1)*q.dsub] {
 			x, z := float64(a), float64(cent[t])
-			yy += x * x
-			cc += z * z
-			e += (x - z) * (x - z)
+			yy += float64(x * x)
+			cc += float64(z * z)
+			e += float64((x - z) * (x - z))
 		}
 	}
 	switch {
@@ -137,10 +137,10 @@ func (q *Quantizer) CompareRotated(rotated []float32, codes []uint16) (Quality, 
 			cent := b.cent[(m*q.k+int(c))*q.dsub : (m*q.k+int(c)+1)*q.dsub]
 			for t, a := range y[m*q.dsub : (m+1)*q.dsub] {
 				x, z := float64(a), float64(cent[t])
-				xx += x * x
-				yy += z * z
-				xy += x * z
-				e += (x - z) * (x - z)
+				xx += float64(x * x)
+				yy += float64(z * z)
+				xy += float64(x * z)
+				e += float64((x - z) * (x - z))
 			}
 		}
 		qu.compare(xx, yy, xy, e)
@@ -163,8 +163,8 @@ func (q *Quantizer) SlotDistortion(s int, truth, recon []uint16) float64 {
 		}
 		for t, a := range ct {
 			x, y := float64(a), float64(cr[t])
-			nn += x * x
-			e += (x - y) * (x - y)
+			nn += float64(x * x)
+			e += float64((x - y) * (x - y))
 		}
 	}
 	switch {

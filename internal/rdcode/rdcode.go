@@ -38,7 +38,7 @@ func (c Costs) Slot(s int, dst []uint32) {
 		y := c.Ref[v*d : (v+1)*d]
 		var yy float64
 		for _, x := range y {
-			yy += float64(x) * float64(x)
+			yy += float64(float64(x) * float64(x)) // rounded: no fused multiply-add on any machine
 		}
 		c.Q.SlotDistances(y, v, buf)
 		scale := float64(format.DistUnit) / math.Max(yy, 1e-30)
