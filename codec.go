@@ -33,9 +33,10 @@ type Codec struct {
 	curve   ratecurve.Curve // a member's calibration (section RDCV), or nil
 }
 
-// newCodec wraps a world model, reading its quantizer section if it has
-// one.
-func newCodec(m *wm.Model) (*Codec, error) {
+// NewCodec wraps a world model as a codec, reading its quantizer section
+// if it has one: how a model built or loaded apart (package train, a
+// model file's bytes) becomes something to write and read with.
+func NewCodec(m *Model) (*Codec, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: nil model", ErrInput)
 	}
@@ -138,7 +139,7 @@ func UnmarshalCodec(b []byte) (*Codec, error) {
 				defer func() { <-sem }()
 				m, err := wm.ParseBundleMember(bm, i, 0)
 				if err == nil {
-					cs[i], err = newCodec(m)
+					cs[i], err = NewCodec(m)
 				}
 				errs[i] = err
 			}()
@@ -155,7 +156,7 @@ func UnmarshalCodec(b []byte) (*Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCodec(m)
+	return NewCodec(m)
 }
 
 // LoadCodec reads a codec from a model file (.wmm).
@@ -186,11 +187,11 @@ func (c *Codec) MarshalBinary() ([]byte, error) {
 
 // Model returns the world model, with its sections (quantizer, gate): its
 // Geom is the shape of a state, S slots of M codes below K.
-func (c *Codec) Model() *wm.Model { return c.m }
+func (c *Codec) Model() *Model { return c.m }
 
 // Quantizer returns the quantizer of float observations, or nil for a
 // codec of codes only.
-func (c *Codec) Quantizer() *opq.Quantizer { return c.q }
+func (c *Codec) Quantizer() *Quantizer { return c.q }
 
 // hasGate reports whether the codec has a calibrated retention gate,
 // which the lossy modes need.
@@ -213,7 +214,7 @@ func (c *Codec) Slots() int {
 // Geometry returns the shape of a state as the codec's users see it:
 // Slots slot vectors of M codes each, below K. It is the model's Geom
 // unless the world model sees several slot vectors as one of its slots.
-func (c *Codec) Geometry() wm.Geometry {
+func (c *Codec) Geometry() Geometry {
 	g := c.m.Geom
 	s := c.Slots()
 	return wm.Geometry{S: s, M: g.N() / s, K: g.K}

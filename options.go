@@ -1,15 +1,11 @@
 package wmzip
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/internal/hook"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // A WriterOption configures NewWriter, Create and Append.
@@ -28,8 +24,6 @@ type writerConfig struct {
 	distortion       float64
 	sourceDistortion float64
 	levels           []uint32
-	ctx              context.Context
-	progress         func(stage string, done, total int)
 	probe            func(format.Probe)
 }
 
@@ -201,58 +195,11 @@ func WithAccessLog(fn func(episode, step int64)) ReaderOption {
 	})
 }
 
-func init() {
-	hook.WithProbe = func(fn func(format.Probe)) any {
-		return writerOpt(func(c *writerConfig) error { c.probe = fn; return nil })
-	}
-	hook.WithProgress = func(fn func(string, int, int)) any {
-		return writerOpt(func(c *writerConfig) error { c.progress = fn; return nil })
-	}
-	hook.WithContext = func(ctx context.Context) any {
-		return writerOpt(func(c *writerConfig) error { c.ctx = ctx; return nil })
-	}
-	hook.WithFormatOptions = func(opts ...format.Option) any {
-		return writerOpt(func(c *writerConfig) error { c.format = append(c.format, opts...); return nil })
-	}
-	hook.WithReadOptions = func(opts ...format.Option) any {
-		return readerOpt(func(c *readerConfig) error { c.format = append(c.format, opts...); return nil })
-	}
-	hook.Search = func(w any) *format.LambdaResult {
-		wr := w.(*Writer)
-		if wr.rd != nil && wr.rd.res != nil {
-			p := wr.rd.res
-			l := uint32(format.LambdaLossless)
-			if p.Lam > 0 {
-				// The coder's λ in the public unit (WithLambda), 16.16.
-				l = uint32(min(float64(format.DistUnit)/float64(p.Lam)*65536, float64(format.LambdaLossless-1)))
-			}
-			return &format.LambdaResult{Lambda: l, Distortion: p.Dist, File: p.File,
-				Account: p.Account, Report: p.Account.Report, Encodes: float64(wr.rd.passes)}
-		}
-		return wr.res
-	}
-	hook.Quantizer = func(w any) (float64, int64) {
-		wr := w.(*Writer)
-		if wr.rd != nil {
-			if p := wr.rd.res; p != nil {
-				return p.Floor, p.Vectors
-			}
-			if s := wr.rd.src; s != nil {
-				return s.quant.Distortion(), s.quant.Vectors
-			}
-			return 0, 0
-		}
-		if wr.src == nil {
-			return 0, 0
-		}
-		return wr.src.quant.Distortion(), wr.src.quant.Vectors
-	}
-	hook.Container = func(f any) *format.File { return f.(*File).f }
-	hook.Source = func(f any) (io.ReaderAt, int64, any) {
-		ff := f.(*File)
-		return ff.r, ff.size, ff.opts
-	}
-	hook.NewCodec = func(m *wm.Model) (any, error) { return newCodec(m) }
+// WithProbe tells fn of every trial encoding a distortion target's search
+// makes (WithDistortion, WithSourceDistortion): its λ, bits and
+// distortion, in the order tried.
+func WithProbe(fn func(Probe)) WriterOption {
+	return writerOpt(func(c *writerConfig) error { c.probe = fn; return nil })
 }
 
 func readerOptions(opts []ReaderOption) (readerConfig, error) {

@@ -355,13 +355,7 @@ func (r *rdMode) close(w *Writer) error {
 		}
 	}
 	n := 0
-	progress := func(k int) {
-		n = k
-		if w.cfg.progress != nil {
-			w.cfg.progress("searching", n, 0)
-		}
-	}
-	p, err := w.c.rdSearch(r.held, r.target, w.cfg.format, progress)
+	p, err := w.c.rdSearch(r.held, r.target, w.cfg.format, func(k int) { n = k })
 	if err != nil {
 		return err
 	}

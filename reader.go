@@ -61,7 +61,7 @@ func NewFile(r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (*File, 
 		return nil, err
 	}
 	if c == nil {
-		if c, err = newCodec(f.Model()); err != nil {
+		if c, err = NewCodec(f.Model()); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +146,7 @@ func (f *File) Verify() error { return f.f.Verify() }
 
 // Info returns the file's summary from its index: counts, sizes, λ and
 // the distortion its writer recorded.
-func (f *File) Info() format.Info { return f.f.Info() }
+func (f *File) Info() Info { return f.f.Info() }
 
 // Reader decodes a .wmz stream in order, from any io.Reader: NextEpisode
 // moves to an episode, ReadState or ReadObs return its states in turn.
@@ -196,7 +196,7 @@ func (r *Reader) Reset(in io.Reader) error {
 	}
 	if !r.given {
 		if r.c == nil || r.c.m.ID() != fr.Model().ID() {
-			if r.c, err = newCodec(fr.Model()); err != nil {
+			if r.c, err = NewCodec(fr.Model()); err != nil {
 				return err
 			}
 		}
@@ -301,7 +301,7 @@ func DecodeAll(r io.Reader, c *Codec, opts ...ReaderOption) ([]Episode, error) {
 // damage, and those after it that the index or the records themselves
 // vouch for. c may be nil when the file embeds its model. It returns what
 // was recovered and the Info of the file written.
-func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (format.Recovery, format.Info, error) {
+func Recover(w io.Writer, r io.ReaderAt, size int64, c *Codec, opts ...ReaderOption) (Recovery, Info, error) {
 	cfg, err := readerOptions(opts)
 	if err != nil {
 		return format.Recovery{}, format.Info{}, err
@@ -335,4 +335,26 @@ func modelOf(c *Codec) *wm.Model {
 		return nil
 	}
 	return c.m
+}
+
+// Header returns the file's header: its geometry, the ID of its model,
+// whether it is lossless, its retention levels.
+func (f *File) Header() Header { return f.f.Header() }
+
+// Metadata returns the metadata written with episode e, nil when it has
+// none.
+func (f *File) Metadata(e int) ([]byte, error) { return f.f.Metadata(e) }
+
+// EpisodeChunks decodes episode e a chunk at a time, in order, and gives
+// visit each chunk's actions and codes, which are valid only during the
+// call: an episode decoded in the memory of one chunk.
+func (f *File) EpisodeChunks(e int, visit func(actions []int64, codes []uint16) error) error {
+	return f.f.DecodeEpisodeChunks(e, visit)
+}
+
+// Reader returns a Reader of the whole file from its start, with the
+// codec and options the file was opened with: the states in order, each
+// with its level.
+func (f *File) Reader() (*Reader, error) {
+	return NewReader(io.NewSectionReader(f.r, 0, f.size), f.c, f.opts...)
 }

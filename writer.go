@@ -73,7 +73,7 @@ func Create(name string, c *Codec, opts ...WriterOption) (*Writer, error) {
 // *os.File opened for reading and writing will do): its episodes are kept
 // and new ones follow, from Close on. A distortion target is not
 // available. Close does not close f.
-func Append(f format.AppendFile, c *Codec, opts ...WriterOption) (*Writer, error) {
+func Append(f AppendFile, c *Codec, opts ...WriterOption) (*Writer, error) {
 	wr, err := newWriter(c, opts)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func newWriter(c *Codec, opts []WriterOption) (*Writer, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: nil codec", ErrInput)
 	}
-	wr := &Writer{c: c, cfg: writerConfig{distortion: -1, sourceDistortion: -1, ctx: context.Background(), lambda: format.LambdaLossless}}
+	wr := &Writer{c: c, cfg: writerConfig{distortion: -1, sourceDistortion: -1, lambda: format.LambdaLossless}}
 	for _, o := range opts {
 		if err := o.applyWriter(&wr.cfg); err != nil {
 			return nil, err
@@ -377,14 +377,9 @@ func (w *Writer) close() error {
 		return nil
 	}
 	w.done = true
-	n := 0
 	report := func(pr format.Probe) {
-		n++
 		if w.cfg.probe != nil {
 			w.cfg.probe(pr)
-		}
-		if w.cfg.progress != nil {
-			w.cfg.progress("searching", n, 0)
 		}
 	}
 	target, opts := w.cfg.distortion, w.cfg.format
@@ -405,7 +400,7 @@ func (w *Writer) close() error {
 		}
 		opts = append(slices.Clip(opts), format.WithMeasure(sourceMeasure{src: w.src, first: first, dim: w.c.q.Dim()}))
 	}
-	r, err := format.SearchLambda(w.cfg.ctx, w.c.m, w.held, target, report, opts...)
+	r, err := format.SearchLambda(context.Background(), w.c.m, w.held, target, report, opts...)
 	if err != nil {
 		return err
 	}
@@ -419,7 +414,7 @@ func (w *Writer) close() error {
 // the omitted ones lost, and the Report the file's index records of its
 // distortion against the lossless reconstruction and, for states written
 // as float observations, against them.
-func (w *Writer) Account() format.Account {
+func (w *Writer) Account() Account {
 	if w.rd != nil && w.rd.res != nil {
 		return w.rd.res.Account
 	}
@@ -430,4 +425,44 @@ func (w *Writer) Account() format.Account {
 		return w.res.Account
 	}
 	return w.fw.Account()
+}
+
+// Search returns, after Close, the outcome of the search a distortion
+// target made (WithDistortion, WithSourceDistortion): the λ chosen in the
+// file's 16.16 unit, the distortion reached, the trials it took. It is
+// nil for a Writer without a target.
+func (w *Writer) Search() *SearchResult {
+	if w.rd != nil && w.rd.res != nil {
+		p := w.rd.res
+		l := uint32(format.LambdaLossless)
+		if p.Lam > 0 {
+			// The coder's λ in the public unit (WithLambda), 16.16.
+			l = uint32(min(float64(format.DistUnit)/float64(p.Lam)*65536, float64(format.LambdaLossless-1)))
+		}
+		return &SearchResult{Lambda: l, Distortion: p.Dist, File: p.File,
+			Account: p.Account, Report: p.Account.Report, Encodes: float64(w.rd.passes)}
+	}
+	return w.res
+}
+
+// QuantizerDistortion returns what the quantizer alone lost on the float
+// observations written (written with WriteObs or as an Episode's Obs):
+// the mean over slot vectors of the squared error of their lossless
+// reconstruction over their squared norm, and how many slot vectors that
+// is (0 when none were floats). A distortion target's file adds what
+// coding changed on top of it.
+func (w *Writer) QuantizerDistortion() (d float64, vectors int64) {
+	if w.rd != nil {
+		if p := w.rd.res; p != nil {
+			return p.Floor, p.Vectors
+		}
+		if s := w.rd.src; s != nil {
+			return s.quant.Distortion(), s.quant.Vectors
+		}
+		return 0, 0
+	}
+	if w.src == nil {
+		return 0, 0
+	}
+	return w.src.quant.Distortion(), w.src.quant.Vectors
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/check"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -140,11 +139,11 @@ func Codec(ctx context.Context, eps []wmzip.Episode, opts ...Option) (*wmzip.Cod
 			return nil, err
 		}
 	}
-	codec, err := hook.NewCodec(m)
+	codec, err := wmzip.NewCodec(m)
 	if err != nil {
 		return nil, err
 	}
-	return codec.(*wmzip.Codec), nil
+	return codec, nil
 }
 
 // recentStates returns the last limit states of eps (WithMaxStates): eps

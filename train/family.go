@@ -10,7 +10,6 @@ import (
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/check"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/internal/ratecurve"
 	"github.com/wmzip/wmzip/internal/rdcode"
 	"github.com/wmzip/wmzip/opq"
@@ -218,11 +217,11 @@ func trainFamily(ctx context.Context, eps []wmzip.Episode, c config) (*wmzip.Cod
 				return nil, err
 			}
 		}
-		mc, err := hook.NewCodec(m)
+		mc, err := wmzip.NewCodec(m)
 		if err != nil {
 			return nil, err
 		}
-		members = append(members, mc.(*wmzip.Codec))
+		members = append(members, mc)
 	}
 	return wmzip.NewBundle(members...)
 }

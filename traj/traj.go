@@ -14,7 +14,6 @@ import (
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/check"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/wm"
 )
@@ -341,23 +340,26 @@ func readTail(r *npz.TrajectoryReader, path string, keep int, obs bool) (*npz.Tr
 // gives the file's episode of each episode of tr. progress, if not nil,
 // is told of each episode done.
 func Decode(f *wmzip.File, progress func(done, total int)) (tr *npz.Trajectory, eps []int, err error) {
-	ff := hook.Container(f)
-	h := ff.Header()
+	h := f.Header()
 	ug := f.Codec().Geometry()
 	tr = &npz.Trajectory{S: ug.S, M: ug.M, HasActions: true, CodesDtype: codesDtype(h.Geom.K)}
-	for e := range ff.Episodes() {
-		acts, codes, err := ff.DecodeEpisode(e)
+	n := len(f.Episodes())
+	for e := range n {
+		start := int64(len(tr.Actions))
+		err := f.EpisodeChunks(e, func(acts []int64, codes []uint16) error {
+			tr.Actions = append(tr.Actions, acts...)
+			tr.Codes = append(tr.Codes, codes...)
+			return nil
+		})
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(acts) > 0 {
-			tr.EpisodeStart = append(tr.EpisodeStart, int64(len(tr.Actions)))
-			tr.Actions = append(tr.Actions, acts...)
-			tr.Codes = append(tr.Codes, codes...)
+		if int64(len(tr.Actions)) > start {
+			tr.EpisodeStart = append(tr.EpisodeStart, start)
 			eps = append(eps, e)
 		}
 		if progress != nil {
-			progress(e+1, ff.Episodes())
+			progress(e+1, n)
 		}
 	}
 	tr.T = len(tr.Actions)
@@ -447,7 +449,7 @@ func WriteDecoded(path string, f *wmzip.File, o DecodeOptions) error {
 	case o.Step >= 0:
 		err = decodeSteps(f, b, o.Episode, o.Step, o.Step+h.T)
 	default:
-		err = hook.Container(f).DecodeEpisodeChunks(o.Episode, func(a []int64, codes []uint16) error { return b.write(a, codes, nil) })
+		err = f.EpisodeChunks(o.Episode, func(a []int64, codes []uint16) error { return b.write(a, codes, nil) })
 	}
 	if err != nil {
 		return err
@@ -483,8 +485,7 @@ func decodeSteps(f *wmzip.File, b *decodeBlock, e, from, to int) error {
 
 // decodeAll decodes the whole file in order, with each state's level.
 func decodeAll(f *wmzip.File, b *decodeBlock) error {
-	src, size, opts := hook.Source(f)
-	r, err := wmzip.NewReader(io.NewSectionReader(src, 0, size), b.c, opts.([]wmzip.ReaderOption)...)
+	r, err := f.Reader()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/traj"
 )
@@ -146,12 +145,11 @@ func runEncode(args []string) error {
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	bar := progress(*quiet, "encoding")
-	mode := withFormat(format.WithLambda(lambda))
-	if rd && withLambda {
-		mode = wmzlib.WithLambda(*lambdaF)
+	opts := []wmzlib.WriterOption{wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), wmzlib.WithEncoderThreads(threads())}
+	if withLambda {
+		opts = append(opts, wmzlib.WithLambda(*lambdaF))
 	}
-	w, err := wmzlib.NewWriter(bw, c,
-		wmzlib.WithKeyframeInterval(*keyframe), wmzlib.WithEmbeddedModel(*embed), mode, wmzlib.WithEncoderThreads(threads()))
+	w, err := wmzlib.NewWriter(bw, c, opts...)
 	if err != nil {
 		return err
 	}
@@ -169,7 +167,7 @@ func runEncode(args []string) error {
 		return err
 	}
 	if !*quiet {
-		quant, n := hook.Quantizer(w)
+		quant, n := w.QuantizerDistortion()
 		if n == 0 {
 			quant = -1
 		}

@@ -10,7 +10,6 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/traj"
 	"github.com/wmzip/wmzip/wm"
@@ -100,7 +99,7 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 		fmt.Fprintf(os.Stderr, "  lambda %-10.4g distortion %.6g%s\n", float64(p.Lambda)/65536, p.Distortion, note)
 	}
 	var buf bytes.Buffer
-	w, err := wmzlib.NewWriter(&buf, c, mode, hook.WithProbe(report).(wmzlib.WriterOption),
+	w, err := wmzlib.NewWriter(&buf, c, mode, wmzlib.WithProbe(report),
 		wmzlib.WithKeyframeInterval(keyframe), wmzlib.WithEmbeddedModel(embed))
 	if err != nil {
 		return err
@@ -111,7 +110,7 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 	if err := w.Close(); err != nil {
 		return err
 	}
-	r := hook.Search(w)
+	r := w.Search()
 	if !quiet {
 		fmt.Fprintf(os.Stderr, "  search: %.2f encodes of the file\n", r.Encodes)
 		switch {
@@ -134,7 +133,7 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 	}
 	warnAboveRaw(c, out, T, int64(len(r.File)), embed)
 	if !quiet {
-		quant, n := hook.Quantizer(w)
+		quant, n := w.QuantizerDistortion()
 		if n == 0 {
 			quant = -1
 		}

@@ -8,7 +8,6 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/bench"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/traj"
 )
 
@@ -55,7 +54,7 @@ func runInfo(args []string) error {
 			return err
 		}
 		defer fh.Close()
-		h, in = hook.Container(f).Header(), f.Info()
+		h, in = f.Header(), f.Info()
 	} else if h, in, err = readInfo(pos[0]); err != nil {
 		return err
 	}

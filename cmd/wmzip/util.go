@@ -10,9 +10,7 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/internal/hook"
 	progressBar "github.com/wmzip/wmzip/internal/progress"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/objstore"
@@ -150,9 +148,4 @@ func printJSON(v any) error {
 func hasGate(c *wmzlib.Codec) bool {
 	_, err := gate.FromModel(c.Model())
 	return err == nil
-}
-
-// withFormat passes options to the container's writer.
-func withFormat(opts ...format.Option) wmzlib.WriterOption {
-	return hook.WithFormatOptions(opts...).(wmzlib.WriterOption)
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/traj"
 )
@@ -50,7 +49,7 @@ func runVerify(args []string) error {
 	for i, st := range got.EpisodeStart {
 		e := eps[i]
 		last := f.Episodes()[e] - 1
-		c, err := hook.Container(f).State(e, last)
+		_, c, err := f.State(e, last, nil)
 		if err != nil {
 			return fmt.Errorf("%s: episode %d state %d: %w", pos[0], e, last, err)
 		}
@@ -59,7 +58,7 @@ func runVerify(args []string) error {
 			return fmt.Errorf("%s: episode %d state %d: random access differs from sequential decoding", pos[0], e, last)
 		}
 	}
-	h := hook.Container(f).Header()
+	h := f.Header()
 	// A gate-free file coded by rate and distortion reports what its
 	// choices changed (SPEC.md 6.2): its codes are not the quantizer's.
 	lossless := h.Lossless() && f.Info().Report.Retention == 0

@@ -13,7 +13,6 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/internal/knn"
 	"github.com/wmzip/wmzip/internal/policy"
 	"github.com/wmzip/wmzip/search"
@@ -95,11 +94,11 @@ func Retrieval(c RetrievalConfig, logf func(string, ...any)) (*RetrievalReport, 
 	if s.q == nil {
 		return nil, fmt.Errorf("%s: the model has no quantizer", c.RD.Input)
 	}
-	cv, err := hook.NewCodec(s.m)
+	cv, err := wmzip.NewCodec(s.m)
 	if err != nil {
 		return nil, err
 	}
-	codec := cv.(*wmzip.Codec)
+	codec := cv
 	eps := tr.Episodes()
 	if len(eps) < 2 {
 		return nil, fmt.Errorf("%s: %d episodes; retrieval needs at least 2 (memory and queries)", c.RD.Input, len(eps))

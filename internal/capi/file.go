@@ -7,7 +7,6 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/hook"
 )
 
 // File is the object of a file handle: a wmzip.File read concurrently;
@@ -217,7 +216,7 @@ func FileStates(h Handle, e, from, to int, actions []int64, codes Codes, obs []f
 			return nil
 		}
 		if from == 0 && to == lens[e] {
-			return hook.Container(f.f).DecodeEpisodeChunks(e, put)
+			return f.f.EpisodeChunks(e, put)
 		}
 		var buf []uint16
 		for t := from; t < to; t++ {
@@ -237,7 +236,7 @@ func FileStates(h Handle, e, from, to int, actions []int64, codes Codes, obs []f
 // FileMeta returns the metadata of episode e (nil: none).
 func FileMeta(h Handle, e int) (meta []byte, err error) {
 	err = file(h, func(f *File) error {
-		meta, err = hook.Container(f.f).Metadata(e)
+		meta, err = f.f.Metadata(e)
 		return err
 	})
 	return meta, err

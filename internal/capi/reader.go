@@ -8,7 +8,6 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/hook"
 )
 
 // Reader is the object of a reader handle: a wmzip.Reader of a file it
@@ -60,14 +59,14 @@ func embedded(fh *os.File) (*wmzip.Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := hook.NewCodec(fr.Model())
+	c, err := wmzip.NewCodec(fr.Model())
 	if err != nil {
 		return nil, err
 	}
 	if _, err := fh.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	return c.(*wmzip.Codec), nil
+	return c, nil
 }
 
 // reader runs fn on the reader of h, alone, unless it is closed.

@@ -12,7 +12,6 @@ import (
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/check"
-	"github.com/wmzip/wmzip/internal/hook"
 )
 
 // Writer is the object of a writer handle: a wmzip.Writer of a file it
@@ -339,8 +338,8 @@ func (w *Writer) account() ([]byte, error) {
 	a := w.w.Account()
 	j := accountJSON{States: a.States, Retained: a.Retained, Wrong: a.Wrong, Distortion: a.Distortion,
 		LosslessChunks: a.LosslessChunks, Bytes: w.out.n, Report: distortionOf(a.Report)}
-	j.QuantizerDistortion, j.QuantizerVectors = hook.Quantizer(w.w)
-	if r := hook.Search(w.w); r != nil {
+	j.QuantizerDistortion, j.QuantizerVectors = w.w.QuantizerDistortion()
+	if r := w.w.Search(); r != nil {
 		s := &searchJSON{Distortion: r.Distortion, Encodes: r.Encodes}
 		for _, l := range r.Lambdas {
 			s.Lambdas = append(s.Lambdas, finite(format.LambdaFloat(l)))

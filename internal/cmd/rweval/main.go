@@ -22,7 +22,6 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/internal/hook"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/train"
 	"github.com/wmzip/wmzip/traj"
@@ -102,9 +101,9 @@ func main() {
 // weights calibrates and prints the retrieval weights of the codec of
 // model m on episodes it never saw.
 func weights(ctx context.Context, m *wm.Model, eps []wmzip.Episode, opt train.RetrievalOptions, wout string) []float64 {
-	ac, err := hook.NewCodec(m)
+	ac, err := wmzip.NewCodec(m)
 	check(err)
-	w, err := train.RetrievalWeights(ctx, ac.(*wmzip.Codec), eps, opt)
+	w, err := train.RetrievalWeights(ctx, ac, eps, opt)
 	check(err)
 	g := m.Geom
 	for s := range g.S {
