@@ -8,12 +8,12 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/ratecurve"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // quantizerSection is the model-file section that holds the quantizer.

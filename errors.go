@@ -1,8 +1,8 @@
 package wmzip
 
 import (
-	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 // Errors of this package and of the container beneath, to test with

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/gate"
 )
 
 // A WriterOption configures NewWriter, Create and Append.

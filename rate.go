@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/rdcode"
 )
 

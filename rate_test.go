@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/walks"
-	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/train"
 )
 

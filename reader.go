@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // File reads a .wmz file at random through its index: one state or one

@@ -1,9 +1,9 @@
 package wmzip
 
 import (
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Distortion against the source. A Writer given float observations keeps

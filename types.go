@@ -1,9 +1,9 @@
 package wmzip
 
 import (
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // The types below are the container's and the model's own, named here so

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/train"
 )

@@ -7,8 +7,8 @@ import (
 	"os"
 	"slices"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Writer writes episodes of observations or codes to a .wmz stream, in

@@ -7,8 +7,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 func addContainerSeeds(f *testing.F) {

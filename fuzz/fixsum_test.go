@@ -8,8 +8,8 @@ import (
 	"hash/crc32"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // fixChecksums rewrites, where the structure allows, every checksum of a

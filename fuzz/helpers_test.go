@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/testkit"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Memory limits the targets give decoders, and the allocation each target

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/rans"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/rans"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // FuzzModel loads arbitrary bytes as a model file. A model is untrusted

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // FuzzTrajectory loads arbitrary bytes as a trajectory .npz with a memory

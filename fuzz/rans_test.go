@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wmzip/wmzip/rans"
+	"github.com/wmzip/wmzip/internal/rans"
 )
 
 // ransTable builds a valid table of at most 2^prec symbols from fuzz

@@ -7,10 +7,10 @@ import (
 	"math/bits"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/testkit"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // data reads fuzz bytes as parameters, then zeros.

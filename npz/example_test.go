@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // A trajectory .npz (numpy.savez of codes, actions and episode_start) is

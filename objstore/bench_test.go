@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/internal/s3test"
 	"github.com/wmzip/wmzip/objstore"
+	"github.com/wmzip/wmzip/objstore/s3test"
 )
 
 // The benchmarks read one .wmz file from a local file and from the

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/internal/s3test"
 	"github.com/wmzip/wmzip/objstore"
+	"github.com/wmzip/wmzip/objstore/s3test"
 )
 
 // TestServerStopped (issue 30): reads from a server that was stopped fail

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/internal/s3test"
 	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/objstore"
+	"github.com/wmzip/wmzip/objstore/s3test"
 	"github.com/wmzip/wmzip/train"
 )
 

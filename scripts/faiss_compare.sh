@@ -1,5 +1,5 @@
 #!/bin/sh
-# faiss_compare.sh — train wmzip's OPQ (opq/internal/cmd/opqbench) and faiss's
+# faiss_compare.sh — train wmzip's OPQ (cmd/wmzip/internal/opqbench) and faiss's
 # OPQMatrix + ProductQuantizer on the same slot vectors, with the same M,
 # bits, training sample and thread count, and print their figures side by
 # side: relative MSE on train and held-out vectors, training seconds, encode
@@ -31,7 +31,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 
-go build -o "$OUT/opqbench" ./opq/internal/cmd/opqbench
+go build -o "$OUT/opqbench" ./cmd/wmzip/internal/opqbench
 
 echo "== wmzip/opq" >&2
 # shellcheck disable=SC2086

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/internal/ctmc"
 )
 
 func main() {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // The index file (docs/index-format.md): a fixed header, the episodes'

@@ -9,8 +9,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // goldenMemory is a memory built from integers alone: a quantizer whose

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/wmzip/wmzip"
-	"golang.org/x/sync/errgroup"
 )
 
 // Trailer and index geometry of a .wmz file (SPEC.md 6.7).
@@ -147,23 +147,29 @@ func readCRCs(r io.ReaderAt, offs []int64, how tailReads) ([]byte, error) {
 		}
 		rs = append(rs, rng{i, i})
 	}
-	var eg errgroup.Group
-	eg.SetLimit(max(how.threads, 1))
+	// At most how.threads reads at once; the first error is returned.
+	sem := make(chan struct{}, max(how.threads, 1))
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
 	for _, g := range rs {
-		eg.Go(func() error {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
 			start := offs[order[g.first]]
 			b := make([]byte, offs[order[g.last]]+4-start)
 			if _, err := r.ReadAt(b, start); err != nil {
-				return fmt.Errorf("reading %d bytes at %d: %w", len(b), start, err)
+				once.Do(func() { first = fmt.Errorf("reading %d bytes at %d: %w", len(b), start, err) })
+				return
 			}
 			for _, oi := range order[g.first : g.last+1] {
 				copy(out[4*oi:4*oi+4], b[offs[oi]-start:])
 			}
-			return nil
 		})
 	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
+	wg.Wait()
+	if first != nil {
+		return nil, first
 	}
 	return out, nil
 }

@@ -11,7 +11,7 @@ import (
 	"runtime"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // MaxK is the largest alphabet an index holds: codes are stored in one

@@ -9,7 +9,7 @@ import (
 	"sort"
 
 	"github.com/wmzip/wmzip/internal/gemm"
-	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/internal/opq"
 )
 
 // The coarse partition (IVF) groups an index's states into cells by a

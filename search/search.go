@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Memory is what Search runs over: the indexes of one or more .wmz files

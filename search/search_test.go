@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/walks"
-	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/search"
 	"github.com/wmzip/wmzip/train"
 )

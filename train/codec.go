@@ -7,10 +7,10 @@ import (
 	"slices"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/check"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Codec builds a codec from episodes. When they carry float observations

@@ -13,11 +13,11 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/walks"
-	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/train"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // TestTrainThreadIndependent checks that a codec's bytes depend on its

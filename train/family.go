@@ -8,12 +8,12 @@ import (
 	"slices"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/ratecurve"
 	"github.com/wmzip/wmzip/internal/rdcode"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // A codec trained for coding by rate and distortion (the default for

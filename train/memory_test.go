@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/internal/opq"
 )
 
 var memTest = flag.Bool("train.memtest", false, "run TestTrainMemory (100,000 x 512 vectors, minutes)")

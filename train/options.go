@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // An Option configures Codec.

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/internal/opq"
 )
 
 // qualitySection is the model-file section that records how the quantizer

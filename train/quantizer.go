@@ -8,7 +8,7 @@ import (
 
 	"github.com/viterin/vek/vek32"
 	"github.com/wmzip/wmzip/internal/gemm"
-	"github.com/wmzip/wmzip/opq"
+	"github.com/wmzip/wmzip/internal/opq"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/testkit"
-	"github.com/wmzip/wmzip/opq"
 )
 
 func relMSE(t *testing.T, q *opq.Quantizer, x []float32) float64 {

@@ -9,13 +9,13 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/ctmc"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/alloc"
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/ctmc"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/traj"
 )
 
 func checkTailGuard(g float64) error {

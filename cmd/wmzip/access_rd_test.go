@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/internal/ctmc"
 	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/train"

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/ctmc"
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/alloc"
+	"github.com/wmzip/wmzip/internal/ctmc"
 	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/npz"
 )

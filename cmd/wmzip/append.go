@@ -7,8 +7,8 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {

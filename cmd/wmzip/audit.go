@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/plot"
 	"github.com/wmzip/wmzip/internal/atomicfile"
-	"github.com/wmzip/wmzip/internal/plot"
+	"github.com/wmzip/wmzip/internal/ctmc"
 )
 
 func init() {

@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/alloc"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/graphworld"
 )
 

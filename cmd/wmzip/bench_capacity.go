@@ -5,7 +5,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
 )
 
 func runBenchCapacity(args []string) error {

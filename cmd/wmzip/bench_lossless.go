@@ -4,8 +4,8 @@ import (
 	"errors"
 	"os"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 func runBenchLossless(args []string) error {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/npz"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 func runBenchSpeed(args []string) error {

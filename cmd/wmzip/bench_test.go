@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/npz"
 )
 

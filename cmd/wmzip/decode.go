@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/ctmc"
-	"github.com/wmzip/wmzip/traj"
+	"github.com/wmzip/wmzip/internal/ctmc"
+	"github.com/wmzip/wmzip/internal/traj"
 )
 
 func init() {

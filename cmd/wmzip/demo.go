@@ -11,13 +11,13 @@ import (
 	"time"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/baseline"
+	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/graphworld"
+	"github.com/wmzip/wmzip/internal/traj"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/train"
-	"github.com/wmzip/wmzip/traj"
-	"github.com/wmzip/wmzip/wm"
 )
 
 func init() {

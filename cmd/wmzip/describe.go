@@ -3,7 +3,7 @@ package main
 import (
 	"math"
 
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 // Description summarizes a .wmz file from its header and index alone (no

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/train"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // ModelDescription summarizes a model file (.wmm): what `wmzip info

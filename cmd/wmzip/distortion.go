@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/gate"
 )
 
 // codesDistortion returns the distortion of decoded codes got against the

@@ -7,12 +7,12 @@ import (
 	"fmt"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/alloc"
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/alloc"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {

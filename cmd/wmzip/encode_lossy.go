@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/traj"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/traj"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // printWrote prints the summary of a written file: its rate, and what

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Flag values that cannot work are refused when the flags are parsed,

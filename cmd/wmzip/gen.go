@@ -9,6 +9,7 @@ import (
 
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/graphworld"
+	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
 )
 
@@ -64,7 +65,7 @@ func runGenGraphworld(args []string) error {
 	if err != nil {
 		return err
 	}
-	tr := res.Trajectory()
+	tr := traj.FromWalk(res)
 	if *ideal {
 		tr.Extra = append(tr.Extra, npz.Array{Name: "ideal_bits_per_state", Dtype: "float64", Shape: []int{}, Data: []float64{res.IdealBitsPerState}})
 	}

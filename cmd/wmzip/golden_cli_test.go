@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/ctmc"
+	"github.com/wmzip/wmzip/internal/ctmc"
 	"github.com/wmzip/wmzip/internal/testkit"
 )
 

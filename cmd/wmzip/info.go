@@ -6,9 +6,9 @@ import (
 	"io"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/internal/bench"
-	"github.com/wmzip/wmzip/traj"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/traj"
 )
 
 func init() {

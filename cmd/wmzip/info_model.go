@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // isModelFile reports whether the file at path starts as a model file

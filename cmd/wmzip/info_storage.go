@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 
-	"github.com/wmzip/wmzip/internal/bench"
-	"github.com/wmzip/wmzip/traj"
+	"github.com/wmzip/wmzip/cmd/wmzip/internal/bench"
+	"github.com/wmzip/wmzip/internal/traj"
 )
 
 // sharedModelBytes is the size of the model a file is read with: embedded,

@@ -20,10 +20,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // verb is one CLI sub-command. run parses its own flags from args and

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	wmzlib "github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/wm"
 )
 
 var bin string

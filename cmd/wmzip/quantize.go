@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/traj"
 )
 
 func init() {

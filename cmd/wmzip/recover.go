@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/npz"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/internal/s3test"
 	"github.com/wmzip/wmzip/objstore"
+	"github.com/wmzip/wmzip/objstore/s3test"
 )
 
 // s3Run runs the CLI with the server's environment.

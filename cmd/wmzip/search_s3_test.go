@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/internal/s3test"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/objstore"
+	"github.com/wmzip/wmzip/objstore/s3test"
 )
 
 // TestS3Search (issue 30): `wmzip search` over the memories under an

@@ -9,14 +9,14 @@ import (
 	"runtime/debug"
 	"strings"
 
-	progressBar "github.com/wmzip/wmzip/internal/progress"
+	progressBar "github.com/wmzip/wmzip/cmd/wmzip/internal/progress"
+	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/train"
-	"github.com/wmzip/wmzip/traj"
 
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/wm"
 )
 
 func init() {

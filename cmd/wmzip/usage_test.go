@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/testkit"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // valueNames are the placeholders usage strings may give a flag's value in

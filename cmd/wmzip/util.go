@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
-	progressBar "github.com/wmzip/wmzip/internal/progress"
+	progressBar "github.com/wmzip/wmzip/cmd/wmzip/internal/progress"
+	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/objstore"
 )

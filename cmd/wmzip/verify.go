@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/opq"
-	"github.com/wmzip/wmzip/traj"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/traj"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/npz"
 )
 

@@ -15,10 +15,10 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/walks"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/search"
 	"github.com/wmzip/wmzip/train"
 )

@@ -7,13 +7,13 @@ import (
 	"fmt"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
 	"github.com/wmzip/wmzip/internal/atomicfile"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/traj"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/train"
-	"github.com/wmzip/wmzip/traj"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // Codec is the object of a codec handle.

@@ -7,12 +7,12 @@ import (
 	"io/fs"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/opq"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/search"
-	"github.com/wmzip/wmzip/wm"
 )
 
 // The status codes of the C interface (wmzip.h): 0 and WMZ_EOF succeed,

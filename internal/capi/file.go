@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 // File is the object of a file handle: a wmzip.File read concurrently;

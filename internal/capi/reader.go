@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 // Reader is the object of a reader handle: a wmzip.Reader of a file it

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/format"
 	"github.com/wmzip/wmzip/internal/check"
+	"github.com/wmzip/wmzip/internal/format"
 )
 
 // Writer is the object of a writer handle: a wmzip.Writer of a file it

@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // inputError is a format.ErrInput whose message is the user's part alone.

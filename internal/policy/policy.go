@@ -5,8 +5,8 @@
 package policy
 
 import (
-	"github.com/wmzip/wmzip/gate"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Policy names a retention policy.

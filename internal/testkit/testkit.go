@@ -12,7 +12,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Episode is one test episode.

@@ -16,8 +16,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/npz"
-	"github.com/wmzip/wmzip/opq"
 	"github.com/wmzip/wmzip/search"
 )
 

@@ -25,8 +25,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wmzip/wmzip/format"
-	"github.com/wmzip/wmzip/wm"
+	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 func main() {

@@ -21,11 +21,11 @@ import (
 	"os"
 
 	"github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/gate"
+	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/traj"
+	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/train"
-	"github.com/wmzip/wmzip/traj"
-	"github.com/wmzip/wmzip/wm"
 )
 
 func main() {
