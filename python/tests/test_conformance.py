@@ -24,6 +24,7 @@ def digest(f: wmzip.File) -> str:
     for e in range(len(f)):
         meta = f.meta_bytes(e)
         ep = f.read(e, obs=False)
+        assert ep.codes is not None
         h.update(struct.pack("<I", len(meta)) + meta + struct.pack("<Q", len(ep)))
         codes = ep.codes.reshape(len(ep), int(np.prod(ep.codes.shape[1:]))).astype("<u2")
         for a, c in zip(ep.actions, codes):
