@@ -225,7 +225,7 @@ func (r *TrajectoryReader) checkBuffers(n int, codes []uint16, obs []float32) er
 	return nil
 }
 
-// readActions reads the actions of the states from r.t on and checks them.
+// readActions reads the actions of the states from r.t on: any int64.
 func (r *TrajectoryReader) readActions(dst []int64) error {
 	if r.actions == nil {
 		for i := range dst {
@@ -250,11 +250,6 @@ func (r *TrajectoryReader) readActions(dst []int64) error {
 	}
 	if err != nil {
 		return err
-	}
-	for i, a := range dst {
-		if a < NoAction {
-			return r.actions.m.l.errf(ErrContract, nil, "has action %d at step %d (want ≥ %d)", a, r.t+i, NoAction)
-		}
 	}
 	return nil
 }

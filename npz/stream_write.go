@@ -186,11 +186,10 @@ func (w *TrajectoryWriter) checkWrite(actions []int64, codes []uint16, obs []flo
 			return loc{w.path, h.Extra[i]}.errf(ErrContract, nil, "takes %d values for %d states, got %d", n, n, len(x))
 		}
 	}
-	for i, a := range actions {
-		if a < NoAction {
-			return loc{w.path, NameActions}.errf(ErrContract, nil, "has action %d at step %d (want ≥ %d)", a, w.t+i, NoAction)
-		}
-		w.big = w.big || a > math.MaxInt32
+	// Every int64 is an action (SPEC.md 6.10 codes any i64): none is
+	// refused, and int32 is written only when every action fits.
+	for _, a := range actions {
+		w.big = w.big || a != int64(int32(a))
 	}
 	return nil
 }

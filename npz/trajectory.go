@@ -264,11 +264,6 @@ func (tr *Trajectory) validate(path string) error {
 		if len(tr.Actions) != tr.T {
 			return la.errf(ErrContract, nil, "has %d steps, want T=%d", len(tr.Actions), tr.T)
 		}
-		for t, a := range tr.Actions {
-			if a < NoAction {
-				return la.errf(ErrContract, nil, "has action %d at step %d (want ≥ %d)", a, t, NoAction)
-			}
-		}
 	}
 	if err := checkStarts(tr.EpisodeStart, tr.T, path); err != nil {
 		return err
@@ -388,7 +383,7 @@ func (tr *Trajectory) arrays(path string) ([]Array, error) {
 		a := Array{Name: NameActions, Dtype: "int32", Shape: []int{tr.T}}
 		small := make([]int32, len(tr.Actions))
 		for i, x := range tr.Actions {
-			if x > math.MaxInt32 {
+			if x != int64(int32(x)) {
 				a.Dtype = "int64"
 				break
 			}

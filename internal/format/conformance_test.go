@@ -183,6 +183,8 @@ var conformanceVectors = []vector{
 		Covers: "a bundle given as the model: the file names its second member (model-tiny-copy.wmm, the copy level), of the geometry and content of the first (model-tiny.wmm, the default level) but another ID; chunks of 3 states, one lane"},
 	{File: "bundle-fast.wmz", Input: "input-k2.json", Model: "bundle.wmm", Member: 2, Keyframe: 512, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a bundle given as the model: the file names its last member (model-k2-fast.wmm, the fast level), of another geometry than the others; chunks of 512 states, two lanes"},
+	{File: "fast-reach.wmz", Input: "input-reach.json", Model: "model-reach-fast.wmm", Keyframe: 64, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the fast level's chunk lookup limit: slots whose earlier equal tile lies past the 64th slot of L(h0, h1), not found, and within it, found"},
 }
 
 // conformanceBundles are the bundles of the vectors (SPEC.md 3.6): each
@@ -229,6 +231,7 @@ var builtVectors = []builtVector{
 	{input: "input-wide.json", model: "model-wide-fast.wmm", build: buildWide},
 	{input: "input-steady.json", model: "model-steady-fast.wmm", build: buildSteady},
 	{input: "input-steady-copy.json", model: "model-steady-copy.wmm", build: buildSteadyCopy},
+	{input: "input-reach.json", model: "model-reach-fast.wmm", build: buildReach},
 }
 
 // fastModels are the models of the fast and copy levels (wm.Model.WithLevel,

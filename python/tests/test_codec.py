@@ -169,7 +169,6 @@ def test_train_inputs(run, codes_run):
         ({"obs": obs, "gate_bins": "median"}, "gate_bins"),
         ({"obs": obs, "gate_for": "speed"}, "gate_for"),
         ({"obs": obs, "level": "slow"}, "level"),
-        ({"obs": obs, "actions": np.full(240, -5)}, "action"),
         ({"obs": obs[:, :, :5].astype(np.int16)}, "dtype"),
         ({"obs": obs, "codes": codes_run["codes"][:10]}, "codes"),
     ]:

@@ -28,7 +28,8 @@ class Episode:
             (None when File.read was asked not to read them).
         obs: (T, S, d) float32, the quantizer's reconstruction of the codes,
             or None for a codec of codes only.
-        meta: the JSON kept with the episode, parsed, or None.
+        meta: the JSON kept with the episode, parsed, or None (the bytes
+            as stored for JSON that Python's json cannot parse).
     """
 
     actions: np.ndarray
@@ -137,7 +138,16 @@ class Info:
 
 
 def _meta(b: bytes) -> Any:
-    return json.loads(b) if b else None
+    """Metadata parsed as JSON; the bytes as stored when Python's json
+    cannot parse them though the format accepts them (SPEC.md 6.5: bytes
+    that are not UTF-8, nesting deeper than the interpreter's recursion
+    limit), so that every valid file decodes."""
+    if not b:
+        return None
+    try:
+        return json.loads(b)
+    except (ValueError, RecursionError):
+        return b
 
 
 Key = Union[int, Tuple[int, Union[int, slice]]]
@@ -308,10 +318,15 @@ class File:
         return self.read(e)
 
     def meta(self, e: int) -> Any:
-        """The metadata (JSON, parsed) kept with episode e, or None."""
+        """The metadata (JSON, parsed) kept with episode e, or None; the
+        bytes as stored for JSON that Python's json cannot parse."""
+        return _meta(self.meta_bytes(e))
+
+    def meta_bytes(self, e: int) -> bytes:
+        """The metadata of episode e as stored (b"" for none)."""
         self._check()
         e, _ = self._index(e)
-        return _meta(out_bytes(lib.wmz_file_meta, self._h, e, text=True, guess=256))
+        return out_bytes(lib.wmz_file_meta, self._h, e, text=True, guess=256)
 
     def __getitem__(self, key: Key) -> Any:
         if isinstance(key, tuple):

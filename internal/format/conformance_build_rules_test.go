@@ -1,0 +1,120 @@
+package format
+
+import (
+	"math/rand/v2"
+
+	"github.com/wmzip/wmzip/internal/wm"
+)
+
+// Models and inputs of the vectors that pin rules no other vector
+// decides: a decoder that gets one of them wrong passes every other
+// vector and fails this one (scripts/mutate_decoder.sh proves it by
+// changing the reference decoder).
+
+// buildRound (not yet a vector: on its input the reference predictor and
+// the plain implementation of wm's TestSpecReference disagree on a few
+// table weights, at the coordinates after ep's and dict's groups form,
+// which must be settled first) pins the roundings of the virtual weights (SPEC.md 4.11):
+// ep's share at m = 0 formed with 16 more bits and multiplied by |EP_v|,
+// ep's share at m = 1 formed at the scale and added once per tile, and
+// dict's share at m = 1 formed with 16 more bits and multiplied by pcnt.
+// A rounding gets wrong by up to the count it multiplies, so the chunk
+// holds hundreds of distinct tiles that start with the same two codes
+// (|EP_v| and the count of tiles with one second code are then large),
+// and the reference store holds long runs of one pair entry; P = 16, so
+// that a small change of a weight shows in a table.
+func buildRound() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 8, M: 4, K: 64}
+	rng := rand.New(rand.NewPCG(14, 42))
+	n := g.N()
+	b := &wmmBuild{version: 2, g: g, prec: 16}
+	// ep and dict lead the priors, so that their weights dominate the
+	// tables.
+	b.classStats(rng, [8]uint32{2, 1, 1, 1, 1, 40, 40, 20}, false)
+	b.ctx = 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed, rowFlat, rowSkewed, rowTwoPeaks)
+	b.subMix = 128
+	b.cont = contLists(g.S, 2)
+	// The store: 240 states whose tiles start with 7 and then 9 (most),
+	// 10 or 11, so that DC_7 and the pair entries' counts divide nothing
+	// evenly; a few other tiles.
+	ref := episode{Actions: make([]int64, 240)}
+	for r := range ref.Actions {
+		ref.Actions[r] = int64(r % 3)
+		for s := range g.S {
+			second := []uint16{9, 9, 9, 10, 9, 11, 9}[(r+s)%7]
+			first := uint16(7)
+			if (r*g.S+s)%13 == 0 {
+				first = uint16(rng.IntN(g.K))
+			}
+			ref.Codes = append(ref.Codes, first, second, uint16(r%23), uint16(rng.IntN(g.K)))
+		}
+	}
+	b.refFrom([]episode{ref})
+	// The chunk: 400 states of fresh tiles (7 or 8, 9 or 10, x, y), then
+	// states seen before. A rounding that changes only the weight of the
+	// value that takes Quantize's leftover (the likeliest) changes no
+	// frequency: two first and two second codes share the tiles.
+	var e episode
+	k := 0
+	for t := range 400 {
+		st := make([]uint16, n)
+		for s := range g.S {
+			tl := st[s*g.M : (s+1)*g.M]
+			tl[0], tl[1], tl[2], tl[3] = uint16(7+k%2), uint16(9+k/2%2), uint16(k/g.K%g.K), uint16(k%g.K)
+			k++
+		}
+		e.Actions = append(e.Actions, int64(t%4))
+		e.Codes = append(e.Codes, st...)
+	}
+	e.Actions[0] = wm.NoAction
+	for t := range 8 {
+		r := t * 37 % 400
+		e.Actions = append(e.Actions, 1)
+		e.Codes = append(e.Codes, e.Codes[r*n:(r+1)*n]...)
+	}
+	return inputOf(g, b.prec, []episode{e}), b.model()
+}
+
+// buildReach pins the fast level's chunk lookup limit (SPEC.md 4.15.4:
+// among the first 64 slots of L(h0, h1)): a chunk of 72 slots of tiles
+// (7, 9, x, y), x distinct, then slots that repeat the first ones, whose
+// lookups meet their earlier tile past the 64th slot of the list (no
+// match) or within it. The reference store holds no tile starting with 7.
+func buildReach() (conformanceInput, *wm.Model) {
+	g := wm.Geometry{S: 2, M: 4, K: 128}
+	rng := rand.New(rand.NewPCG(14, 43))
+	n := g.N()
+	b := &wmmBuild{version: 2, g: g, prec: 12}
+	b.classStats(rng, [8]uint32{20, 4, 6, 8, 8, 6, 6, 10}, false)
+	b.ctx = 1
+	b.fall = randRows(rng, g.M*b.ctx, g.K, rowSkewed)
+	b.subMix = 128
+	b.cont = contLists(g.S, 1)
+	ref := episode{Actions: make([]int64, 6)}
+	for range ref.Actions {
+		for range n {
+			ref.Codes = append(ref.Codes, uint16(20+rng.IntN(g.K-20)))
+		}
+	}
+	b.refFrom([]episode{ref})
+	var e episode
+	tile := func(x int) []uint16 { return []uint16{7, 9, uint16(x), uint16((5 * x) % g.K)} }
+	for t := range 36 {
+		e.Actions = append(e.Actions, 0)
+		e.Codes = append(append(e.Codes, tile(2*t)...), tile(2*t+1)...)
+	}
+	// Slot x of the first states lies 72 − x slots back in L(7, 9) once
+	// 72 slots are finished: tiles 0 to 7 lie past the 64th, 20 and 40
+	// within it.
+	for _, p := range [][2]int{{0, 20}, {3, 40}, {5, 1}, {7, 60}} {
+		e.Actions = append(e.Actions, 1)
+		e.Codes = append(append(e.Codes, tile(p[0])...), tile(p[1])...)
+	}
+	e.Actions[0] = wm.NoAction
+	m, err := b.model().WithLevel(wm.LevelFast)
+	if err != nil {
+		panic(err)
+	}
+	return inputOf(g, b.prec, []episode{e}), m
+}
