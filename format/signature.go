@@ -111,12 +111,12 @@ type sigBlock struct {
 	// BodyStart and IndexOffset of the file signed: the ranges the prefix
 	// and index hashes cover, known before the file is parsed.
 	bodyStart, indexOffset int64
-	length  int64 // of the record and signature trailer
-	prefix  [sigHashSize]byte
-	index   [sigHashSize]byte
-	hashes  []byte // sigHashSize per record, in file order
-	raw     []byte // the record up to its signature: the signed message, domain apart
-	sig     []byte
+	length                 int64 // of the record and signature trailer
+	prefix                 [sigHashSize]byte
+	index                  [sigHashSize]byte
+	hashes                 []byte // sigHashSize per record, in file order
+	raw                    []byte // the record up to its signature: the signed message, domain apart
+	sig                    []byte
 	// Set by verify: the records' offsets in file order, and who they are.
 	offs []int64
 	who  [][2]int // episode, chunk (−1: the episode record)
