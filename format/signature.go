@@ -98,6 +98,7 @@ type Signature struct {
 	FileID     [16]byte // chosen when the file is first signed, kept by re-signing
 	Generation uint64   // 1 when first signed, one more at each re-signing
 	Time       int64    // Unix seconds at signing, informative
+	Bytes      int64    // of the signature record and its trailer, at the end of the file
 	// Verified is set when the File was opened with the public key
 	// (WithPublicKey) and the signature checked; else the record was only
 	// checked for damage.
@@ -230,6 +231,7 @@ func findSignature(r io.ReaderAt, size int64, cfg *config) (int64, *sigBlock, er
 		return 0, nil, err
 	}
 	blk.length = size - covered
+	blk.Bytes = blk.length
 	if cfg.sig.pub != nil {
 		if err := blk.verify(r, &cfg.sig); err != nil {
 			return 0, nil, err

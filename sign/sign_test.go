@@ -204,3 +204,30 @@ func TestOursVerifiesMinisign(t *testing.T) {
 		t.Fatalf("minisign's legacy signature: %v", err)
 	}
 }
+
+func TestKeyFiles(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := GenerateKey(nil)
+	name := filepath.Join(dir, "k")
+	sk, pk, err := WriteKeyPair(name, k, []byte("pw"), testKDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(sk); st.Mode().Perm() != 0o600 {
+		t.Errorf("secret key mode %v, want 0600", st.Mode().Perm())
+	}
+	if _, _, err := WriteKeyPair(name, k, nil, testKDF); err == nil {
+		t.Error("WriteKeyPair overwrote existing key files")
+	}
+	pub, err := ReadPublicKeyFile(pk)
+	if err != nil || pub.ID != k.ID {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecretKeyFile(sk, nil); err == nil {
+		t.Error("an encrypted key read without a password")
+	}
+	got, err := ReadSecretKeyFile(sk, func() ([]byte, error) { return []byte("pw"), nil })
+	if err != nil || !bytes.Equal(got.Key, k.Key) {
+		t.Fatal(err)
+	}
+}
