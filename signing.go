@@ -54,8 +54,10 @@ func (f *File) Signature() (format.Signature, bool) { return f.f.Signature() }
 
 // SignFile signs the .wmz file name in place with k: it writes (or
 // replaces) the signature record at its end, and returns what it says.
-// The file is checked (header, index, every record's checksum) first.
-func SignFile(name string, k *sign.SecretKey) (format.Signature, error) {
+// The file is checked (header, index, every record's checksum) first. A
+// file signed by another key is refused unless rekey is set, which starts
+// a new file ID and generation (rotating keys, SECURITY.md).
+func SignFile(name string, k *sign.SecretKey, rekey bool) (format.Signature, error) {
 	fh, err := os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
 		return format.Signature{}, err
@@ -65,7 +67,11 @@ func SignFile(name string, k *sign.SecretKey) (format.Signature, error) {
 	if err != nil {
 		return format.Signature{}, err
 	}
-	size, err := format.Sign(fh, st.Size(), k)
+	var opts []format.Option
+	if rekey {
+		opts = append(opts, format.WithDropSignature())
+	}
+	size, err := format.Sign(fh, st.Size(), k, opts...)
 	if err != nil {
 		return format.Signature{}, err
 	}

@@ -29,6 +29,7 @@ record, and every chunk they read against it.
 	pwFile := fs.String("password-file", "", "read the key's password from the first line of this file")
 	noDetached := fs.Bool("no-detached", false, "do not write file.wmz.minisig")
 	quiet := fs.Bool("q", false, "no summary output")
+	rekey := fs.Bool("rekey", false, "re-sign a file signed by another key (a new file ID and generation)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -51,7 +52,7 @@ record, and every chunk they read against it.
 	if err != nil {
 		return err
 	}
-	sig, err := wmzlib.SignFile(target, k)
+	sig, err := wmzlib.SignFile(target, k, *rekey)
 	if err != nil {
 		return wmzError(target, err, "")
 	}
