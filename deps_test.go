@@ -11,7 +11,8 @@ import (
 
 // rootDeps are the packages from outside the standard library and this
 // module that importing the codec may pull in: the SIMD kernels of the
-// quantizer's distances (vek) and CPU feature detection. Training (package
+// quantizer's distances (vek), CPU feature detection, and the hashes of
+// signed files' keys and signatures (BLAKE2b, scrypt: package sign). Training (package
 // train), plots, progress bars and the command line's needs stay out.
 var rootDeps = []string{
 	"github.com/chewxy/math32",
@@ -19,6 +20,9 @@ var rootDeps = []string{
 	"github.com/viterin/vek",
 	"github.com/viterin/vek/internal/functions",
 	"github.com/viterin/vek/vek32",
+	"golang.org/x/crypto/blake2b",
+	"golang.org/x/crypto/pbkdf2",
+	"golang.org/x/crypto/scrypt",
 	"golang.org/x/exp/constraints",
 	"golang.org/x/exp/rand",
 	"golang.org/x/exp/slices",

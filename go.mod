@@ -7,6 +7,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.4
 	github.com/viterin/vek v0.4.3
+	golang.org/x/crypto v0.57.0
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/gonum v0.17.0
 )

@@ -78,7 +78,8 @@ enum {
 	WMZ_ERR_IO = -11,           /* another error of the operating system */
 	WMZ_ERR_BUFFER = -12,       /* an output buffer too small: *size says what is needed */
 	WMZ_ERR_INTERNAL = -13,     /* a bug of the library, which it survived */
-	WMZ_ERR_OTHER = -14         /* anything else */
+	WMZ_ERR_OTHER = -14,        /* anything else */
+	WMZ_ERR_SIGNATURE = -15     /* a read with public_key refused: unsigned, another key, or altered */
 };
 
 /* wmz_api_version returns WMZ_API_VERSION of the library linked. */
@@ -195,7 +196,10 @@ int wmz_codec_free(wmz_codec c);
 /* wmz_file_open opens the .wmz file at path, read with codec c, or with
  * the model the file embeds when c is 0. When c is a bundle, the file is
  * read with the member that wrote it (wmz_file_codec). Options: threads
- * (chunks decoded ahead at once; default every core). */
+ * (chunks decoded ahead at once; default every core); public_key (the
+ * text of a minisign public key file: the file must be signed by it, and
+ * every chunk read is checked against its signed hash, SPEC.md 6.16);
+ * min_generation (with public_key: refuse an older signed version). */
 int wmz_file_open(const char *path, wmz_codec c, const char *options, wmz_file *out);
 
 /* wmz_file_codec returns a new handle to the codec the file is read with

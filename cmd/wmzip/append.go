@@ -26,6 +26,9 @@ recover' restores the old episodes and the new ones written so far.
 	modelPath := fs.String("m", "", "model file (default: the model embedded in the file)")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	threads := threadsFlag(fs, "encoding")
+	keyPath := fs.String("key", "", "a signed file: re-sign it with this secret key")
+	pwFile := fs.String("password-file", "", "with --key: read the key's password from the first line of this file")
+	drop := fs.Bool("drop-signature", false, "a signed file: append without re-signing, leaving it unsigned")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -37,7 +40,7 @@ recover' restores the old episodes and the new ones written so far.
 	if target == "-" {
 		return errors.New("append changes a file in place: name the .wmz file, not -")
 	}
-	ins := []*string{modelPath}
+	ins := []*string{modelPath, keyPath, pwFile}
 	for i := range pos[1:] {
 		ins = append(ins, &pos[1+i])
 	}
@@ -71,6 +74,13 @@ recover' restores the old episodes and the new ones written so far.
 		c = old.Codec()
 	}
 	episodes, tailLen := len(old.Episodes()), old.Info().IndexBytes
+	signOpts, err := appendSigning(target, old, *keyPath, *pwFile, *drop)
+	if err != nil {
+		return err
+	}
+	if s, ok := old.Signature(); ok {
+		tailLen += s.Bytes // the signature record is put back too
+	}
 	tail := make([]byte, tailLen)
 	if _, err := f.ReadAt(tail, st.Size()-tailLen); err != nil {
 		return err
@@ -91,7 +101,7 @@ recover' restores the old episodes and the new ones written so far.
 		states += src.Header().T
 	}
 	bar := progress(*quiet, "appending")
-	w, err := wmzlib.Append(f, c, wmzlib.WithEncoderThreads(threads()))
+	w, err := wmzlib.Append(f, c, append(signOpts, wmzlib.WithEncoderThreads(threads()))...)
 	if err != nil {
 		return wmzError(target, err, *modelPath)
 	}

@@ -18,7 +18,8 @@ func init() {
 // infoJSON is the object `wmzip info --json` prints.
 type infoJSON struct {
 	Description
-	bench.Storage // the model amortized over the file, and break-evens
+	bench.Storage                // the model amortized over the file, and break-evens
+	Signature     *signatureJSON `json:"signature,omitempty"` // nil: unsigned
 }
 
 func runInfo(args []string) error {
@@ -59,6 +60,9 @@ func runInfo(args []string) error {
 		return err
 	}
 	j := infoJSON{Description: Describe(pos[0], h, in)}
+	if j.Signature, err = readSignatureInfo(pos[0]); err != nil {
+		return wmzError(pos[0], err, *modelPath)
+	}
 	if *ref != "" && !h.Lossless() {
 		want, err := traj.ReadCodes(*ref, f.Codec())
 		if err != nil {
@@ -107,6 +111,9 @@ func runInfo(args []string) error {
 		fmt.Println()
 	}
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
+	if j.Signature != nil {
+		fmt.Println(j.Signature.text())
+	}
 	if j.AboveRaw {
 		fmt.Printf("warning      %.1f bits/state is above the raw %.0f: the model predicts these states worse than no model (trained on other data?)\n", j.BitsPerState, j.RawBitsPerState)
 	}

@@ -15,12 +15,14 @@ func init() {
 }
 
 func runVerify(args []string) error {
-	fs := newFlags("verify", "[-m model.wmm] [--against in.npz] [--json] in.wmz")
+	fs := newFlags("verify", "[-m model.wmm] [--against in.npz] [--key name.pub] [--json] in.wmz")
 	modelPath := fs.String("m", "", "model file (default: the embedded one)")
 	against := fs.String("against", "", "source trajectory (.npz): lossless codes must equal its own; report the distortion against its float obs")
 	quiet := fs.Bool("q", false, "no progress or summary output")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := threadsFlag(fs, "verifying")
+	var signed signedRead
+	signed.flags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -29,16 +31,24 @@ func runVerify(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("want exactly one .wmz file")
 	}
-	if err := checkFiles([]*string{&pos[0], modelPath, against}); err != nil {
+	if err := checkFiles([]*string{&pos[0], modelPath, against, signed.key, signed.sig}); err != nil {
 		return err
 	}
-	f, fh, err := openWMZ(pos[0], *modelPath, wmzlib.WithDecoderThreads(threads()))
+	sigOpts, err := signed.options()
+	if err != nil {
+		return err
+	}
+	f, fh, err := openWMZ(pos[0], *modelPath, append(sigOpts, wmzlib.WithDecoderThreads(threads()))...)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
 	if err := f.Verify(); err != nil {
 		return wmzError(pos[0], err, *modelPath)
+	}
+	sigMsg, err := signed.detached(pos[0], f)
+	if err != nil {
+		return err
 	}
 	got, eps, err := traj.Decode(f, progress(*quiet, "decoding"))
 	if err != nil {
@@ -62,7 +72,7 @@ func runVerify(args []string) error {
 	// A gate-free file coded by rate and distortion reports what its
 	// choices changed (SPEC.md 6.2): its codes are not the quantizer's.
 	lossless := h.Lossless() && f.Info().Report.Retention == 0
-	res := verifyResult{File: pos[0], States: got.T, Episodes: len(f.Episodes()), Checks: "passed", Lossless: lossless}
+	res := verifyResult{File: pos[0], States: got.T, Episodes: len(f.Episodes()), Checks: "passed", Lossless: lossless, Signature: sigMsg}
 	if *against != "" {
 		want, err := traj.ReadCodes(*against, f.Codec())
 		if err != nil {
@@ -130,6 +140,9 @@ func runVerify(args []string) error {
 				msg += fmt.Sprintf(", distortion %.6g against the quantizer's reconstruction of %s (%d codes differ)", *res.Distortion, *against, *res.WrongCodes)
 			}
 		}
+		if sigMsg != "" {
+			msg += "; " + sigMsg
+		}
 		fmt.Printf("%s: %d states in %d episodes: %s\n", pos[0], got.T, len(f.Episodes()), msg)
 		if res.SourceDistortion != nil {
 			fmt.Printf("  decoded observations against the floats of %s: distortion %.6g, mean cosine %.6f (the quantizer's own codes alone: %.6g)\n",
@@ -148,6 +161,8 @@ type verifyResult struct {
 	Episodes int    `json:"episodes"`
 	Checks   string `json:"checks"`
 	Lossless bool   `json:"lossless"`
+	// With --key: what was verified of the file's signature.
+	Signature string `json:"signature,omitempty"`
 	// With --against: whether the decoded codes are the source's (or its
 	// quantization), and their distortion against them.
 	CodesIdentical *bool    `json:"codes_identical,omitempty"`

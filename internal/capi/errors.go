@@ -35,6 +35,7 @@ const (
 	ErrBuffer      = -12 // an output buffer too small: the size needed is returned
 	ErrInternal    = -13 // a bug of the library (a recovered panic)
 	ErrOther       = -14 // any other error
+	ErrSignature   = -15 // a signed read refused: unsigned, another key, or altered (format's signature errors)
 )
 
 // Code returns the status code of err.
@@ -49,6 +50,8 @@ func Code(err error) int {
 		return ErrBuffer
 	case errors.Is(err, errInternal):
 		return ErrInternal
+	case isSignature(err):
+		return ErrSignature
 	case errors.Is(err, wmzip.ErrChecksum):
 		return ErrChecksum
 	case errors.Is(err, wmzip.ErrModelMismatch), errors.Is(err, search.ErrStale):
@@ -76,6 +79,18 @@ func Code(err error) int {
 		return ErrIO
 	}
 	return ErrOther
+}
+
+// isSignature reports whether err is one of the errors of a signed read.
+func isSignature(err error) bool {
+	for _, e := range []error{format.ErrUnsigned, format.ErrCutShort, format.ErrWrongKey, format.ErrBadSignature,
+		format.ErrRollback, format.ErrPrefixAltered, format.ErrIndexAltered, format.ErrRecordAltered,
+		format.ErrRecordMoved, format.ErrSigned} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 var (

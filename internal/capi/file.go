@@ -7,6 +7,7 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/sign"
 )
 
 // File is the object of a file handle: a wmzip.File read concurrently;
@@ -34,13 +35,31 @@ func shapeOf(c *wmzip.Codec) shape {
 // readOptions are the JSON options of OpenFile and OpenReader.
 type readOptions struct {
 	Threads *int `json:"threads"` // chunks decoded ahead at once (default: every core)
+	// PublicKey is the text of a minisign public key file (or its base64
+	// line): the file must be signed by it, and every chunk read is checked
+	// against its signed hash.
+	PublicKey     *string `json:"public_key"`
+	MinGeneration *uint64 `json:"min_generation"` // with PublicKey: refuse older signed versions
 }
 
-func (o readOptions) options() []wmzip.ReaderOption {
-	if o.Threads == nil {
-		return nil
+func (o readOptions) options() ([]wmzip.ReaderOption, error) {
+	var opts []wmzip.ReaderOption
+	if o.Threads != nil {
+		opts = append(opts, wmzip.WithDecoderThreads(*o.Threads))
 	}
-	return []wmzip.ReaderOption{wmzip.WithDecoderThreads(*o.Threads)}
+	if o.PublicKey != nil {
+		k, err := sign.ParsePublicKey([]byte(*o.PublicKey))
+		if err != nil {
+			return nil, Inputf("public_key: %v", err)
+		}
+		opts = append(opts, wmzip.WithPublicKey(k))
+	} else if o.MinGeneration != nil {
+		return nil, Inputf("min_generation needs public_key")
+	}
+	if o.MinGeneration != nil {
+		opts = append(opts, wmzip.WithMinGeneration(*o.MinGeneration))
+	}
+	return opts, nil
 }
 
 // OpenFile opens the .wmz file at path for random access, with the codec
@@ -55,7 +74,11 @@ func OpenFile(path string, codec Handle, options []byte) (Handle, error) {
 	if err := decodeOptions(options, &o); err != nil {
 		return 0, err
 	}
-	f, err := wmzip.Open(path, c, o.options()...)
+	opts, err := o.options()
+	if err != nil {
+		return 0, err
+	}
+	f, err := wmzip.Open(path, c, opts...)
 	if err != nil {
 		return 0, err
 	}

@@ -44,7 +44,12 @@ func OpenReader(path string, codec Handle, options []byte) (Handle, error) {
 			return 0, err
 		}
 	}
-	r, err := wmzip.NewReader(fh, c, o.options()...)
+	opts, err := o.options()
+	if err != nil {
+		fh.Close()
+		return 0, err
+	}
+	r, err := wmzip.NewReader(fh, c, opts...)
 	if err != nil {
 		fh.Close()
 		return 0, err

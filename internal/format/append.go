@@ -44,6 +44,10 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	resign, err := appendSignature(f, old)
+	if err != nil {
+		return nil, err
+	}
 	end := old.payloadEnd()
 	if rec, ok := old.Recovered(); ok {
 		if len(rec.Gaps) > 0 {
@@ -58,6 +62,7 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 		chunkG: old.h.KeyframeInterval,
 		off:    end,
 		idx:    *old.idx,
+		resign: resign,
 	}
 	// The old episodes are complete: their slices may be shared, but the
 	// Writer only appends new episodes, never chunks to old ones.

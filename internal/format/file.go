@@ -30,6 +30,7 @@ type File struct {
 	fixed     *HeaderRepair // set when recovery rebuilt the header
 	cache     *chunkCache   // nil when disabled
 	coderCost int64         // estimated bytes of a live coder (coderBytes)
+	sig       *sigBlock     // the signature record after the trailer, if any
 }
 
 // Info summarizes a file. Sizes are in bytes; ideal code lengths are in
@@ -86,6 +87,10 @@ func (i Info) IdealBits() float64 { return float64(i.IdealCode+i.IdealAct) / (1 
 // Open reads the header, embedded model, trailer and index of a .wmz file
 // of the given size. model may be nil if the file embeds its model.
 func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, error) {
+	size, sig, err := splitOpts(r, size, opts)
+	if err != nil {
+		return nil, err
+	}
 	f, err := openHeader(r, size, opts, true)
 	if err != nil {
 		if f, err = repairHeader(r, size, model, opts, err); err != nil {
@@ -118,9 +123,10 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 		if err := f.scanRecords(); err != nil {
 			return nil, err
 		}
-		return f, nil
+	} else if err := f.readIndex(f.h.memory()); err != nil {
+		return nil, err
 	}
-	if err := f.readIndex(f.h.memory()); err != nil {
+	if err := f.attach(sig); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -132,17 +138,34 @@ func Open(r io.ReaderAt, size int64, model *wm.Model, opts ...Option) (*File, er
 // any, is neither read nor checked, nor are the records (File.Verify
 // does that). It is to Open what image/png's DecodeConfig is to Decode.
 func ReadInfo(r io.ReaderAt, size int64, opts ...Option) (Header, Info, error) {
-	f, err := openHeader(r, size, opts, false)
+	size, sig, err := splitOpts(r, size, opts)
 	if err != nil {
 		return Header{}, Info{}, err
 	}
-	if err := f.readLevels(); err != nil {
-		return Header{}, Info{}, err
+	f, err := openIndex(r, size, opts)
+	if err == nil {
+		err = f.attach(sig)
 	}
-	if err := f.readIndex(0); err != nil {
+	if err != nil {
 		return Header{}, Info{}, err
 	}
 	return f.h, f.Info(), nil
+}
+
+// openIndex reads and checks the header, level table, trailer and index of
+// an unsigned file (or of the unsigned part of a signed one).
+func openIndex(r io.ReaderAt, size int64, opts []Option) (*File, error) {
+	f, err := openHeader(r, size, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.readLevels(); err != nil {
+		return nil, err
+	}
+	if err := f.readIndex(0); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // openHeader reads and checks the header of a File being opened, and with
@@ -258,7 +281,7 @@ func (f *File) Info() Info {
 		Episodes:     len(x.episodes),
 		States:       x.states,
 		Chunks:       x.chunks,
-		FileBytes:    f.size,
+		FileBytes:    f.size + f.sig.bytes(),
 		HeaderBytes:  HeaderSize,
 		ModelBytes:   f.h.ModelSize,
 		PayloadBytes: f.payloadEnd() - f.bodyStart,
@@ -292,8 +315,29 @@ func (f *File) Metadata(e int) ([]byte, error) {
 	if ep.synth != nil {
 		return ep.synth, nil
 	}
+	b, err := f.episodeRecord(ep)
+	if err != nil {
+		return nil, err
+	}
+	if ep.metaLen == 0 {
+		return nil, nil
+	}
+	end := episodeHdrSize + ep.metaLen
+	if !json.Valid(b[episodeHdrSize:end]) {
+		return nil, corrupt(ep.offset+episodeHdrSize, "episode metadata is not JSON")
+	}
+	return b[episodeHdrSize:end], nil
+}
+
+// episodeRecord reads the episode record of ep and checks it: its signed
+// hash (when opened with a public key), its header against the index, and
+// its CRC.
+func (f *File) episodeRecord(ep *episodeRef) ([]byte, error) {
 	b, err := f.readAt(ep.offset, episodeHdrSize+ep.metaLen+crcSize, "episode record")
 	if err != nil {
+		return nil, err
+	}
+	if err := f.sig.checkRecord(ep.offset, b); err != nil {
 		return nil, err
 	}
 	switch {
@@ -308,13 +352,7 @@ func (f *File) Metadata(e int) ([]byte, error) {
 	if crc(b[:end]) != le.Uint32(b[end:]) {
 		return nil, badSum(ep.offset+end, "episode record checksum")
 	}
-	if ep.metaLen == 0 {
-		return nil, nil
-	}
-	if !json.Valid(b[episodeHdrSize:end]) {
-		return nil, corrupt(ep.offset+episodeHdrSize, "episode metadata is not JSON")
-	}
-	return b[episodeHdrSize:end], nil
+	return b, nil
 }
 
 // chunkCost is what a coded chunk adds to the index totals and, when
@@ -349,14 +387,18 @@ func (f *File) coder() *chunkCoder {
 	return newChunkCoder(&f.h, f.model, f.rules)
 }
 
-// chunkRecord reads the chunk record of ref and checks it: its header
-// against the index, and its CRC.
+// chunkRecord reads the chunk record of ref and checks it: its signed hash
+// (when opened with a public key), its header against the index, and its
+// CRC.
 func (f *File) chunkRecord(ref *chunkRef) ([]byte, error) {
 	if need := f.h.memory() + ref.length; need > f.cfg.maxMemory {
 		return nil, tooLarge(ref.offset, need, f.cfg.maxMemory)
 	}
 	b, err := f.readAt(ref.offset, ref.length, "chunk record")
 	if err != nil {
+		return nil, err
+	}
+	if err := f.sig.checkRecord(ref.offset, b); err != nil {
 		return nil, err
 	}
 	sl := ref.length - chunkHdrSize - crcSize

@@ -34,6 +34,7 @@ type config struct {
 	threads    int // chunks coded at once; 1 codes on the caller's goroutine
 	measure    Measure
 	source     func(recon []uint16) Report
+	sig        sigConfig // signature.go
 
 	// Tests: the container version written (0: Version), and a mode
 	// forced on each chunk (by its index in the file).

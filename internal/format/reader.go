@@ -42,6 +42,8 @@ type Reader struct {
 	// framed is set while the record being read has been read whole but
 	// not yet checked: in recovery, damage found then can be stepped over.
 	framed bool
+
+	sig *signedStream // with WithPublicKey: the verified signature (signature.go)
 }
 
 // NewReader reads the header (and embedded model) of a .wmz stream from r.
@@ -61,10 +63,16 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 		}
 	}
 	rd := &Reader{br: bufio.NewReaderSize(r, size), cfg: cfg}
+	if cfg.sig.pub != nil {
+		if rd.sig, err = newSignedStream(r, opts); err != nil {
+			return nil, err
+		}
+	}
 	b, err := rd.read(HeaderSize, "header")
 	if err != nil {
 		return nil, err
 	}
+	rd.sig.prefix(b)
 	if rd.h, err = parseHeader(b); err != nil {
 		return nil, err
 	}
@@ -77,6 +85,7 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 			return nil, err
 		}
 		raw = bytes.Clone(raw)
+		rd.sig.prefix(raw)
 	}
 	if rd.model, err = resolveModel(&rd.h, raw, model, cfg.maxMemory); err != nil {
 		return nil, err
@@ -86,9 +95,13 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 		if err != nil {
 			return nil, err
 		}
+		rd.sig.prefix(b)
 		if err := parseLevels(b, &rd.h, rd.off-n); err != nil {
 			return nil, err
 		}
+	}
+	if err := rd.sig.checkPrefix(); err != nil {
+		return nil, err
 	}
 	_, rules, err := useGate(&rd.h, rd.model, cfg)
 	if err != nil {
@@ -301,6 +314,9 @@ func (r *Reader) readEpisode() ([]byte, error) {
 		return nil, err
 	}
 	r.framed = true
+	if err := r.sig.check(start, head[:], rest); err != nil {
+		return nil, err
+	}
 	sum := crc32Update(crc(head[:]), rest[:ml])
 	if sum != le.Uint32(rest[ml:]) {
 		return nil, badSum(start+episodeHdrSize+ml, "episode record checksum")
@@ -410,6 +426,9 @@ func (r *Reader) readChunk() error {
 		return err
 	}
 	r.framed = true
+	if err := r.sig.check(start, head[:], rest); err != nil {
+		return err
+	}
 	if crc32Update(crc(head[:]), rest[:sl]) != le.Uint32(rest[sl:]) {
 		return badSum(start+chunkHdrSize+sl, "chunk record checksum")
 	}
@@ -491,6 +510,13 @@ func (r *Reader) readEnd() error {
 			return err
 		}
 	}
+	if err := r.sig.checkIndex(got, tb); err != nil {
+		return err
+	}
+	sigBytes, err := r.readSignature()
+	if err != nil {
+		return err
+	}
 	if _, err := r.br.Peek(1); err == nil {
 		return corrupt(r.off, "bytes after the trailer")
 	} else if !errors.Is(err, io.EOF) {
@@ -504,7 +530,7 @@ func (r *Reader) readEnd() error {
 		HeaderBytes:  HeaderSize,
 		ModelBytes:   r.h.ModelSize,
 		PayloadBytes: at - r.h.BodyStart(),
-		IndexBytes:   r.off - at,
+		IndexBytes:   r.off - sigBytes - at,
 		Lambda:       LambdaFloat(r.h.Lambda),
 		Levels:       lambdaFloats(r.h.Levels),
 		Embedded:     r.h.ModelEmbedded,

@@ -58,6 +58,7 @@ type Writer struct {
 	held   *queued
 	modes  func(chunk int) chunkMode // tests: the mode of each chunk
 	source func(recon []uint16) Report
+	resign func(size int64) error // Append with WithSigningKey: signs at Close
 }
 
 // NewWriter returns a Writer that writes a .wmz stream with the given model
@@ -465,6 +466,9 @@ func (w *Writer) Close() error {
 	w.buf = append(w.buf, ix...)
 	w.buf = append(w.buf, t.marshal()...)
 	err := w.flushBuf()
+	if err == nil && w.resign != nil {
+		err = w.resign(w.off)
+	}
 	w.closed = true
 	w.cur = nil
 	return err

@@ -33,6 +33,7 @@ from ._lib import (
     InternalError,
     ModelMismatchError,
     NoModelError,
+    SignatureError,
     TooLargeError,
     UnsupportedError,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "NoModelError",
     "RatePoint",
     "Search",
+    "SignatureError",
     "TooLargeError",
     "UnsupportedError",
     "Writer",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import json
 import math
@@ -173,16 +174,22 @@ class File:
     context manager) to release it; closing twice is fine.
     """
 
-    def __init__(self, path: "str | os.PathLike[str]", codec: Optional[Codec] = None, *, threads: Optional[int] = None):
+    def __init__(self, path: "str | os.PathLike[str]", codec: Optional[Codec] = None, *, threads: Optional[int] = None,
+                 public_key: "str | os.PathLike[str] | bytes | None" = None, min_generation: Optional[int] = None):
         """Opens the file at path, read with codec, or with the model the
         file embeds when codec is None. threads: chunks decoded ahead at
-        once when a whole episode is read (default: every core)."""
+        once when a whole episode is read (default: every core).
+        public_key: a minisign public key file (a path, or its bytes): the
+        file must be signed by it, and every chunk read is checked against
+        its signed hash (SignatureError otherwise, naming the chunk);
+        min_generation refuses an older signed version."""
         self._h = 0
         self.path = os.fspath(path)
         if codec is not None and not isinstance(codec, Codec):
             raise InputError(f"codec: want a wmzip.Codec, not {type(codec).__name__}")
         h = ctypes.c_uint64()
-        call("wmz_file_open", os.fsencode(path), codec._h if codec else 0, options(threads=threads),
+        call("wmz_file_open", os.fsencode(path), codec._h if codec else 0,
+             options(threads=threads, public_key=_key_text(public_key), min_generation=min_generation),
              ctypes.byref(h), filename=self.path)
         self._h = h.value
         c = ctypes.c_uint64()
@@ -400,10 +407,22 @@ class File:
         return f"<wmzip.File {self.path!r}: {state}>"
 
 
-def open(path: "str | os.PathLike[str]", codec: Optional[Codec] = None, *, threads: Optional[int] = None) -> File:
+def open(path: "str | os.PathLike[str]", codec: Optional[Codec] = None, *, threads: Optional[int] = None,
+         public_key: "str | os.PathLike[str] | bytes | None" = None, min_generation: Optional[int] = None) -> File:
     """Opens the .wmz file at path for random access (see File), read with
-    codec, or with the model the file embeds when codec is None."""
-    return File(path, codec, threads=threads)
+    codec, or with the model the file embeds when codec is None; with
+    public_key, only a file signed by that key, every chunk checked."""
+    return File(path, codec, threads=threads, public_key=public_key, min_generation=min_generation)
+
+
+def _key_text(key: "str | os.PathLike[str] | bytes | None") -> Optional[str]:
+    """The text of a public key given as its file's path or bytes."""
+    if key is None:
+        return None
+    if isinstance(key, bytes):
+        return key.decode("ascii", "replace")
+    with builtins.open(key, "rb") as fh:
+        return fh.read(4096).decode("ascii", "replace")
 
 
 def decode(path: "str | os.PathLike[str]", codec: Optional[Codec] = None, *, threads: Optional[int] = None) -> List[Episode]:

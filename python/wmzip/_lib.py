@@ -192,6 +192,14 @@ class UnsupportedError(Error):
     code = -8
 
 
+class SignatureError(Error):
+    """A read with a public key refused: the file is unsigned, signed by
+    another key, older than required, or altered (the message names the
+    chunk)."""
+
+    code = -15
+
+
 class InternalError(Error):
     """A bug of the library, which it survived: please report it."""
 
@@ -199,13 +207,13 @@ class InternalError(Error):
 
 
 for _c in (Error, InputError, CorruptError, ChecksumError, ModelMismatchError, NoModelError, TooLargeError, ClosedError,
-           UnsupportedError, InternalError):
+           UnsupportedError, InternalError, SignatureError):
     _c.__module__ = "wmzip"
 
 _CLASSES: dict[int, type[Exception]] = {
     c.code: c
     for c in (InputError, CorruptError, ChecksumError, ModelMismatchError, NoModelError, TooLargeError, ClosedError,
-              UnsupportedError, InternalError)
+              UnsupportedError, InternalError, SignatureError)
 }
 _OS_ERRORS = {-9: (FileNotFoundError, errno.ENOENT), -10: (PermissionError, errno.EACCES), -11: (OSError, None)}
 
