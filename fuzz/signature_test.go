@@ -11,8 +11,8 @@ import (
 
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/testkit"
-	"github.com/wmzip/wmzip/sign"
 	"github.com/wmzip/wmzip/internal/wm"
+	"github.com/wmzip/wmzip/sign"
 )
 
 // signatureErrors are the errors a read with a public key may give beyond

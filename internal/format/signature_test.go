@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/wmzip/wmzip/sign"
 	"github.com/wmzip/wmzip/internal/wm"
+	"github.com/wmzip/wmzip/sign"
 )
 
 // signFixture is a small signed file and what made it.
