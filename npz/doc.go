@@ -1,6 +1,5 @@
 // Package npz reads and writes numpy's .npy arrays and .npz archives, and
-// the trajectory .npz files of wmzip's contract (DESIGN.md, "Contracts
-// other tools rely on").
+// the trajectory .npz files wmzip reads and writes (docs/cli.md).
 //
 // # Format
 //

@@ -1,7 +1,7 @@
 // Package baseline measures the reference rates wmzip reports itself
 // against: what general-purpose compressors, simple per-coordinate models and
 // a copy-the-previous-state reconstruction achieve on the same quantized
-// codes (DESIGN.md, "Rates and distortion, as reported everywhere").
+// codes (docs/results-baseline.md).
 //
 // Every rate is in bits/state: compressed bytes × 8 ÷ states. Compressors see
 // the codes packed one byte per code (two bytes, little-endian, when K > 256),

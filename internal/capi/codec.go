@@ -275,7 +275,7 @@ func fits(dst Codes, n int, what string, k int) error {
 }
 
 // Trajectory is the training input of Train, as a trajectory .npz holds
-// it (DESIGN.md, "Contracts").
+// it (docs/cli.md).
 type Trajectory struct {
 	States int       // T
 	Slots  int       // S

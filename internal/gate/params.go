@@ -174,7 +174,7 @@ func (p *Params) table(j int) []uint16 { return p.Dist[p.tableOf(j)] }
 
 // RelDistortion turns a sum of distances over the coordinates of the given
 // number of states into distortion relative to the mean squared norm of a
-// slot vector (DESIGN.md); with uniform distances it is the fraction of
+// slot vector (SPEC.md 6.7); with uniform distances it is the fraction of
 // wrong codes.
 func (p *Params) RelDistortion(distSum uint64, states int64) float64 {
 	den := float64(states) * float64(p.Geom.S) * float64(p.SlotNorm)

@@ -1,5 +1,4 @@
-// Package traj moves trajectory .npz files (package npz; DESIGN.md,
-// "Contracts") in and out of wmzip: their episodes for training or
+// Package traj moves trajectory .npz files (package npz) in and out of wmzip: their episodes for training or
 // writing, a file's states decoded back into one. Writing from a
 // npz.TrajectoryReader and decoding into a npz.TrajectoryWriter hold a
 // block of states at a time, so memory does not grow with the file.
