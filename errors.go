@@ -3,6 +3,7 @@ package wmzip
 import (
 	"github.com/wmzip/wmzip/internal/check"
 	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/wm"
 )
 
 // Errors of this package and of the container beneath, to test with
@@ -27,6 +28,19 @@ var (
 	// codec without a retention gate, observations given to a codec
 	// without a quantizer.
 	ErrInput = format.ErrInput
+	// ErrVersion reports a file of a container version this package does
+	// not read.
+	ErrVersion = format.ErrVersion
+	// ErrUnsupported reports a file using a feature this package does not
+	// implement.
+	ErrUnsupported = format.ErrUnsupported
+	// ErrModelFormat reports bytes that are not a valid model file.
+	ErrModelFormat = wm.ErrModelFormat
+	// ErrModelVersion reports a model file of a version this package does
+	// not read.
+	ErrModelVersion = wm.ErrModelVersion
+	// ErrModelTooLarge reports a model file beyond the memory limit.
+	ErrModelTooLarge = wm.ErrModelTooLarge
 )
 
 // errNoQuantizer and errNoGate are the ErrInput of a codec that lacks a
