@@ -50,7 +50,7 @@ func WithEmbeddedModel(embed bool) WriterOption {
 }
 
 // WithKeyframeInterval sets the most states per independently decodable
-// chunk, 1 to 4,096 (default 128): smaller is faster random access,
+// chunk, 1 to 65,536 (default 128): smaller is faster random access,
 // larger compresses better.
 func WithKeyframeInterval(g int) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
@@ -103,7 +103,7 @@ func WithLambda(lambda float64) WriterOption {
 }
 
 // WithLevels declares per-state retention levels, each a λ as WithLambda
-// takes it (+Inf for lossless), at most 255; Writer.SetLevel picks one for
+// takes it (+Inf for lossless), 2 to 16 of them; Writer.SetLevel picks one for
 // the states written next (level 0 until then). Without a gate every
 // level is coded by rate and distortion (WithLambda) by one member of a
 // bundle, chosen for the largest finite λ; a level of +Inf then codes
@@ -111,8 +111,8 @@ func WithLambda(lambda float64) WriterOption {
 // codec needs a gate or a quantizer.
 func WithLevels(lambdas ...float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
-		if len(lambdas) == 0 {
-			return fmt.Errorf("%w: no levels", ErrInput)
+		if len(lambdas) < 2 || len(lambdas) > format.MaxLevels {
+			return fmt.Errorf("%w: %d levels, want 2..%d", ErrInput, len(lambdas), format.MaxLevels)
 		}
 		c.levels = make([]uint32, len(lambdas))
 		for i, l := range lambdas {

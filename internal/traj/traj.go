@@ -15,6 +15,7 @@ import (
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/train"
 )
 
 // blockBytes bounds the states held at once between a trajectory .npz and
@@ -41,9 +42,9 @@ func dim(c *wmzip.Codec) int {
 	return 0
 }
 
-// Episodes splits a trajectory into wmzip episodes (wmzip.SplitTrajectory).
+// Episodes splits a trajectory into wmzip episodes (train.SplitTrajectory).
 func Episodes(tr *npz.Trajectory, useObs bool) []wmzip.Episode {
-	return wmzip.SplitTrajectory(tr, useObs)
+	return train.SplitTrajectory(tr, useObs)
 }
 
 // ReadCodes reads a trajectory .npz for codec c: float obs are quantized
