@@ -16,6 +16,7 @@ import (
 	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
+	"github.com/wmzip/wmzip/train"
 )
 
 func checkTailGuard(g float64) error {
@@ -103,7 +104,7 @@ func encodeByAccess(c *wmzlib.Codec, path string, a accessArgs, out string, keyf
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.trace, err)
 	}
-	eps := traj.Episodes(tr, rd && tr.Obs != nil)
+	eps := train.SplitTrajectory(tr, rd && tr.Obs != nil)
 	lens := make([]int, len(eps))
 	for i, e := range eps {
 		lens[i] = len(e.Actions)

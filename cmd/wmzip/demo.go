@@ -65,7 +65,7 @@ func runDemo(args []string) error {
 	n := g.N()
 	split := func(r *graphworld.Result) []wmzlib.Episode {
 		tr := &npz.Trajectory{T: len(r.Actions), Codes: r.Codes, S: r.S, M: r.M, Actions: r.Actions, EpisodeStart: r.EpisodeStart}
-		return traj.Episodes(tr, false)
+		return train.SplitTrajectory(tr, false)
 	}
 
 	// 2. Train the world model.

@@ -10,7 +10,6 @@ import (
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/opq"
-	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/train"
@@ -388,7 +387,7 @@ func Train(ctx context.Context, t Trajectory, options []byte) (Handle, error) {
 	if err != nil {
 		return 0, err
 	}
-	c, err := train.Codec(ctx, traj.Episodes(tr, !o.CodesOnly), opts...)
+	c, err := train.Codec(ctx, train.SplitTrajectory(tr, !o.CodesOnly), opts...)
 	if err != nil {
 		if Code(err) == ErrOther {
 			// The trainers' own checks (opq's of the quantizer's shape) wrap

@@ -211,7 +211,7 @@ func ReadTraining(paths []string, useObs bool, maxStates int) ([]wmzip.Episode, 
 		if tr.Codes == nil && (tr.Obs == nil || !useObs) {
 			return nil, check.Errorf("%s: no `codes` array to train on (its `obs` are left out: drop --no-quantizer to train on them)", paths[i])
 		}
-		parts = append(parts, Episodes(tr, useObs))
+		parts = append(parts, train.SplitTrajectory(tr, useObs))
 		left -= tr.T
 	}
 	var eps []wmzip.Episode

@@ -69,7 +69,7 @@ func TestStreamEncodeDecode(t *testing.T) {
 			var whole, streamed bytes.Buffer
 			// Both see the float obs (the file's report compares them with the
 			// reconstruction).
-			encodeAll(t, &whole, c, traj.Episodes(tr, c.Quantizer() != nil), wmzip.WithKeyframeInterval(16))
+			encodeAll(t, &whole, c, train.SplitTrajectory(tr, c.Quantizer() != nil), wmzip.WithKeyframeInterval(16))
 			src, err := npz.OpenTrajectory(in)
 			if err != nil {
 				t.Fatal(err)
