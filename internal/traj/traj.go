@@ -42,11 +42,6 @@ func dim(c *wmzip.Codec) int {
 	return 0
 }
 
-// Episodes splits a trajectory into wmzip episodes (train.SplitTrajectory).
-func Episodes(tr *npz.Trajectory, useObs bool) []wmzip.Episode {
-	return train.SplitTrajectory(tr, useObs)
-}
-
 // ReadCodes reads a trajectory .npz for codec c: float obs are quantized
 // with c's quantizer when it has one (or when the file has no codes),
 // else the file's codes are taken as they are; either way they must fit
