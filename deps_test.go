@@ -1,6 +1,7 @@
 package wmzip_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -57,5 +58,34 @@ func TestRootDependencies(t *testing.T) {
 				t.Errorf("the root package imports %s", p)
 			}
 		}
+	}
+}
+
+// TestModuleRequirements: a program importing the library inherits the
+// library module's requirements in its go.sum, so the list stays short
+// (the CLI and the object-store face are modules of their own).
+func TestModuleRequirements(t *testing.T) {
+	b, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mods []string
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "require" && len(f) > 1 && f[1] == "(":
+			in = true
+		case f[0] == "require" && len(f) >= 3:
+			mods = append(mods, f[1])
+		case in && f[0] == ")":
+			in = false
+		case in:
+			mods = append(mods, f[0])
+		}
+	}
+	if len(mods) == 0 || len(mods) > 12 {
+		t.Errorf("go.mod requires %d modules, want 1..12: %v", len(mods), mods)
 	}
 }

@@ -3,7 +3,6 @@ module github.com/wmzip/wmzip
 go 1.26.0
 
 require (
-	codeberg.org/sbinet/npyio v0.14.0
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.4
 	github.com/viterin/vek v0.4.3
@@ -14,9 +13,7 @@ require (
 
 require (
 	github.com/chewxy/math32 v1.10.1 // indirect
-	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/viterin/partial v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20230817173708-d852ddb80c63 // indirect
-	golang.org/x/text v0.42.0 // indirect
 )

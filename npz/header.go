@@ -8,9 +8,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"codeberg.org/sbinet/npyio/npy"
 )
+
+// npyMagic opens every .npy stream: the byte 0x93 and "NUMPY".
+var npyMagic = []byte("\x93NUMPY")
 
 const (
 	// maxHeaderLen bounds the dictionary of a .npy header. Headers of the
@@ -50,7 +51,7 @@ func readHeader(r io.Reader, size int64, l loc) (npyHeader, error) {
 	var pre [12]byte
 	if size < 10 {
 		if size >= 6 {
-			if _, err := io.ReadFull(r, pre[:6]); err == nil && !bytes.Equal(pre[:6], npy.Magic[:]) {
+			if _, err := io.ReadFull(r, pre[:6]); err == nil && !bytes.Equal(pre[:6], npyMagic) {
 				return h, l.errf(ErrFormat, nil, "is not a .npy array (bad magic string)")
 			}
 		}
@@ -59,7 +60,7 @@ func readHeader(r io.Reader, size int64, l loc) (npyHeader, error) {
 	if _, err := io.ReadFull(r, pre[:10]); err != nil {
 		return h, l.readErr(err, "header")
 	}
-	if !bytes.Equal(pre[:6], npy.Magic[:]) {
+	if !bytes.Equal(pre[:6], npyMagic) {
 		return h, l.errf(ErrFormat, nil, "is not a .npy array (bad magic string)")
 	}
 	major, minor := pre[6], pre[7]
@@ -363,7 +364,7 @@ func appendHeader(b []byte, dt dtype, shape []int) []byte {
 	}
 	hlen := len(dict) + 1
 	pad := arrayAlign - (10+hlen)%arrayAlign
-	b = append(b, npy.Magic[:]...)
+	b = append(b, npyMagic...)
 	b = append(b, 1, 0)
 	b = binary.LittleEndian.AppendUint16(b, uint16(hlen+pad))
 	b = append(b, dict...)

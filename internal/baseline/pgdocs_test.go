@@ -6,11 +6,10 @@ import (
 	"math/bits"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
-	"codeberg.org/sbinet/npyio/npz"
+	"github.com/wmzip/wmzip/npz"
 )
 
 var pgdocs = flag.String("pgdocs", "", "directory holding web-pgdocs train_codes.npz and test_codes.npz; prints the baseline table")
@@ -25,50 +24,46 @@ type codesFile struct {
 // readCodes reads `codes` (uint8 or uint16, [T,S,M] or [T,N]) and
 // `episode_start` (int64, optional) from a trajectory .npz.
 func readCodes(path string) (codesFile, error) {
-	r, err := npz.Open(path)
+	arrays, err := npz.ReadNPZ(path)
 	if err != nil {
 		return codesFile{}, err
 	}
-	defer r.Close()
-	h := r.Header("codes.npy")
-	if h == nil {
-		return codesFile{}, fmt.Errorf("%s: no codes array", path)
-	}
-	shape := h.Descr.Shape
-	if len(shape) < 2 {
-		return codesFile{}, fmt.Errorf("%s: codes shape %v, want [T,N] or [T,S,M]", path, shape)
-	}
-	n := 1
-	for _, d := range shape[1:] {
-		n *= d
-	}
 	var f codesFile
-	f.n = n
-	switch strings.Trim(h.Descr.Type, `'"`) { // npyio keeps the quotes
-	case "|u1", "<u1", "u1":
-		var b []uint8
-		if err := r.Read("codes.npy", &b); err != nil {
-			return codesFile{}, err
+	var found bool
+	for _, a := range arrays {
+		switch a.Name {
+		case "codes":
+			if len(a.Shape) < 2 {
+				return codesFile{}, fmt.Errorf("%s: codes shape %v, want [T,N] or [T,S,M]", path, a.Shape)
+			}
+			f.n = 1
+			for _, d := range a.Shape[1:] {
+				f.n *= d
+			}
+			switch d := a.Data.(type) {
+			case []uint8:
+				f.codes = make([]uint16, len(d))
+				for i, v := range d {
+					f.codes[i] = uint16(v)
+				}
+			case []uint16:
+				f.codes = d
+			default:
+				return codesFile{}, fmt.Errorf("%s: codes dtype %s, want uint8 or uint16", path, a.Dtype)
+			}
+			found = true
+		case "episode_start":
+			es, ok := a.Data.([]int64)
+			if !ok {
+				return codesFile{}, fmt.Errorf("%s: episode_start dtype %s, want int64", path, a.Dtype)
+			}
+			for _, s := range es {
+				f.starts = append(f.starts, int(s))
+			}
 		}
-		f.codes = make([]uint16, len(b))
-		for i, v := range b {
-			f.codes[i] = uint16(v)
-		}
-	case "<u2":
-		if err := r.Read("codes.npy", &f.codes); err != nil {
-			return codesFile{}, err
-		}
-	default:
-		return codesFile{}, fmt.Errorf("%s: codes dtype %s, want uint8 or uint16", path, h.Descr.Type)
 	}
-	if r.Header("episode_start.npy") != nil {
-		var es []int64
-		if err := r.Read("episode_start.npy", &es); err != nil {
-			return codesFile{}, err
-		}
-		for _, s := range es {
-			f.starts = append(f.starts, int(s))
-		}
+	if !found {
+		return codesFile{}, fmt.Errorf("%s: no codes array", path)
 	}
 	return f, nil
 }
