@@ -270,7 +270,7 @@ const defaultSubMix = 128
 // of the held-out tiles it coded as new content, and the codes its best
 // matches got wrong (substitutions).
 func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fallSamples, fallSamples) {
-	p := m.NewPredictor()
+	p := m.NewPredictor().level.(*fullPredictor) // m is of the full level (calibrateOn)
 	g := m.Geom
 	n, S, M := g.N(), g.S, g.M
 	var newTiles, subs fallSamples
