@@ -43,8 +43,9 @@ func (l Lambda) Float() float64 {
 	return float64(l) / 65536
 }
 
-// String prints λ with 4 significant digits, or "lossless".
-func (l Lambda) String() string {
+// Text prints λ with 4 significant digits, or "lossless". (Not String:
+// %v of a Lambda prints its stored value, as it did of the bare uint32.)
+func (l Lambda) Text() string {
 	if l == Lossless {
 		return "lossless"
 	}

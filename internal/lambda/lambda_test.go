@@ -33,10 +33,10 @@ func TestFromFloat(t *testing.T) {
 			t.Errorf("FromFloat(%d.Float()) = %d, %v", l, back, err)
 		}
 	}
-	if s := Lossless.String(); s != "lossless" {
+	if s := Lossless.Text(); s != "lossless" {
 		t.Errorf("Lossless prints %q", s)
 	}
-	if s := Lambda(110 << 16).String(); s != "110" {
+	if s := Lambda(110 << 16).Text(); s != "110" {
 		t.Errorf("110 prints %q", s)
 	}
 	if f := Floats([]Lambda{65536, Lossless}); len(f) != 2 || f[0] != 1 || !math.IsInf(f[1], 1) {
