@@ -2,10 +2,9 @@ package wmzip
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/wmzip/wmzip/internal/format"
-	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 )
 
 // A WriterOption configures NewWriter, Create and Append.
@@ -17,13 +16,13 @@ type ReaderOption interface{ applyReader(*readerConfig) error }
 
 type writerConfig struct {
 	format []format.Option
-	lambda uint32
+	lambda lambda.Lambda
 	lossy  bool
 	// distortion is a target against the lossless reconstruction, < 0:
 	// none; sourceDistortion one against the source floats.
 	distortion       float64
 	sourceDistortion float64
-	levels           []uint32
+	levels           []lambda.Lambda
 	probe            func(format.Probe)
 }
 
@@ -91,9 +90,9 @@ func WithDecoderThreads(n int) ReaderOption {
 // vector's squared norm) found under the world model, by the member of a
 // bundle whose calibration is cheapest at λ; such a file may be larger
 // than the lossless one. The codec needs a gate or a quantizer.
-func WithLambda(lambda float64) WriterOption {
+func WithLambda(l float64) WriterOption {
 	return writerOpt(func(c *writerConfig) error {
-		l, err := lambdaFixed(lambda)
+		l, err := lambdaFixed(l)
 		if err != nil {
 			return err
 		}
@@ -114,7 +113,7 @@ func WithLevels(lambdas ...float64) WriterOption {
 		if len(lambdas) < 2 || len(lambdas) > format.MaxLevels {
 			return fmt.Errorf("%w: %d levels, want 2..%d", ErrInput, len(lambdas), format.MaxLevels)
 		}
-		c.levels = make([]uint32, len(lambdas))
+		c.levels = make([]lambda.Lambda, len(lambdas))
 		for i, l := range lambdas {
 			var err error
 			if c.levels[i], err = lambdaFixed(l); err != nil {
@@ -125,21 +124,13 @@ func WithLevels(lambdas ...float64) WriterOption {
 	})
 }
 
-// lambdaFixed returns λ in the file's 16.16 fixed point.
-func lambdaFixed(l float64) (uint32, error) {
-	f, err := gate.LambdaFixed(l)
+// lambdaFixed returns λ in the file's unit, or ErrInput.
+func lambdaFixed(l float64) (lambda.Lambda, error) {
+	f, err := lambda.FromFloat(l)
 	if err != nil {
 		return 0, fmt.Errorf("%w: λ %v: want at least 0 and below 65536, or +Inf for lossless", ErrInput, l)
 	}
 	return f, nil
-}
-
-// lambdaFloat returns a 16.16 λ as a float, +Inf for lossless.
-func lambdaFloat(l uint32) float64 {
-	if l == format.LambdaLossless {
-		return math.Inf(1)
-	}
-	return float64(l) / 65536
 }
 
 // WithDistortion writes the least storage whose distortion against the

@@ -204,10 +204,10 @@ func (w *Writer) useRD() error {
 		r.target, r.source = cfg.sourceDistortion, true
 	case cfg.levels != nil:
 		for _, l := range cfg.levels {
-			r.lams = append(r.lams, rdcode.Lambda(lambdaFloat(l)))
+			r.lams = append(r.lams, rdcode.Lambda(l.Float()))
 		}
 	default:
-		r.lams = []uint64{rdcode.Lambda(lambdaFloat(cfg.lambda))}
+		r.lams = []uint64{rdcode.Lambda(cfg.lambda.Float())}
 	}
 	if r.lams != nil {
 		r.mem = w.c.memberFor(slices.Max(r.lams))

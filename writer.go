@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -434,10 +435,10 @@ func (w *Writer) Account() Account {
 func (w *Writer) Search() *SearchResult {
 	if w.rd != nil && w.rd.res != nil {
 		p := w.rd.res
-		l := uint32(format.LambdaLossless)
+		l := format.LambdaLossless
 		if p.Lam > 0 {
 			// The coder's λ in the public unit (WithLambda), 16.16.
-			l = uint32(min(float64(format.DistUnit)/float64(p.Lam)*65536, float64(format.LambdaLossless-1)))
+			l = lambda.Lambda(min(float64(format.DistUnit)/float64(p.Lam)*65536, float64(format.LambdaLossless-1)))
 		}
 		return &SearchResult{Lambda: l, Distortion: p.Dist, File: p.File,
 			Account: p.Account, Report: p.Account.Report, Encodes: float64(w.rd.passes)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -43,7 +44,7 @@ type trip struct {
 	lanes    int
 	embed    bool
 	mode     int
-	lambda   uint32
+	lambda   lambda.Lambda
 	thresh   uint32 // modeRule: retain below this modal frequency
 	eps      []episode
 	split    int  // episodes written before an Append
@@ -59,8 +60,8 @@ func (tr *trip) flushBefore(t int) bool { return t > 0 && tr.flushes>>(t%8)&1 !=
 func levelOf(i, t int) int { return (i + t) % 3 }
 
 // lambdas are the trip's levels.
-func (tr *trip) lambdas() []uint32 {
-	return []uint32{tr.lambda, 2*tr.lambda + 1, format.LambdaLossless}
+func (tr *trip) lambdas() []lambda.Lambda {
+	return []lambda.Lambda{tr.lambda, 2*tr.lambda + 1, format.LambdaLossless}
 }
 
 // boundary reports whether a chunk starts at state t of an episode.
@@ -87,7 +88,7 @@ func drawTrip(raw []byte) *trip {
 	tr.mode = int(flags>>1&3) % modes
 	tr.levels = tr.mode == modeGate && flags&8 != 0
 	tr.flushes = d.byte()
-	tr.lambda = uint32(d.u16()) << 4
+	tr.lambda = lambda.Lambda(d.u16()) << 4
 	tr.thresh = uint32(d.u16()) % (1 << tr.prec)
 	ne := int(d.byte() % 4)
 	tr.split = int(d.byte()) % (ne + 1)

@@ -10,7 +10,7 @@ import (
 	"github.com/wmzip/wmzip/internal/alloc"
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/format"
-	"github.com/wmzip/wmzip/internal/gate"
+	lam "github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/npz"
 )
@@ -91,9 +91,9 @@ func runEncode(args []string) error {
 	if err != nil {
 		return err
 	}
-	lambda := uint32(format.LambdaLossless)
+	lambda := format.LambdaLossless
 	if withLambda {
-		if lambda, err = gate.LambdaFixed(*lambdaF); err != nil {
+		if lambda, err = lam.FromFloat(*lambdaF); err != nil {
 			return fmt.Errorf("--lambda %v: want λ ≥ 0, below 65536 (or inf: lossless)", *lambdaF)
 		}
 	}

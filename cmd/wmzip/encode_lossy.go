@@ -10,6 +10,7 @@ import (
 	wmzlib "github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/format"
+	lam "github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/traj"
 	"github.com/wmzip/wmzip/internal/wm"
 	"github.com/wmzip/wmzip/npz"
@@ -18,7 +19,7 @@ import (
 // printWrote prints the summary of a written file: its rate, and what
 // its report records of its distortion against the lossless reconstruction
 // and, for float observations, against them.
-func printWrote(m *wm.Model, out string, states int, size int64, lambda uint32, acct format.Account, rep format.Report, quant float64) {
+func printWrote(m *wm.Model, out string, states int, size int64, lambda lam.Lambda, acct format.Account, rep format.Report, quant float64) {
 	fmt.Printf("wrote %s: %d states, %d bytes, %.1f bits/state", out, states, size, float64(size)*8/float64(max(states, 1)))
 	if lambda != format.LambdaLossless {
 		fmt.Printf(", retained %.4f", float64(acct.Retained)/float64(max(acct.States, 1)*int64(m.Geom.N())))
@@ -149,7 +150,7 @@ func encodeDistortion(c *wmzlib.Codec, src *npz.TrajectoryReader, out string, mo
 }
 
 // lambdaList formats 16.16 λs.
-func lambdaList(ls []uint32) string {
+func lambdaList(ls []lam.Lambda) string {
 	var b strings.Builder
 	for i, l := range ls {
 		if i > 0 {

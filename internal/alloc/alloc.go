@@ -33,7 +33,7 @@ import (
 
 	"github.com/wmzip/wmzip/internal/ctmc"
 	"github.com/wmzip/wmzip/internal/format"
-	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -56,10 +56,10 @@ func states(m *wm.Model, eps []wm.Episode) int {
 
 // geometricLambdas returns n lambdas geometric from lo to hi (n ≥ 2),
 // strictly increasing in 16.16 fixed point.
-func geometricLambdas(lo, hi float64, n int) []uint32 {
-	l := make([]uint32, 0, n)
+func geometricLambdas(lo, hi float64, n int) []lambda.Lambda {
+	l := make([]lambda.Lambda, 0, n)
 	for k := range n {
-		v, _ := gate.LambdaFixed(lo * math.Pow(hi/lo, float64(k)/float64(n-1)))
+		v, _ := lambda.FromFloat(lo * math.Pow(hi/lo, float64(k)/float64(n-1)))
 		if len(l) > 0 && v <= l[len(l)-1] {
 			v = l[len(l)-1] + 1
 		}
@@ -84,14 +84,13 @@ func FitLadder(m *wm.Model, eps []wm.Episode, keyframe, workers int, budget floa
 	}
 	r := coarse.FileBits
 	if low := r[0] / float64(max(T, 1)); budget > 0 && budget < low {
-		return nil, fmt.Errorf("%w: %.1f bits/state at λ = %s > budget %.6g", ErrBudget, low, LambdaString(coarse.Lambdas[0]), budget)
+		return nil, fmt.Errorf("%w: %.1f bits/state at λ = %s > budget %.6g", ErrBudget, low, coarse.Lambdas[0].Text(), budget)
 	}
 	lo, hi := rateSpan(r)
-	f := func(l uint32) float64 { return float64(l) / 65536 }
 	if logf != nil {
-		logf("ladder: 15 levels from λ = %s to %s, and lossless:", LambdaString(coarse.Lambdas[lo]), LambdaString(coarse.Lambdas[hi]))
+		logf("ladder: 15 levels from λ = %s to %s, and lossless:", coarse.Lambdas[lo].Text(), coarse.Lambdas[hi].Text())
 	}
-	return MeasureLadder(m, eps, keyframe, append(geometricLambdas(f(coarse.Lambdas[lo]), f(coarse.Lambdas[hi]), ladderFinite), format.LambdaLossless), workers, logf)
+	return MeasureLadder(m, eps, keyframe, append(geometricLambdas(coarse.Lambdas[lo].Float(), coarse.Lambdas[hi].Float(), ladderFinite), format.LambdaLossless), workers, logf)
 }
 
 // rateSpan returns the levels of the coarse rates r (by level, the last
@@ -171,7 +170,7 @@ func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); retur
 // distortions are relative squared errors against each state's reference
 // vectors (its source floats when it has them).
 type Ladder struct {
-	Lambdas []uint32 // [level], 16.16 fixed point; the last is format.LambdaLossless (nil when coded by rate and distortion)
+	Lambdas []lambda.Lambda // [level]; the last is format.LambdaLossless (nil when coded by rate and distortion)
 	// Lams is, coded by rate and distortion, the coder's λ of each level
 	// (format.Writer.WriteStateRD's lam: distortion units a bit,
 	// format.DistUnit a slot vector's squared norm), decreasing: the last
@@ -199,12 +198,12 @@ func (l *Ladder) levelString(k int) string {
 	if l.Lams != nil {
 		return RDLambdaString(l.Lams[k])
 	}
-	return LambdaString(l.Lambdas[k])
+	return l.Lambdas[k].Text()
 }
 
 // MeasureLadder encodes eps once per level of lambdas, every state at that
 // level, on up to workers goroutines.
-func MeasureLadder(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32, workers int, logf func(string, ...any)) (*Ladder, error) {
+func MeasureLadder(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []lambda.Lambda, workers int, logf func(string, ...any)) (*Ladder, error) {
 	T := states(m, eps)
 	q := len(lambdas)
 	l := &Ladder{Lambdas: lambdas, States: T}
@@ -228,7 +227,7 @@ func MeasureLadder(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32
 		}
 		l.Framing = max(l.Framing, l.FileBits[lv]-float64(sum)/65536)
 		if logf != nil {
-			logf("  level %2d  lambda %-9s %8.1f bits/state", lv, LambdaString(lambdas[lv]), l.FileBits[lv]/float64(max(T, 1)))
+			logf("  level %2d  lambda %-9s %8.1f bits/state", lv, lambdas[lv].Text(), l.FileBits[lv]/float64(max(T, 1)))
 		}
 	}
 	return l, nil
@@ -261,14 +260,6 @@ func (l *Ladder) measure(q, T, workers int, enc func(lv int, cw io.Writer, cost,
 	close(next)
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// LambdaString prints a 16.16 λ, or "lossless".
-func LambdaString(l uint32) string {
-	if l == format.LambdaLossless {
-		return "lossless"
-	}
-	return fmt.Sprintf("%.4g", float64(l)/65536)
 }
 
 // Space says what the rank weights w_i = r_i^-τ scale: the states'
@@ -836,7 +827,7 @@ func levelKey(levels []int) string {
 }
 
 // EncodeLevels encodes eps closed loop with state i at levels[i].
-func EncodeLevels(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []uint32, levels []int, opts []format.Option) (*Result, error) {
+func EncodeLevels(m *wm.Model, eps []wm.Episode, keyframe int, lambdas []lambda.Lambda, levels []int, opts []format.Option) (*Result, error) {
 	T := states(m, eps)
 	r := &Result{Levels: levels, Accounts: make([]format.StateAccount, T), Counts: make([]int, len(lambdas))}
 	var buf bytes.Buffer

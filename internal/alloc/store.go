@@ -12,6 +12,7 @@ import (
 	"github.com/wmzip/wmzip/internal/ctmc"
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -78,7 +79,7 @@ type Stored struct {
 	Bits float64 // bits/state of the file, model excluded
 	// Lambdas are a gated file's levels (16.16 λ; the last is lossless);
 	// nil for a file coded by rate and distortion, whose levels are Lams.
-	Lambdas []uint32
+	Lambdas []lambda.Lambda
 	Levels  []int // level of every state, in file order
 	// Accounts are what the writer accounted of each state
 	// (Writer.LastAccount). Coded by rate and distortion, Level is the
@@ -114,13 +115,13 @@ type Stored struct {
 // RD reports whether the file is coded by rate and distortion.
 func (r *Stored) RD() bool { return r.Lams != nil }
 
-// LevelString prints the λ of level lv: LambdaString's for a gated file,
+// LevelString prints the λ of level lv: Lambda.Text for a gated file,
 // RDLambdaString's for one coded by rate and distortion.
 func (r *Stored) LevelString(lv int) string {
 	if r.Lams != nil {
 		return RDLambdaString(r.Lams[lv])
 	}
-	return LambdaString(r.Lambdas[lv])
+	return r.Lambdas[lv].Text()
 }
 
 // Distortion returns the file's mean relative distortion per state and its

@@ -11,7 +11,6 @@ import (
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/check"
-	"github.com/wmzip/wmzip/internal/format"
 )
 
 // Writer is the object of a writer handle: a wmzip.Writer of a file it
@@ -342,9 +341,9 @@ func (w *Writer) account() ([]byte, error) {
 	if r := w.w.Search(); r != nil {
 		s := &searchJSON{Distortion: r.Distortion, Encodes: r.Encodes}
 		for _, l := range r.Lambdas {
-			s.Lambdas = append(s.Lambdas, finite(format.LambdaFloat(l)))
+			s.Lambdas = append(s.Lambdas, finite(l.Float()))
 		}
-		s.Lambda = finite(format.LambdaFloat(r.Lambda))
+		s.Lambda = finite(r.Lambda.Float())
 		j.Search = s
 	}
 	return json.Marshal(j)

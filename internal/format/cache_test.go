@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -34,7 +35,7 @@ func raFiles(t *testing.T) []raFile {
 	m := gateModel(t, g, eps)
 	const kf = 8
 	custom := withGate(2<<16, testRetain(12))
-	levels := []uint32{1 << 12, 4 << 16, LambdaLossless}
+	levels := []lambda.Lambda{1 << 12, 4 << 16, LambdaLossless}
 	setLevel := func(w *Writer, i, k int) error { return w.SetLevel((i + k/3) % len(levels)) }
 	files := []raFile{
 		{name: "lossless", b: encode(t, m, eps, WithKeyframeInterval(kf))},

@@ -150,34 +150,52 @@ func parseChunkMode(h *Header, b []byte, off int64) (chunkMode, error) {
 // chunk's stream. The same type drives encoding and decoding so that both
 // sides make the same calls in the same order.
 type chunkCoder struct {
-	geom    wm.Geometry
-	prec    uint
-	lanes   int
-	pred    *wm.Predictor
-	act     *actionModel
-	lev     *levelModel  // nil without a level table
-	decide  []decideFunc // per level
-	cur     decideFunc   // the current state's; nil: lossless
-	rules   []*gate.Rule // writer: the gate's rule per level (nil: lossless or custom)
-	rule    *gate.Rule   // writer: the current state's
-	esc     escapeCost   // writer: what escaped slots cost, for copy choices
-	rd      *rdCoder     // writer: coding by rate and distortion (its state's rdIn set), or nil
-	omit    bool         // version 4: omitted values committed as omitted
-	mode    chunkMode    // the current chunk's
-	gp      *gate.Params // distances for the writer's distortion account, or nil
-	measure Measure      // the writer's distortion measure, or nil
-	ep      int          // writer: episode of the current state (for measure)
-	step    int          // writer: its step in the episode
-	keep    bool         // writer: keep the chunk's reconstruction in recons
-	recons  []uint16     // writer: the reconstruction of the chunk's states
-	scratch []byte       // one state's bytes for the reconstruction checksum
-	recon   []uint16     // writer: one slot's reconstruction
-	saved   []byte       // writer: scratch kept while a chunk is coded again
-	out     []byte       // writer: the chunk's rANS stream
+	geom  wm.Geometry
+	prec  uint
+	lanes int
+	pred  *wm.Predictor
+	act   *actionModel
+	lev   *levelModel // nil without a level table
+	mode  chunkMode   // the current chunk's
 
-	enc *rans.Encoder
-	dec *rans.Decoder
+	enc     *rans.Encoder
+	dec     *rans.Decoder
+	scratch []byte // one state's bytes for the reconstruction checksum
 
+	levelRules  // what each retention level keeps
+	coderWriter // the writer's own state
+	chunkTally  // what the chunk has coded so far
+}
+
+// levelRules are a chunk coder's retention rules, one per level, and the
+// current state's.
+type levelRules struct {
+	decide []decideFunc // per level
+	cur    decideFunc   // the current state's; nil: lossless
+	rules  []*gate.Rule // writer: the gate's rule per level (nil: lossless or custom)
+	rule   *gate.Rule   // writer: the current state's
+	omit   bool         // version 4: omitted values committed as omitted
+}
+
+// coderWriter is what only a writer's chunk coder holds: the costs and
+// measures of its choices, and its buffers.
+type coderWriter struct {
+	esc     escapeCost   // what escaped slots cost, for copy choices
+	rd      *rdCoder     // coding by rate and distortion (its state's rdIn set), or nil
+	gp      *gate.Params // distances for the distortion account, or nil
+	measure Measure      // the distortion measure, or nil
+	ep      int          // episode of the current state (for measure)
+	step    int          // its step in the episode
+	keep    bool         // keep the chunk's reconstruction in recons
+	recons  []uint16     // the reconstruction of the chunk's states
+	recon   []uint16     // one slot's reconstruction
+	saved   []byte       // scratch kept while a chunk is coded again
+	out     []byte       // the chunk's rANS stream
+}
+
+// chunkTally is what a chunk coder has coded of the current chunk: its
+// states, their checksum, levels and costs.
+type chunkTally struct {
 	level        int    // decoder: level of the state decoded last
 	levels       []int8 // decoder: level of every state of the chunk, if wanted
 	states       int    // states coded in the current chunk
@@ -199,10 +217,12 @@ func newChunkCoder(h *Header, m *wm.Model, ret *retention) *chunkCoder {
 		lanes:   h.Lanes,
 		pred:    m.NewPredictor(),
 		act:     newActionModel(h.Precision),
-		decide:  ret.deciders(),
-		rules:   ret.gateRules(),
-		omit:    ret.omit,
 		scratch: make([]byte, 8+2*h.Geom.N()),
+		levelRules: levelRules{
+			decide: ret.deciders(),
+			rules:  ret.gateRules(),
+			omit:   ret.omit,
+		},
 	}
 	c.use(len(c.decide) - 1)
 	if len(c.decide) > 1 {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -62,14 +63,14 @@ type vector struct {
 	// Member, when Model is a bundle (SPEC.md 3.6), is the member the file
 	// was written with, 0 the first (informative: a decoder picks it by
 	// the model ID the file's header names).
-	Member   int      `json:"member,omitempty"`
-	Keyframe int      `json:"keyframe_interval"`
-	Lanes    int      `json:"lanes"`
-	Embed    bool     `json:"embed_model"`
-	Lambda   uint32   `json:"lambda"`           // the header's λ (LambdaLossless: lossless)
-	Levels   []uint32 `json:"levels,omitempty"` // level λs; state levels from the input
-	Flush    bool     `json:"flush,omitempty"`  // flush before the input's flush_before states
-	Version  int      `json:"version"`          // the container version
+	Member   int             `json:"member,omitempty"`
+	Keyframe int             `json:"keyframe_interval"`
+	Lanes    int             `json:"lanes"`
+	Embed    bool            `json:"embed_model"`
+	Lambda   lambda.Lambda   `json:"lambda"`           // the header's λ (LambdaLossless: lossless)
+	Levels   []lambda.Lambda `json:"levels,omitempty"` // level λs; state levels from the input
+	Flush    bool            `json:"flush,omitempty"`  // flush before the input's flush_before states
+	Version  int             `json:"version"`          // the container version
 	// Modes, if present, is the mode and level of every chunk of the file
 	// in order (6.5), chosen by the writer instead of its own choice.
 	Modes  [][2]uint8 `json:"chunk_modes,omitempty"`
@@ -95,7 +96,7 @@ var conformanceVectors = []vector{
 	{File: "lossless-g1.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 1, Lanes: 1, Lambda: LambdaLossless,
 		Covers: "every state a keyframe (G = 1), one lane"},
 	{File: "levels.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: LambdaLossless,
-		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
+		Levels: []lambda.Lambda{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
 		Covers: "four retention levels, the last lossless"},
 	{File: "flushed.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 4, Lanes: 2, Embed: true, Lambda: LambdaLossless, Flush: true,
 		Covers: "chunks ended early by flushes"},
@@ -116,7 +117,7 @@ var conformanceVectors = []vector{
 	{File: "k257.wmz", Input: "input-k257.json", Model: "model-k257.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
 		Covers: "K = 257 (two-byte reference codes), M = 1, P = 16 (fallback rows used as they are), C = 1, a combined row whose weights reach 2^32 (Quantize's scaling), an offset law with as many spikes as slots"},
 	{File: "k2.wmz", Input: "input-k2.json", Model: "model-k2.wmm", Keyframe: 4096, Lanes: 1, Lambda: LambdaLossless,
-		Levels: []uint32{1 << 16, LambdaLossless},
+		Levels: []lambda.Lambda{1 << 16, LambdaLossless},
 		Covers: "K = 2, S = M = 1, P = 10, a chunk of 2,100 states (the action and level models halve their counts), two levels, an empty episode"},
 	{File: "v1.wmz", Input: "input-v1.json", Model: "model-v1.wmm", Keyframe: 8, Lanes: 2, Embed: true, Lambda: LambdaLossless,
 		Covers: "a model file of version 1 (defaults, caps of 16, no predecessors), embedded"},
@@ -131,10 +132,10 @@ var conformanceVectors = []vector{
 	{File: "tiny.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a small file, the base of the rejection vectors (reject.json)"},
 	{File: "tiny-lossy.wmz", Input: "input-tiny.json", Model: "model-tiny.wmm", Keyframe: 2, Lanes: 2, Lambda: LambdaLossless,
-		Levels: []uint32{3 << 16, LambdaLossless},
+		Levels: []lambda.Lambda{3 << 16, LambdaLossless},
 		Covers: "a small file with two levels and a gate with distance tables and weights, the base of the rejection vectors of levels and gates"},
 	{File: "modes.wmz", Input: "input.json", Model: "model-gate-axis0.wmm", Keyframe: 4, Lanes: 2, Lambda: LambdaLossless,
-		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
+		Levels: []lambda.Lambda{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
 		Modes:  [][2]uint8{{0, 0}, {1, 0}, {2, 1}, {2, 0}, {0, 0}, {2, 2}, {1, 0}, {2, 3}, {0, 0}, {2, 1}, {1, 0}, {2, 0}},
 		Covers: "chunk modes chosen by the writer (version 4): a lossless chunk in a lossy file, chunks at one level of the table without level symbols, chunks whose states name their levels"},
 	{File: "v3-lossless.wmz", Input: "input.json", Model: "model.wmm", Keyframe: 4, Lanes: 3, Embed: true, Lambda: LambdaLossless, Version: 3,
@@ -144,14 +145,14 @@ var conformanceVectors = []vector{
 	{File: "v3-lossy-axis0.wmz", Input: "input.json", Model: "model-gate-axis0.wmm", Keyframe: 4, Lanes: 2, Lambda: 100 << 16, Version: 3,
 		Covers: "container version 3 with distance tables: no fill but the modal value"},
 	{File: "v3-levels.wmz", Input: "input.json", Model: "model-gate.wmm", Keyframe: 4, Lanes: 3, Lambda: LambdaLossless, Version: 3,
-		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
+		Levels: []lambda.Lambda{1 << 16, 8 << 16, 64 << 16, LambdaLossless},
 		Covers: "container version 3 with four levels"},
 	{File: "fast.wmz", Input: "input.json", Model: "model-fast.wmm", Keyframe: 4, Lanes: 3, Embed: true, Lambda: LambdaLossless,
 		Covers: "a model of the fast level (version 4, level flag, version-2 layout), embedded: slot events (copies by rank, escapes, slots without candidates), the match's binary event, lookups in the chunk and the dictionary, fallback rows requantized to P = 12"},
 	{File: "fast-lossy.wmz", Input: "input.json", Model: "model-gate-fast.wmm", Keyframe: 4, Lanes: 3, Lambda: 8 << 16,
 		Covers: "the fast level at a finite λ: the gate decides the coordinates of escaped slots only, omitted coordinates committed without evidence"},
 	{File: "fast-levels.wmz", Input: "input.json", Model: "model-gate-fast.wmm", Keyframe: 4, Lanes: 2, Lambda: LambdaLossless,
-		Levels: []uint32{1 << 16, 8 << 16, 64 << 16, LambdaLossless}, Flush: true,
+		Levels: []lambda.Lambda{1 << 16, 8 << 16, 64 << 16, LambdaLossless}, Flush: true,
 		Covers: "the fast level with four retention levels and flushed chunks"},
 	{File: "fast-k257.wmz", Input: "input-k257.json", Model: "model-k257-fast.wmm", Keyframe: 16, Lanes: 1, Lambda: LambdaLossless,
 		Covers: "the fast level at K = 257 (lookups by a map of code pairs), M = 1 (no lookup), P = 16"},
@@ -313,7 +314,7 @@ func (v *vector) rules(t *testing.T, m *wm.Model, levels [][]int) func(i, t int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deciders := map[uint32]func(int, *wm.Predictor) (bool, uint16){}
+	deciders := map[lambda.Lambda]func(int, *wm.Predictor) (bool, uint16){}
 	return func(i, k int) func(int, *wm.Predictor) (bool, uint16) {
 		l := v.Lambda
 		switch lv := levels[i][k]; {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -75,7 +76,7 @@ func TestNearestCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 		differ := false
-		for _, lambda := range []uint32{1 << 14, 1 << 16, 1 << 18, 1 << 20} {
+		for _, lambda := range []lambda.Lambda{1 << 14, 1 << 16, 1 << 18, 1 << 20} {
 			// Every chunk at λ (no lossless alternative, which LastState
 			// cannot foresee).
 			opts := []Option{WithLambda(lambda), WithKeyframeInterval(16), withChunkModes(func(int) chunkMode { return chunkMode{} })}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/rans"
 	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/internal/wm"
@@ -99,7 +100,7 @@ func lossyLevel(t *testing.T, g wm.Geometry, eps []episode, lv int) {
 	for _, tc := range []struct {
 		name   string
 		opts   []Option
-		lambda uint32
+		lambda lambda.Lambda
 		set    bool
 	}{
 		{"lambda", []Option{WithLambda(1 << 12)}, 1 << 12, false},

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sync"
 
 	"github.com/wmzip/wmzip/internal/fixed"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -58,26 +58,6 @@ type Info struct {
 	// Report is the writer's report of the file's distortion (version 4;
 	// zero otherwise).
 	Report Report
-}
-
-// LambdaFloat returns a 16.16 fixed-point λ of the file as a number, +Inf
-// for LambdaLossless.
-func LambdaFloat(l uint32) float64 {
-	if l == LambdaLossless {
-		return math.Inf(1)
-	}
-	return float64(l) / (1 << 16)
-}
-
-func lambdaFloats(ls []uint32) []float64 {
-	if ls == nil {
-		return nil
-	}
-	out := make([]float64, len(ls))
-	for i, l := range ls {
-		out[i] = LambdaFloat(l)
-	}
-	return out
 }
 
 // IdealBits returns the ideal code length of states and actions in bits,
@@ -286,8 +266,8 @@ func (f *File) Info() Info {
 		ModelBytes:   f.h.ModelSize,
 		PayloadBytes: f.payloadEnd() - f.bodyStart,
 		IndexBytes:   f.size - f.payloadEnd(),
-		Lambda:       LambdaFloat(f.h.Lambda),
-		Levels:       lambdaFloats(f.h.Levels),
+		Lambda:       f.h.Lambda.Float(),
+		Levels:       lambda.Floats(f.h.Levels),
 		Embedded:     f.h.ModelEmbedded,
 		ModelID:      f.h.ModelID,
 		IdealCode:    x.idealCodes,

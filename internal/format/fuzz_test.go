@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -73,7 +74,7 @@ func FuzzParallelWrite(f *testing.F) {
 	f.Add([]byte{2, 0, 5, 6, 7, 1, 8, 9, 0, 10, 2, 11, 12, 3, 13, 14})
 	f.Add([]byte{0, 0, 8, 16, 24, 0, 0, 32, 40, 1, 48})
 	f.Add(bytes.Repeat([]byte{7, 15, 23, 31, 2, 39, 47, 1, 0, 55}, 12))
-	levels := []uint32{1 << 12, 4 << 16, LambdaLossless}
+	levels := []lambda.Lambda{1 << 12, 4 << 16, LambdaLossless}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pf := &parallelFuzz
 		pf.once.Do(func() {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -21,10 +22,10 @@ import (
 
 // A Probe reports one encoding made by SearchLambda.
 type Probe struct {
-	Lambda     uint32  // 16.16 fixed point; LambdaLossless for the lossless pass
-	Distortion float64 // mean distortion of the slots encoded, chunks the rule would not shrink counted lossless
-	States     int64   // states encoded
-	Sample     bool    // a sample of the file's chunks, not the whole file
+	Lambda     lambda.Lambda // LambdaLossless for the lossless pass
+	Distortion float64       // mean distortion of the slots encoded, chunks the rule would not shrink counted lossless
+	States     int64         // states encoded
+	Sample     bool          // a sample of the file's chunks, not the whole file
 }
 
 // LambdaResult is the outcome of SearchLambda.
@@ -32,10 +33,10 @@ type LambdaResult struct {
 	// Lambda is the file's header λ: the largest of Lambdas, or
 	// LambdaLossless when nothing cheaper than lossless coding meets the
 	// target.
-	Lambda uint32
+	Lambda lambda.Lambda
 	// Lambdas are the λ the file's chunks are coded at, increasing; more
 	// than one makes them the file's level table.
-	Lambdas    []uint32
+	Lambdas    []lambda.Lambda
 	Distortion float64 // of File: at most the target
 	File       []byte  // the episodes encoded
 	Account    Account // the writer's account of File
@@ -125,9 +126,9 @@ func SearchLambda(ctx context.Context, m *wm.Model, eps []wm.Episode, target flo
 	return s.result()
 }
 
-// lambdaAt returns the λ of grid point i, 16.16.
-func lambdaAt(i int) uint32 {
-	l, _ := gate.LambdaFixed(math.Exp2(float64(i) / searchStep))
+// lambdaAt returns the λ of grid point i.
+func lambdaAt(i int) lambda.Lambda {
+	l, _ := lambda.FromFloat(math.Exp2(float64(i) / searchStep))
 	return l
 }
 
@@ -320,7 +321,7 @@ func (s *searcher) distortion(i int, which []int) (float64, int64, error) {
 
 func (s *searcher) report(i int, d float64, states int64, sample bool) {
 	if s.progress != nil {
-		l := uint32(LambdaLossless)
+		l := LambdaLossless
 		if i != noLambda {
 			l = lambdaAt(i)
 		}
@@ -835,7 +836,7 @@ func (s *searcher) reconstruct(i int, rec []byte, n int) ([]uint16, error) {
 // result writes the file of s.choice.
 func (s *searcher) result() (*LambdaResult, error) {
 	used := usedPoints(s.choice)
-	lambdas := make([]uint32, len(used))
+	lambdas := make([]lambda.Lambda, len(used))
 	level := map[int]int{}
 	for k, i := range used {
 		lambdas[k] = lambdaAt(i)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/rans"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -51,7 +52,7 @@ const (
 
 // LambdaLossless is the lambda field of a file in which every coordinate is
 // coded (lambda = infinity).
-const LambdaLossless = 0xFFFFFFFF
+const LambdaLossless = lambda.Lossless
 
 // Sizes of the fixed structures.
 const (
@@ -92,10 +93,10 @@ var le = binary.LittleEndian
 type Header struct {
 	Version          int
 	Geom             wm.Geometry
-	Precision        uint   // rANS precision in bits
-	Lanes            int    // interleaved rANS lanes
-	KeyframeInterval int    // G, maximum states per chunk
-	Lambda           uint32 // retention trade-off, 16.16 fixed point; LambdaLossless = lossless
+	Precision        uint          // rANS precision in bits
+	Lanes            int           // interleaved rANS lanes
+	KeyframeInterval int           // G, maximum states per chunk
+	Lambda           lambda.Lambda // retention trade-off; LambdaLossless = lossless
 	ModelID          wm.ModelID
 	ModelEmbedded    bool
 	ModelSize        int64 // bytes of the embedded model, 0 if none
@@ -104,7 +105,7 @@ type Header struct {
 	// strictly increasing lambdas, the last equal to Lambda. Every state
 	// then names its level in the stream, and is coded under that level's
 	// lambda. Empty: every state is coded under Lambda.
-	Levels []uint32
+	Levels []lambda.Lambda
 }
 
 // Lossless reports whether every coordinate of every state is coded.
@@ -126,11 +127,11 @@ func (h *Header) BodyStart() int64 { return HeaderSize + h.ModelSize + h.levelBy
 
 // lambdas returns the lambda of every level: Levels, or the header's
 // lambda alone.
-func (h *Header) lambdas() []uint32 {
+func (h *Header) lambdas() []lambda.Lambda {
 	if len(h.Levels) > 0 {
 		return h.Levels
 	}
-	return []uint32{h.Lambda}
+	return []lambda.Lambda{h.Lambda}
 }
 
 func (h *Header) marshalLevels() []byte {
@@ -139,13 +140,13 @@ func (h *Header) marshalLevels() []byte {
 	}
 	b := make([]byte, 0, h.levelBytes())
 	for _, l := range h.Levels {
-		b = le.AppendUint32(b, l)
+		b = le.AppendUint32(b, uint32(l))
 	}
 	return le.AppendUint32(b, crc(b))
 }
 
 // checkLevels validates a level table for header h.
-func checkLevels(levels []uint32, lambda uint32) error {
+func checkLevels(levels []lambda.Lambda, lam lambda.Lambda) error {
 	if len(levels) == 0 {
 		return nil
 	}
@@ -157,8 +158,8 @@ func checkLevels(levels []uint32, lambda uint32) error {
 			return fmt.Errorf("level lambdas not strictly increasing at level %d", i)
 		}
 	}
-	if levels[len(levels)-1] != lambda {
-		return fmt.Errorf("last level's lambda %d differs from the header's %d", levels[len(levels)-1], lambda)
+	if levels[len(levels)-1] != lam {
+		return fmt.Errorf("last level's lambda %d differs from the header's %d", levels[len(levels)-1], lam)
 	}
 	return nil
 }
@@ -171,7 +172,7 @@ func parseLevels(b []byte, h *Header, off int64) error {
 		return badSum(off+4*int64(q), "level table checksum")
 	}
 	for i := range h.Levels {
-		h.Levels[i] = le.Uint32(b[4*i:])
+		h.Levels[i] = lambda.Lambda(le.Uint32(b[4*i:]))
 	}
 	if err := checkLevels(h.Levels, h.Lambda); err != nil {
 		return corrupt(off, "level table: %v", err)
@@ -195,7 +196,7 @@ func (h *Header) marshal() []byte {
 	b[21] = byte(h.Lanes)
 	b[22] = byte(len(h.Levels))
 	le.PutUint32(b[24:], uint32(h.KeyframeInterval))
-	le.PutUint32(b[28:], h.Lambda)
+	le.PutUint32(b[28:], uint32(h.Lambda))
 	copy(b[32:48], h.ModelID[:])
 	le.PutUint32(b[48:], uint32(h.ModelSize))
 	le.PutUint32(b[60:], crc(b[:60]))
@@ -230,14 +231,14 @@ func parseHeader(b []byte) (Header, error) {
 	if q := int(b[22]); q == 1 || q > MaxLevels {
 		return h, corrupt(22, "%d retention levels (0 or 2..%d)", q, MaxLevels)
 	} else if q > 0 {
-		h.Levels = make([]uint32, q) // filled by parseLevels
+		h.Levels = make([]lambda.Lambda, q) // filled by parseLevels
 	}
 	h.ModelEmbedded = flags&flagEmbeddedModel != 0
 	h.Geom = wm.Geometry{S: int(le.Uint16(b[12:])) + 1, M: int(le.Uint16(b[14:])) + 1, K: int(le.Uint32(b[16:]))}
 	h.Precision = uint(b[20])
 	h.Lanes = int(b[21])
 	h.KeyframeInterval = int(le.Uint32(b[24:]))
-	h.Lambda = le.Uint32(b[28:])
+	h.Lambda = lambda.Lambda(le.Uint32(b[28:]))
 	copy(h.ModelID[:], b[32:48])
 	h.ModelSize = int64(le.Uint32(b[48:]))
 	switch {

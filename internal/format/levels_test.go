@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -25,7 +26,7 @@ func TestLevels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	eps := genEpisodes(rng, g, []int{40, 25, 1, 0, 33})
 	m := gateModel(t, g, eps)
-	levels := []uint32{1 << 12, 4 << 16, LambdaLossless}
+	levels := []lambda.Lambda{1 << 12, 4 << 16, LambdaLossless}
 	level := func(i, k int) int { return (i + k/5) % len(levels) }
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, m, WithLevels(levels...), WithKeyframeInterval(8))
@@ -135,7 +136,7 @@ func TestLevelOptions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	eps := genEpisodes(rng, g, []int{10})
 	m := trainModel(g, 12, eps)
-	for _, bad := range [][]uint32{nil, {5}, {5, 5}, {6, 5}, make([]uint32, MaxLevels+1)} {
+	for _, bad := range [][]lambda.Lambda{nil, {5}, {5, 5}, {6, 5}, make([]lambda.Lambda, MaxLevels+1)} {
 		if _, err := NewWriter(io.Discard, m, WithLevels(bad...)); !errors.Is(err, ErrInput) {
 			t.Fatalf("levels %v: %v", bad, err)
 		}

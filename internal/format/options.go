@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/rans"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -23,9 +24,9 @@ type config struct {
 	precision  uint // 0: the model's
 	embed      bool
 	maxMemory  int64
-	lambda     uint32
+	lambda     lambda.Lambda
 	lambdaSet  bool
-	levels     []uint32
+	levels     []lambda.Lambda
 	decide     decideFunc
 	custom     bool // decide set by WithRetainRule/withGate, not by the model's gate
 	recover    bool // scan records instead of trusting the index (recover.go)
@@ -122,27 +123,26 @@ func WithMaxMemory(bytes int64) Option {
 	}
 }
 
-// WithLambda sets the writer's retention trade-off λ, 16.16 fixed point:
+// WithLambda sets the writer's retention trade-off λ:
 // coordinate j is stored iff λ·ê·V_j·w_j ≥ H_j under the model's GATE
 // section (package gate). LambdaLossless (the default) stores every
 // coordinate; any other value needs a model with a GATE section. Readers
 // take λ from the header.
-func WithLambda(lambda uint32) Option {
+func WithLambda(l lambda.Lambda) Option {
 	return func(c *config) error {
-		c.lambda, c.lambdaSet = lambda, true
+		c.lambda, c.lambdaSet = l, true
 		return nil
 	}
 }
 
 // WithLevels gives the writer several retention levels: 2..MaxLevels
-// strictly increasing lambdas (16.16 fixed point; the last may be
-// LambdaLossless). They are stored in the file; Writer.SetLevel chooses
+// strictly increasing lambdas (the last may be LambdaLossless). They are stored in the file; Writer.SetLevel chooses
 // the level of the states that follow, and each state's level is coded in
 // the stream (a fraction of a bit per state when levels come in runs).
 // This is how storage follows access: states read often keep more
 // coordinates than states read rarely. Exclusive with WithLambda; the
 // header's lambda is the last level's.
-func WithLevels(lambdas ...uint32) Option {
+func WithLevels(lambdas ...lambda.Lambda) Option {
 	return func(c *config) error {
 		if len(lambdas) < 2 {
 			return fmt.Errorf("%w: %d levels, want 2..%d", ErrInput, len(lambdas), MaxLevels)
@@ -165,23 +165,23 @@ func WithLevels(lambdas ...uint32) Option {
 // Commit. With several threads (WithThreads) chunks are coded
 // concurrently, and a File decodes them so when used concurrently: fn
 // must then be safe for concurrent use (a gate.Decider is not).
-func WithRetainRule(lambda uint32, fn func(j int, pr *wm.Predictor) (keep bool, fill uint16)) Option {
+func WithRetainRule(l lambda.Lambda, fn func(j int, pr *wm.Predictor) (keep bool, fill uint16)) Option {
 	return func(c *config) error {
 		if fn == nil {
 			return fmt.Errorf("wmz: nil retention rule")
 		}
-		c.lambda, c.decide, c.custom = lambda, fn, true
+		c.lambda, c.decide, c.custom = l, fn, true
 		return nil
 	}
 }
 
 // withGate installs a retention rule for a finite lambda in place of the
 // model's gate; omitted coordinates take the modal value.
-func withGate(lambda uint32, retain retainFunc) Option {
+func withGate(l lambda.Lambda, retain retainFunc) Option {
 	if retain == nil {
-		return WithRetainRule(lambda, nil)
+		return WithRetainRule(l, nil)
 	}
-	return WithRetainRule(lambda, func(j int, pr *wm.Predictor) (bool, uint16) {
+	return WithRetainRule(l, func(j int, pr *wm.Predictor) (bool, uint16) {
 		if retain(j, pr) {
 			return true, 0
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -119,7 +120,7 @@ func TestParallelWriteIdentical(t *testing.T) {
 	eps := genEpisodes(rng, g, []int{40, 0, 25, 1, 0, 33, 17, 0})
 	lossless := trainModel(g, 12, eps)
 	gated := gateModel(t, g, eps)
-	levels := []uint32{1 << 12, 4 << 16, LambdaLossless}
+	levels := []lambda.Lambda{1 << 12, 4 << 16, LambdaLossless}
 	cases := []struct {
 		name   string
 		m      *wm.Model

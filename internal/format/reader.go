@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -531,8 +532,8 @@ func (r *Reader) readEnd() error {
 		ModelBytes:   r.h.ModelSize,
 		PayloadBytes: at - r.h.BodyStart(),
 		IndexBytes:   r.off - sigBytes - at,
-		Lambda:       LambdaFloat(r.h.Lambda),
-		Levels:       lambdaFloats(r.h.Levels),
+		Lambda:       r.h.Lambda.Float(),
+		Levels:       lambda.Floats(r.h.Levels),
 		Embedded:     r.h.ModelEmbedded,
 		ModelID:      r.h.ModelID,
 		IdealCode:    r.idx.idealCodes,

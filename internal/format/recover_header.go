@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -96,11 +97,11 @@ func repairHeader(r io.ReaderAt, size int64, model *wm.Model, opts []Option, her
 	// so, else the first pair that decodes it.
 	h.Lanes, h.KeyframeInterval = int(d[21]), int(le.Uint32(d[24:]))
 	if len(h.Levels) == 0 {
-		h.Lambda = le.Uint32(d[28:])
+		h.Lambda = lambda.Lambda(le.Uint32(d[28:]))
 	}
 	found := f.decodes(&h, m, probe)
 	if !found {
-		lambdas := []uint32{h.Lambda, LambdaLossless}
+		lambdas := []lambda.Lambda{h.Lambda, LambdaLossless}
 		if len(h.Levels) > 0 {
 			lambdas = lambdas[:1]
 		}
@@ -114,7 +115,7 @@ func repairHeader(r io.ReaderAt, size int64, model *wm.Model, opts []Option, her
 			}
 		}
 		if !found { // λ damaged: the checksum may find it
-			h.Lanes, h.Lambda = int(d[21]), le.Uint32(d[28:])
+			h.Lanes, h.Lambda = int(d[21]), lambda.Lambda(le.Uint32(d[28:]))
 		}
 	}
 	g := int64(h.KeyframeInterval)
@@ -196,7 +197,7 @@ func (f *File) headerAround(body int64, given *wm.Model, version int) (Header, *
 	for _, q := range []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16} {
 		h := Header{Version: version}
 		if q > 0 {
-			h.Levels = make([]uint32, q)
+			h.Levels = make([]lambda.Lambda, q)
 		}
 		n := h.levelBytes()
 		ms := body - HeaderSize - n
@@ -209,7 +210,7 @@ func (f *File) headerAround(body int64, given *wm.Model, version int) (Header, *
 				continue
 			}
 			for i := range h.Levels {
-				h.Levels[i] = le.Uint32(b[4*i:])
+				h.Levels[i] = lambda.Lambda(le.Uint32(b[4*i:]))
 			}
 			h.Lambda = h.Levels[q-1]
 			if checkLevels(h.Levels, h.Lambda) != nil {

@@ -14,7 +14,7 @@ import (
 // expected distances, row fill and fill of a weak prediction summed value
 // by value here.
 func refDecide(p *Params, lambda uint32, j int, pr *wm.Predictor) (bool, uint16) {
-	r := p.Rule(lambda)
+	r := p.Rule(lam(lambda))
 	v, f := pr.ModalFreq()
 	_, hit := pr.Prediction()
 	st := TwoStepStats(v, f, p.Precision, p.Geom.K)
@@ -143,7 +143,7 @@ func TestDecideReference(t *testing.T) {
 				errs := make([]string, 2)
 				for w := range 2 {
 					wg.Go(func() {
-						d := p.Rule(lambda).NewDecider()
+						d := p.Rule(lam(lambda)).NewDecider()
 						pr := m.NewPredictor()
 						var weak, omitted, filled int
 						for _, ep := range eps[2:] {

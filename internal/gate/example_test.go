@@ -9,6 +9,7 @@ import (
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/graphworld"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -45,11 +46,11 @@ func ExampleCalibrate() {
 		log.Fatal(err)
 	}
 
-	lambda, err := gate.LambdaFixed(100) // λ = 100; +Inf is lossless
+	l, err := lambda.FromFloat(100) // λ = 100; +Inf is lossless
 	if err != nil {
 		log.Fatal(err)
 	}
-	fw, err := format.NewWriter(io.Discard, model, format.WithLambda(lambda))
+	fw, err := format.NewWriter(io.Discard, model, format.WithLambda(l))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/gate"
 	"github.com/wmzip/wmzip/internal/graphworld"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/policy"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -165,7 +166,7 @@ func TestDecoderEqualsWriter(t *testing.T) {
 		states += len(e.Actions)
 	}
 	prevRetained := uint64(0)
-	for _, lambda := range []uint32{0, 1 << 12, 1 << 16, 4 << 16, 32 << 16, 1024 << 16, format.LambdaLossless} {
+	for _, lambda := range []lambda.Lambda{0, 1 << 12, 1 << 16, 4 << 16, 32 << 16, 1024 << 16, format.LambdaLossless} {
 		for _, g := range []int{1, 7, 256} {
 			name := fmt.Sprintf("lambda=%#x/G=%d", lambda, g)
 			b, rec, acct := write(t, f.m, f.test, format.WithLambda(lambda), format.WithKeyframeInterval(g), format.WithLanes(3))
@@ -254,7 +255,7 @@ func TestBaselinesDecode(t *testing.T) {
 		case policy.Uncertainty:
 			knob = 256
 		}
-		opt := format.WithRetainRule(knob, gate.ModalFill(policy.Retain(f.p, pol, knob)))
+		opt := format.WithRetainRule(lambda.Lambda(knob), gate.ModalFill(policy.Retain(f.p, pol, knob)))
 		b, rec, acct := write(t, f.m, f.test, opt, format.WithKeyframeInterval(5))
 		got := readAll(t, b, f.m, opt)
 		for i := range rec {
@@ -323,7 +324,7 @@ func TestEntropyAxisDecodes(t *testing.T) {
 	if b := m.Section(gate.Tag); b[0] != 1 {
 		t.Fatalf("entropy-axis section written as version %d", b[0])
 	}
-	for _, l := range []uint32{1 << 14, 4 << 16, 64 << 16} {
+	for _, l := range []lambda.Lambda{1 << 14, 4 << 16, 64 << 16} {
 		b, rec, _ := write(t, m, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
 		got := readAll(t, b, m)
 		if len(got) != len(rec) {
@@ -415,7 +416,7 @@ func TestSearchFill(t *testing.T) {
 	}
 	differs := false
 	var spread atomic.Int64 // the rule runs on the writer's and reader's goroutines
-	for _, l := range []uint32{1 << 12, 1 << 16, 16 << 16, 256 << 16} {
+	for _, l := range []lambda.Lambda{1 << 12, 1 << 16, 16 << 16, 256 << 16} {
 		b, rec, _ := write(t, ms, f.test, format.WithLambda(l), format.WithKeyframeInterval(16))
 		got := readAll(t, b, ms)
 		if len(got) != len(rec) {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 
 	"github.com/wmzip/wmzip/internal/wm"
@@ -408,17 +407,4 @@ func FromModel(m *wm.Model) (*Params, error) {
 		return nil, fmt.Errorf("%w: the model has no GATE section (train it with held-out calibration)", ErrSection)
 	}
 	return Parse(b, m.Geom, m.Precision)
-}
-
-// LambdaFixed converts λ ≥ 0 to the header's 16.16 fixed point, rounding
-// to nearest; +Inf gives lossless (0xFFFFFFFF). Finite values must stay
-// below 65536.
-func LambdaFixed(l float64) (uint32, error) {
-	switch {
-	case math.IsInf(l, 1):
-		return 0xFFFFFFFF, nil
-	case !(l >= 0) || l > 65535.99:
-		return 0, fmt.Errorf("gate: λ = %v out of range [0, 65536)", l)
-	}
-	return uint32(math.Round(l * 65536)), nil
 }

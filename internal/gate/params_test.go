@@ -4,8 +4,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
+
+// lam is the Lambda of a 16.16 value.
+func lam(l uint32) lambda.Lambda { return lambda.Lambda(l) }
 
 func uniformCum(k int, prec uint) []uint16 {
 	c := make([]uint16, k)
@@ -225,7 +229,7 @@ func TestRetainOnePass(t *testing.T) {
 			p.Prepare()
 			K := p.Geom.K
 			for _, lambda := range []uint32{0, 1, 1 << 10, 1 << 16, 1 << 24, 0xFFFFFFFE} {
-				r := p.Rule(lambda)
+				r := p.Rule(lam(lambda))
 				for j := range p.Geom.N() {
 					for f := uint32(1); f <= 1<<p.Precision; f++ {
 						v := uint16(int(f) % K)

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/wmzip/wmzip/internal/fixed"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/rans"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -129,10 +130,10 @@ type Rule struct {
 	lgK1   uint32 // lg(K − 1) of p's geometry
 }
 
-// Rule returns the retention rule of p at λ = lambda/65536. λ = 0xFFFFFFFF
-// (lossless) is handled by the container, which then calls no rule.
-func (p *Params) Rule(lambda uint32) *Rule {
-	return &Rule{p: p, lambda: lambda, lgK1: uint32(fixed.Lg(uint64(uint32(max(p.Geom.K-1, 0)))))}
+// Rule returns the retention rule of p at λ l. Lossless is handled by the
+// container, which then calls no rule.
+func (p *Params) Rule(l lambda.Lambda) *Rule {
+	return &Rule{p: p, lambda: uint32(l), lgK1: uint32(fixed.Lg(uint64(uint32(max(p.Geom.K-1, 0)))))}
 }
 
 // Retain reports whether coordinate j, whose prediction pr holds (after

@@ -6,6 +6,7 @@ package policy
 
 import (
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -33,7 +34,7 @@ func All() []Policy { return []Policy{Rule, Random, Uncertainty, StaticE, Unifor
 func Retain(p *gate.Params, pol Policy, knob uint32) func(j int, pr *wm.Predictor) bool {
 	switch pol {
 	case Rule:
-		return p.Rule(knob).Retain
+		return p.Rule(lambda.Lambda(knob)).Retain
 	case Random:
 		return func(j int, pr *wm.Predictor) bool { return predHash(j, pr) >= knob }
 	case Uncertainty:

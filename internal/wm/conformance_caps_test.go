@@ -93,7 +93,7 @@ func TestConformanceCaps(t *testing.T) {
 		for id, c := range m.tileCount {
 			s.occ = s.occ || int(c) > m.occCap && len(m.tileOcc[id]) == m.occCap
 		}
-		p := m.NewPredictor()
+		p := m.NewPredictor().level.(*fullPredictor)
 		n := m.Geom.N()
 		for _, e := range in.Episodes {
 			inChunk := 0
@@ -194,7 +194,7 @@ type fastSeen struct {
 // as the writer does (slot events, then the escaped slots' coordinates)
 // and records in fs the limits reached.
 func fastCaps(m *Model, v capsVector, in *capsInput, fs *fastSeen) {
-	p := m.NewPredictor()
+	p := m.NewPredictor().level.(*fastPredictor)
 	f := p.fast
 	n, M := m.Geom.N(), m.Geom.M
 	for _, e := range in.Episodes {
@@ -243,7 +243,7 @@ func fastCaps(m *Model, v capsVector, in *capsInput, fs *fastSeen) {
 // fastLookupCaps records the limits the lookup of the codes have (the
 // current slot's so far, at least two) reaches, before the commit that
 // makes it.
-func fastLookupCaps(p *Predictor, have []uint16, fs *fastSeen) {
+func fastLookupCaps(p *fastPredictor, have []uint16, fs *fastSeen) {
 	f, m, M := p.fast, p.m, p.M
 	length, first := 0, -1
 	for e := f.head(have[0], have[1], p.K); e != 0; e = f.next[e-1] {

@@ -24,6 +24,90 @@ const (
 	copyCodeDen = 5
 )
 
+// copyPredictor is the predictor of the copy level: the full level's,
+// with the slot event.
+type copyPredictor struct {
+	fullPredictor
+	cp *copyState
+}
+
+// Reset forgets all history.
+func (p *copyPredictor) Reset() {
+	p.fullPredictor.Reset()
+	p.cp.reset()
+}
+
+// Predict is the full level's Predict, the slot started by SlotTable
+// where it was called.
+func (p *copyPredictor) Predict(j int) (top uint16, hit uint32) {
+	if j != p.j {
+		panic("wm: Predict out of order")
+	}
+	if p.mm == 0 {
+		if p.cp.started {
+			p.cp.started = false // SlotTable started the slot
+			if p.any.live {
+				p.any.slotSpikes(p.s, p.S)
+			}
+		} else {
+			// The succany spikes wait for the slot's first Predict: a
+			// copied slot never needs them.
+			p.startSlot(false)
+		}
+	}
+	return p.predict()
+}
+
+// Commit is the full level's, a slot's event counted at its end when it
+// was not coded.
+func (p *copyPredictor) Commit(j int, v uint16) {
+	if p.commit(j, v) {
+		p.copyCountSlot()
+		p.nextSlot()
+	}
+}
+
+// CommitOmitted is the full level's, as Commit.
+func (p *copyPredictor) CommitOmitted(j int, v uint16) {
+	if j != p.j {
+		panic("wm: Commit out of order")
+	}
+	if p.commitOmitted(v) {
+		p.copyCountSlot()
+		p.nextSlot()
+	}
+}
+
+// SlotEvents reports that the copy level codes slot events.
+func (p *copyPredictor) SlotEvents() bool { return true }
+
+// SlotTable is the fast level's SlotTable at the copy level: the
+// candidates are the tiles of the leading groups.
+func (p *copyPredictor) SlotTable(j int) []uint16 {
+	if j != p.j || p.mm != 0 {
+		panic("wm: SlotTable out of order")
+	}
+	return p.copySlotTable()
+}
+
+// SlotSymbol is the fast level's SlotSymbol at the copy level.
+func (p *copyPredictor) SlotSymbol(tile []uint16) int { return p.copySlotSymbol(tile) }
+
+// SlotCandidate is the fast level's SlotCandidate at the copy level.
+func (p *copyPredictor) SlotCandidate(i int) []uint16 {
+	if i < p.cp.nc {
+		return p.cp.ct[i]
+	}
+	return nil
+}
+
+// CommitSlot is the fast level's CommitSlot at the copy level.
+func (p *copyPredictor) CommitSlot(sym int) []uint16 { return p.copyCommitSlot(sym) }
+
+// DecodeSlot decodes nothing at the copy level: an escaped slot's
+// coordinates are decoded one by one.
+func (p *copyPredictor) DecodeSlot(*rans.Decoder, int) ([]uint16, uint64) { return nil, 0 }
+
 // copyCountInit is the count of each rank (and of the escape, last) when a
 // chunk starts.
 var copyCountInit = [copySyms]uint32{4 * cntStep, cntStep, 4 * cntStep}
@@ -68,9 +152,9 @@ func marginBucket(d int32) int {
 var marginBounds = [copyMargins - 1]int32{-1536, 0, 768, 1280, 1536, 1792, 2048}
 
 // copySlotTable is SlotTable at the copy level.
-func (p *Predictor) copySlotTable() []uint16 {
+func (p *copyPredictor) copySlotTable() []uint16 {
 	c := p.cp
-	p.startSlot()
+	p.startSlot(false)
 	c.started = true
 	c.nc = 0
 	groups := p.grp.list
@@ -131,7 +215,7 @@ func (p *Predictor) copySlotTable() []uint16 {
 	return c.cum[:n+1]
 }
 
-func (p *Predictor) copySlotSymbol(tile []uint16) int {
+func (p *copyPredictor) copySlotSymbol(tile []uint16) int {
 	c := p.cp
 	for i := range c.nc {
 		if equalTile(c.ct[i], tile) {
@@ -153,7 +237,7 @@ func (c *copyState) count(sym int) {
 
 // copyCountSlot counts, at the end of a slot whose event was not coded,
 // the event its tile would have been.
-func (p *Predictor) copyCountSlot() {
+func (p *copyPredictor) copyCountSlot() {
 	c := p.cp
 	if !c.pending {
 		return
@@ -164,7 +248,7 @@ func (p *Predictor) copyCountSlot() {
 }
 
 // copyCommitSlot is CommitSlot at the copy level.
-func (p *Predictor) copyCommitSlot(sym int) []uint16 {
+func (p *copyPredictor) copyCommitSlot(sym int) []uint16 {
 	c := p.cp
 	c.count(sym)
 	if sym >= c.nc {

@@ -54,6 +54,7 @@ func TestEval(t *testing.T) {
 	t.Logf("train %v, model %d bytes, %d distinct tiles", time.Since(t0), len(m.raw), len(m.tileRep))
 	t.Logf("hits %v fallExp %v", m.clsHits[1], m.fallExp)
 	p := m.NewPredictor()
+	pf := p.level.(*fullPredictor) // Train's default level
 	n := g.N()
 	var bits float64
 	var byCls [nClasses + 1]float64
@@ -71,7 +72,7 @@ func TestEval(t *testing.T) {
 		p.Reset()
 		for s := range e.Actions {
 			p.Begin(e.Actions[s])
-			prev := p.stats.hits[p.bucket]
+			prev := pf.stats.hits[pf.bucket]
 			slotBits := 0.0
 			for j := range n {
 				v := e.Codes[s*n+j]
@@ -80,9 +81,9 @@ func TestEval(t *testing.T) {
 				if s := j / g.M; s >= 8 && s < 28 {
 					mBits[j%g.M] += b
 					if j%g.M >= 8 {
-						best := p.pred.top
-						if p.pred.hit == 0 {
-							best = p.pred.modal
+						best := pf.pred.top
+						if pf.pred.hit == 0 {
+							best = pf.pred.modal
 						}
 						if v == best {
 							modalN++
@@ -98,11 +99,11 @@ func TestEval(t *testing.T) {
 				if j%g.M == g.M-1 {
 					c := nClasses
 					for k := range nClasses {
-						if p.stats.hits[p.bucket][k] != prev[k] {
+						if pf.stats.hits[pf.bucket][k] != prev[k] {
 							c = k
 						}
 					}
-					prev = p.stats.hits[p.bucket]
+					prev = pf.stats.hits[pf.bucket]
 					posBits[j/g.M] += slotBits
 					if j/g.M == 4 {
 						s4[c]++
@@ -121,9 +122,9 @@ func TestEval(t *testing.T) {
 	}
 	el := time.Since(t1)
 	t.Logf("ideal %.1f bits/state over %d states; %.0f ns/coord", bits/float64(states), states, float64(el.Nanoseconds())/float64(states*n))
-	t.Logf("hits after %v", p.stats.hits[1])
+	t.Logf("hits after %v", pf.stats.hits[1])
 	t.Logf("new slots by position %v", newSlot)
-	t.Logf("eps %v mis %v cn %v", p.stats.eps, p.stats.mis, p.stats.cn)
+	t.Logf("eps %v mis %v cn %v", pf.stats.eps, pf.stats.mis, pf.stats.cn)
 	for i := range posBits {
 		posBits[i] = float64(int(posBits[i]/float64(states)*10)) / 10
 	}

@@ -58,6 +58,12 @@ const (
 // chunk starts.
 var slotCountInit = [slotSyms]uint32{16 * cntStep, 2 * cntStep, 2 * cntStep, cntStep, cntStep, cntStep, 8 * cntStep}
 
+// fastPredictor is the predictor of the fast level.
+type fastPredictor struct {
+	core
+	fast *fastState
+}
+
 // fastState is the predictor state of a model of the fast level.
 type fastState struct {
 	slotRef []ref            // per history slot (state·S + slot): the tile it copied or matched, or none
@@ -142,7 +148,8 @@ func (f *fastState) push(a, b uint16, K int, r int32) {
 	f.headMap[k] = r + 1
 }
 
-func (p *Predictor) resetFast() {
+// Reset forgets all history.
+func (p *fastPredictor) Reset() {
 	f := p.fast
 	p.hist.reset(0)
 	p.t = -1
@@ -163,7 +170,8 @@ func (p *Predictor) resetFast() {
 	}
 }
 
-func (p *Predictor) beginFast(action int64) {
+// Begin starts the next state, led into by action (ignored after Reset).
+func (p *fastPredictor) Begin(action int64) {
 	f := p.fast
 	p.t++
 	if p.t == 0 {
@@ -199,7 +207,7 @@ func (p *Predictor) beginFast(action int64) {
 }
 
 // nextState returns the state after state r (store none if none).
-func (p *Predictor) nextState(r ref) ref {
+func (p *fastPredictor) nextState(r ref) ref {
 	switch r.store {
 	case storeHist:
 		if int(r.state)+1 < p.t {
@@ -215,7 +223,7 @@ func (p *Predictor) nextState(r ref) ref {
 
 // addCand lists the tile of r as a candidate of source src unless a
 // candidate with the same tile is listed.
-func (f *fastState) addCand(p *Predictor, r ref, src int) {
+func (f *fastState) addCand(p *fastPredictor, r ref, src int) {
 	if r.store == storeNone || f.nc == maxCands {
 		return
 	}
@@ -254,18 +262,15 @@ func equalTile(a, b []uint16) bool {
 
 // SlotEvents reports whether the model codes a slot event before the
 // first coordinate of every slot (the fast level).
-func (p *Predictor) SlotEvents() bool { return p.fast != nil || p.cp != nil }
+func (p *fastPredictor) SlotEvents() bool { return true }
 
 // SlotTable starts the slot whose first coordinate is j and returns the
 // table of its event: symbols 0..n−1 copy the n candidate tiles, symbol n
 // escapes. It returns nil when the slot has no candidate: the slot is
 // then escaped without an event. Only for a model with slot events.
-func (p *Predictor) SlotTable(j int) []uint16 {
+func (p *fastPredictor) SlotTable(j int) []uint16 {
 	if j != p.j || p.mm != 0 {
 		panic("wm: SlotTable out of order")
-	}
-	if p.cp != nil {
-		return p.copySlotTable()
 	}
 	f := p.fast
 	s := p.s
@@ -309,7 +314,7 @@ func (p *Predictor) SlotTable(j int) []uint16 {
 
 // contRef returns the reference that continues the match r at slot y, or
 // none when it names an unfinished slot of the current state.
-func (p *Predictor) contRef(r ref, y int) ref {
+func (p *fastPredictor) contRef(r ref, y int) ref {
 	if r.store == storeHist && int(r.state) == p.t && y >= p.s {
 		return ref{}
 	}
@@ -318,10 +323,7 @@ func (p *Predictor) contRef(r ref, y int) ref {
 
 // SlotSymbol returns the symbol of the slot event that codes tile, the
 // codes of the slot SlotTable started (encoder side).
-func (p *Predictor) SlotSymbol(tile []uint16) int {
-	if p.cp != nil {
-		return p.copySlotSymbol(tile)
-	}
+func (p *fastPredictor) SlotSymbol(tile []uint16) int {
 	f := p.fast
 	for i := range f.nc {
 		if slices.Equal(f.ctile[i], tile) {
@@ -336,28 +338,11 @@ func (p *Predictor) SlotSymbol(tile []uint16) int {
 // candidates. An encoder may copy a candidate that differs from the
 // slot's codes where the distortion is worth the bits saved. The tile is
 // the predictor's: it must not be modified.
-func (p *Predictor) SlotCandidate(i int) []uint16 {
-	switch {
-	case p.cp != nil && i < p.cp.nc:
-		return p.cp.ct[i]
-	case p.fast != nil && i < p.fast.nc:
+func (p *fastPredictor) SlotCandidate(i int) []uint16 {
+	if i < p.fast.nc {
 		return p.fast.ctile[i]
 	}
 	return nil
-}
-
-// CopySlot is the slot event for a caller that knows the slot's tile and
-// codes nothing (calibration, reference reconstructions): at the first
-// coordinate j of a slot of a model with slot events it commits the event
-// of tile and reports whether the event copied the tile whole, the next
-// coordinate then being the next slot's first. Anywhere else, or when the
-// slot has no candidate, it reports false and the slot's coordinates
-// follow (after an escape, too).
-func (p *Predictor) CopySlot(j int, tile []uint16) bool {
-	if !p.SlotEvents() || j != p.j || p.mm != 0 || p.SlotTable(j) == nil {
-		return false
-	}
-	return p.CommitSlot(p.SlotSymbol(tile)) != nil
 }
 
 // countEvent counts outcome k of a slot event in its context's counts c,
@@ -379,10 +364,7 @@ func countEvent(c []uint32, k int) {
 // copy it returns the slot's tile, committed whole: the next coordinate is
 // the next slot's first. For the escape it returns nil and the slot's
 // coordinates follow with Predict and Commit.
-func (p *Predictor) CommitSlot(sym int) []uint16 {
-	if p.cp != nil {
-		return p.copyCommitSlot(sym)
-	}
+func (p *fastPredictor) CommitSlot(sym int) []uint16 {
 	f := p.fast
 	k := escIdx
 	if sym < f.nc {
@@ -416,7 +398,7 @@ func (f *fastState) startEscape() {
 
 // endSlotFast ends the current slot: it indexes the slot's tile for
 // lookups and moves to the next slot.
-func (p *Predictor) endSlotFast() {
+func (p *fastPredictor) endSlotFast() {
 	f := p.fast
 	off := p.base + p.s*p.M
 	r := int32(p.t*p.S + p.s)
@@ -435,7 +417,7 @@ var runBucketOf = [10]uint8{0, 1, 2, 3, 3, 4, 4, 4, 4, 5}
 // runBucket maps a run of hits to a context bucket.
 func runBucket(run int) int { return int(runBucketOf[min(run, 9)]) }
 
-func (p *Predictor) fallRowFast() []uint16 {
+func (p *fastPredictor) fallRowFast() []uint16 {
 	ctx := 0
 	if p.m.fallCtx > 1 {
 		ctx = p.K
@@ -452,7 +434,39 @@ func (p *Predictor) fallRowFast() []uint16 {
 	return p.m.fallCum[r : r+p.K]
 }
 
-func (p *Predictor) predictFast(j int) (uint16, uint32) {
+// Table returns the table of the current coordinate (after Predict): its
+// fallback row.
+func (p *fastPredictor) Table() []uint16 {
+	pr := &p.pred
+	if pr.tab != nil {
+		return pr.tab
+	}
+	pr.tab = p.fallRowFast()
+	return pr.tab
+}
+
+// ModalFreq returns Modal and its frequency at the model's precision (hit
+// for a two-step coordinate).
+func (p *fastPredictor) ModalFreq() (uint16, uint32) {
+	if v, f, ok := p.modalKnown(); ok {
+		return v, f
+	}
+	return p.modalOf(p.Table())
+}
+
+// Row returns the first fallback row of the current coordinate and its
+// key, as the full level's Row.
+func (p *fastPredictor) Row() (key uint64, f1 []uint16) {
+	p.Table() // finds the row if no table was asked for yet
+	r := p.fall.r1 * p.K
+	return uint64(p.fall.r1), p.m.fallCum[r : r+p.K]
+}
+
+// bestTile returns nil: the fast level has no groups.
+func (p *fastPredictor) bestTile() []uint16 { return nil }
+
+// Predict prepares coordinate j, as the full level's Predict.
+func (p *fastPredictor) Predict(j int) (uint16, uint32) {
 	if j != p.j {
 		panic("wm: Predict out of order")
 	}
@@ -479,7 +493,19 @@ func (p *Predictor) predictFast(j int) (uint16, uint32) {
 	return pr.top, pr.hit
 }
 
-func (p *Predictor) commitFast(j int, v uint16, evidence bool) {
+// Commit records the reconstructed value of coordinate j (after Predict).
+func (p *fastPredictor) Commit(j int, v uint16) { p.commitFast(j, v, true) }
+
+// CommitOmitted records the value v of coordinate j that the retention
+// rule left out, as the full level's CommitOmitted.
+func (p *fastPredictor) CommitOmitted(j int, v uint16) {
+	if j != p.j {
+		panic("wm: Commit out of order")
+	}
+	p.commitFast(j, v, false)
+}
+
+func (p *fastPredictor) commitFast(j int, v uint16, evidence bool) {
 	if j != p.j {
 		panic("wm: Commit out of order")
 	}
@@ -527,12 +553,9 @@ func (p *Predictor) commitFast(j int, v uint16, evidence bool) {
 // two-step prediction's binary event, then on a miss or without one a
 // symbol of Table) and Commit, in one call. After an error of d the codes
 // mean nothing; d.Err reports it.
-func (p *Predictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
-	if p.cp != nil {
-		return nil, 0
-	}
+func (p *fastPredictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
 	f := p.fast
-	if f == nil || p.mm != 0 || !f.started {
+	if p.mm != 0 || !f.started {
 		panic("wm: DecodeSlot out of order")
 	}
 	f.started = false
@@ -621,7 +644,7 @@ func (p *Predictor) DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64) {
 // lookupFast replaces the match by the latest tile of the chunk, or else
 // the most frequent tile of the dictionary, that agrees with the codes of
 // the slot so far (at least two), if there is one.
-func (p *Predictor) lookupFast() {
+func (p *fastPredictor) lookupFast() {
 	f := p.fast
 	off := p.base + p.s*p.M
 	have := p.hist.codes[off : off+p.mm+1]

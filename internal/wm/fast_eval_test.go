@@ -13,9 +13,9 @@ import (
 // fastCost drives p over the episodes as a coder would and returns the
 // ideal code length in bits and the slot events' share of it.
 func fastCost(p *Predictor, eps []Episode) (bits, slotBits float64, copies, escapes int) {
-	g := p.m.Geom
+	g := p.Model().Geom
 	n, M := g.N(), g.M
-	prec := p.prec
+	prec := p.Precision()
 	cost := func(f uint32) float64 { return float64(prec) - math.Log2(float64(f)) }
 	for _, e := range eps {
 		p.Reset()

@@ -17,7 +17,7 @@ func predict(p *Predictor, j int, v uint16, out *[]byte) float64 {
 // predictTable is predict returning also the table used, or nil.
 func predictTable(p *Predictor, j int, v uint16, out *[]byte) (float64, []uint16) {
 	top, hit := p.Predict(j)
-	scale := float64(uint32(1) << p.prec)
+	scale := float64(uint32(1) << p.Precision())
 	var bits float64
 	if hit > 0 {
 		if out != nil {
@@ -34,5 +34,5 @@ func predictTable(p *Predictor, j int, v uint16, out *[]byte) (float64, []uint16
 			*out = append(*out, byte(c), byte(c>>8))
 		}
 	}
-	return bits - math.Log2(float64(rans.Freq(cum, int(v), p.prec))/scale), cum
+	return bits - math.Log2(float64(rans.Freq(cum, int(v), p.Precision()))/scale), cum
 }

@@ -29,7 +29,7 @@ func (h *history) grow(n, S int) {
 }
 
 // tileOf returns the codes of the tile r points at.
-func (p *Predictor) tileOf(r ref) []uint16 {
+func (p *core) tileOf(r ref) []uint16 {
 	if r.store == storeHist {
 		off := int(r.state)*p.n + int(r.slot)*p.M
 		return p.hist.codes[off : off+p.M]
@@ -39,7 +39,7 @@ func (p *Predictor) tileOf(r ref) []uint16 {
 }
 
 // slotIDs returns the content ids of the S (finished) slots of state r.
-func (p *Predictor) slotIDs(r ref) []int32 {
+func (p *core) slotIDs(r ref) []int32 {
 	off := int(r.state) * p.S
 	if r.store == storeHist {
 		return p.hist.id[off : off+p.S]
@@ -49,7 +49,7 @@ func (p *Predictor) slotIDs(r ref) []int32 {
 
 // idOf returns the content id of the (finished) tile r points at: equal
 // tiles, wherever they are, have equal ids.
-func (p *Predictor) idOf(r ref) int32 {
+func (p *core) idOf(r ref) int32 {
 	if r.store == storeHist {
 		return p.hist.id[int(r.state)*p.S+int(r.slot)]
 	}
@@ -59,7 +59,7 @@ func (p *Predictor) idOf(r ref) int32 {
 // slotFirsts returns the first code of every slot of state r, a finished
 // state: S codes kept apart from the tiles, so that a state's layout reads
 // one cache line, not one per slot.
-func (p *Predictor) slotFirsts(r ref) []uint16 {
+func (p *core) slotFirsts(r ref) []uint16 {
 	off := int(r.state) * p.S
 	if r.store == storeHist {
 		return p.hist.first[off : off+p.S]
@@ -79,7 +79,7 @@ func (h *history) bucketOf(r ref, m *Model) int {
 // addTile gives the slot just finished its content id and adds its tile
 // to the chunk's distinct tiles unless it is there already (SPEC.md 4.13,
 // step 4).
-func (p *Predictor) addTile() {
+func (p *fullPredictor) addTile() {
 	h := &p.hist
 	off := p.base + p.s*p.M
 	tl := h.codes[off : off+p.M]

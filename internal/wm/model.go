@@ -109,43 +109,27 @@ type Model struct {
 	Geom      Geometry
 	Precision uint // rANS probability precision in bits (10..16)
 
-	// Serialized parameters.
+	refStore    // the reference store, and its tiles
+	dictIndex   // the distinct tiles by content and by first codes
+	fallTables  // the fallback tables
+	classPriors // the class statistics and the model version's bounds
+	slotLaws    // where matches continue and where tiles move
+
+	// level is the model's level: LevelFull, LevelFast or LevelCopy.
+	level int
+
+	sections []Section
+
+	raw []byte
+	id  ModelID
+}
+
+// refStore is the reference store of a model (serialized) and what is
+// derived from it at load time.
+type refStore struct {
 	refCodes []uint16 // reference store [T][N]
 	refStart []int64  // episode starts in the reference store
 	refBkt   []uint8  // action bucket of each reference state
-	fallCtx  int      // contexts per subspace of the fallback table: K+1 or 1
-	fallback []uint16 // [M][fallCtx][K] frequencies, each row summing to 65536
-	// The second fallback table, by the previous code of the same tile,
-	// combined geometrically: f ∝ f1^(exp1/256) · f2^(exp2/256).
-	fall2Ctx int // K+1, or 0 when absent
-	fall2    []uint16
-	fallExp  [2]uint16
-	// fallDerived marks a model whose fallback tables are derived from its
-	// reference store with the smoothing fallBeta (Q8): a version-3 file
-	// stores fallBeta, not the tables.
-	fallDerived bool
-	fallBeta    [2]uint32
-	// offVals holds the offset law's stored values while a file is read.
-	offVals []uint32
-	clsHits [nBuckets][nClasses]uint32
-	clsSlot []uint32 // [S][nClasses] hits by slot
-	// clsCtx, when not nil, counts hits by slot and by the class of the
-	// previous slot: [S][nClasses+1][nClasses].
-	clsCtx []uint32
-	clsMis [nClasses]uint32
-	clsN   [nClasses]uint32
-	// occCap, anchorCap and succCap are the model version's bounds.
-	occCap, anchorCap, succCap int
-	// subMix is the weight (Q8) of the fallback row against the uniform law
-	// in the law of a substituted code.
-	subMix uint16
-	// contNext[x] lists the slots y that continue a match at slot x, each
-	// with a probability (Q15).
-	contNext [][]contEntry
-	// offPrior[b][b'][δ], when not nil, is the law (frequencies summing to
-	// 65536) of the offset δ = x − s mod S at which the tile of slot s of a
-	// state of bucket b shows in a successor state of bucket b'.
-	offPrior []uint16
 
 	// Derived at load time.
 	refT      int
@@ -155,6 +139,11 @@ type Model struct {
 	tileOcc   [][]int32 // per distinct tile: its first occurrences (state*S+slot), capped
 	tileOf    []int32   // per slot of the reference store (state*S+slot): its tile id
 	refFirst  []uint16  // per slot of the reference store (state*S+slot): its first code
+	tileOff   []int     // per distinct tile: offset of its codes in refCodes
+}
+
+// dictIndex is the dictionary of a model, derived at load time.
+type dictIndex struct {
 	// The dictionary's distinct tiles by first code (from dictStart[v] for
 	// first code v), then second code, then count (descending), then id,
 	// with the reference of each one's first occurrence and the lg of its
@@ -170,21 +159,62 @@ type Model struct {
 	dictPairs [][]pairEntry // per first code: one entry per second code, ascending
 	dictCnt   []uint64      // per first code: total occurrences of tiles starting with it
 	dictTotal uint64
-	tileOff   []int      // per distinct tile: offset of its codes in refCodes
-	dict      tileIndex  // distinct tiles by content
-	offLaw    []offRow   // the offset law as a floor and spikes, per bucket pair
+	dict      tileIndex // distinct tiles by content
+}
+
+// fallTables are the fallback tables of a model: serialized (or derived
+// from the reference store), and their cumulative forms made at load time.
+type fallTables struct {
+	fallCtx  int      // contexts per subspace of the fallback table: K+1 or 1
+	fallback []uint16 // [M][fallCtx][K] frequencies, each row summing to 65536
+	// The second fallback table, by the previous code of the same tile,
+	// combined geometrically: f ∝ f1^(exp1/256) · f2^(exp2/256).
+	fall2Ctx int // K+1, or 0 when absent
+	fall2    []uint16
+	fallExp  [2]uint16
+	// fallDerived marks a model whose fallback tables are derived from its
+	// reference store with the smoothing fallBeta (Q8): a version-3 file
+	// stores fallBeta, not the tables.
+	fallDerived bool
+	fallBeta    [2]uint32
+	// subMix is the weight (Q8) of the fallback row against the uniform law
+	// in the law of a substituted code.
+	subMix uint16
+
+	// Derived at load time.
 	fallCum   []uint16   // fallback rows, cumulative
 	fallModal []rowModal // the modal value of each fallback row
 	pow1      []uint16   // powers of the fallback rows (with a second table)
 	pow2      []uint16   // powers of the second table's rows
+}
 
-	// level is the model's level: LevelFull or LevelFast.
-	level int
+// classPriors are the serialized class statistics of a model, the
+// priors of its hypotheses, and the bounds of its version.
+type classPriors struct {
+	clsHits [nBuckets][nClasses]uint32
+	clsSlot []uint32 // [S][nClasses] hits by slot
+	// clsCtx, when not nil, counts hits by slot and by the class of the
+	// previous slot: [S][nClasses+1][nClasses].
+	clsCtx []uint32
+	clsMis [nClasses]uint32
+	clsN   [nClasses]uint32
+	// occCap, anchorCap and succCap are the model version's bounds.
+	occCap, anchorCap, succCap int
+}
 
-	sections []Section
-
-	raw []byte
-	id  ModelID
+// slotLaws are the serialized laws of where a match goes on: the slots
+// that continue it, and the offsets at which a tile shows in a successor.
+type slotLaws struct {
+	// contNext[x] lists the slots y that continue a match at slot x, each
+	// with a probability (Q15).
+	contNext [][]contEntry
+	// offPrior[b][b'][δ], when not nil, is the law (frequencies summing to
+	// 65536) of the offset δ = x − s mod S at which the tile of slot s of a
+	// state of bucket b shows in a successor state of bucket b'.
+	offPrior []uint16
+	// offVals holds the offset law's stored values while a file is read.
+	offVals []uint32
+	offLaw  []offRow // the offset law as a floor and spikes, per bucket pair (derived)
 }
 
 // ID returns the model's content ID.

@@ -11,8 +11,10 @@ import (
 // smallModel returns a version-2 model of geometry g with a first
 // fallback table of one context, the rows given, and no reference store.
 func smallModel(g Geometry, prec uint, fall []uint16) *Model {
-	m := &Model{Geom: g, Precision: prec, fallCtx: 1, fallback: fall,
-		clsSlot: make([]uint32, g.S*nClasses), subMix: 128, contNext: defaultContNext(g.S)}
+	m := &Model{Geom: g, Precision: prec,
+		fallTables:  fallTables{fallCtx: 1, fallback: fall, subMix: 128},
+		classPriors: classPriors{clsSlot: make([]uint32, g.S*nClasses)},
+		slotLaws:    slotLaws{contNext: defaultContNext(g.S)}}
 	for b := range nBuckets {
 		for c := range nClasses {
 			m.clsHits[b][c] = 1

@@ -27,6 +27,40 @@ import (
 // then predicted without history ("intra"), and its action is ignored.
 // A Predictor is not safe for concurrent use.
 type Predictor struct {
+	level // the predictor of the model's level, chosen once by NewPredictor
+}
+
+// level is the predictor of one model level: fullPredictor (LevelFull),
+// copyPredictor (LevelCopy) or fastPredictor (LevelFast). The methods are
+// Predictor's; the level is chosen once per predictor, so no call on the
+// path of a coordinate asks which level it runs.
+type level interface {
+	Reset()
+	Begin(action int64)
+	Predict(j int) (top uint16, hit uint32)
+	Table() []uint16
+	Prediction() (top uint16, hit uint32)
+	ModalFreq() (uint16, uint32)
+	Row() (key uint64, f1 []uint16)
+	Precision() uint
+	Model() *Model
+	Commit(j int, v uint16)
+	CommitOmitted(j int, v uint16)
+	SlotEvents() bool
+	SlotTable(j int) []uint16
+	SlotSymbol(tile []uint16) int
+	SlotCandidate(i int) []uint16
+	CommitSlot(sym int) []uint16
+	DecodeSlot(d *rans.Decoder, lane int) ([]uint16, uint64)
+
+	atSlotStart(j int) bool // j is the next coordinate and a slot's first
+	bestTile() []uint16
+}
+
+// core is what the predictors of every level hold: the model, the
+// coordinate about to be predicted, its prediction and fallback row, and
+// the history of the chunk.
+type core struct {
 	m       *Model
 	n, S, M int
 	K       int
@@ -40,6 +74,17 @@ type Predictor struct {
 	base     int // t·n
 	bucket   int // the action bucket of state t
 
+	pred prediction // the current coordinate's prediction
+	fall fallRow    // and its fallback row
+
+	hist history
+}
+
+// fullPredictor is the predictor of the full level (SPEC.md 4.1–4.14):
+// every coordinate is predicted by a mixture of hypotheses.
+type fullPredictor struct {
+	core
+
 	// The hypotheses of the slot (SPEC.md 4.2): the groups, the new-content
 	// hypothesis, and the virtual ones of classes ep, dict and succany.
 	grp  groupList
@@ -50,18 +95,11 @@ type Predictor struct {
 	any  succAny // the succany layout, and its virtual hypothesis
 	inc  commitIncs
 
-	pred prediction // the current coordinate's prediction
-	fall fallRow    // and its fallback row
-
-	hist  history
 	stats chunkStats    // the class statistics, rates and priors
 	succ  successors    // ANCH and SUCC
 	cont  continuations // CP
 
 	best []uint16 // tile of the best group at the end of the last slot, or nil
-
-	fast *fastState // the fast level's state, nil at the default level
-	cp   *copyState // the copy level's slot event, nil at other levels
 }
 
 // prediction is what Predict and Table compute for the current
@@ -123,15 +161,14 @@ const (
 // none), and the rows recur mostly in quick succession.
 const rowCacheBytes = 32 << 10
 
-// NewPredictor returns a Predictor with empty history.
+// NewPredictor returns a Predictor with empty history, of the model's
+// level.
 func (m *Model) NewPredictor() *Predictor {
 	g := m.Geom
 	K := g.K
-	p := &Predictor{
+	c := core{
 		m: m, n: g.N(), S: g.S, M: g.M, K: K, prec: m.Precision,
 		unif: 1 << 16 / uint64(K),
-		ep:   newEpisodeTiles(K),
-		any:  newSuccAny(m),
 		pred: prediction{
 			acc:     make([]uint64, K),
 			mark:    make([]uint32, K),
@@ -142,18 +179,33 @@ func (m *Model) NewPredictor() *Predictor {
 		},
 		fall: fallRow{w: make([]uint32, K)},
 	}
-	p.grp.batch = newKeyIndex(contCap) // only the continuations join by content id
-	p.succ.idx = newKeyIndex(g.S * max(m.occCap, 1))
 	if m.fall2Ctx > 0 {
-		p.fall.cache = newRowCache(K, rowCacheBytes)
+		c.fall.cache = newRowCache(K, rowCacheBytes)
 	}
+	var lv level
 	switch m.level {
 	case LevelFast:
-		p.fast = newFastState(m)
+		lv = &fastPredictor{core: c, fast: newFastState(m)}
 	case LevelCopy:
-		p.cp = &copyState{}
+		lv = &copyPredictor{fullPredictor: newFullPredictor(c), cp: &copyState{}}
+	default:
+		f := newFullPredictor(c)
+		lv = &f
 	}
-	p.Reset()
+	lv.Reset()
+	return &Predictor{lv}
+}
+
+// newFullPredictor returns the predictor of the full level over c.
+func newFullPredictor(c core) fullPredictor {
+	m := c.m
+	p := fullPredictor{
+		core: c,
+		ep:   newEpisodeTiles(c.K),
+		any:  newSuccAny(m),
+	}
+	p.grp.batch = newKeyIndex(contCap) // only the continuations join by content id
+	p.succ.idx = newKeyIndex(m.Geom.S * max(m.occCap, 1))
 	return p
 }
 
@@ -183,31 +235,47 @@ func maxBatch(m *Model) int {
 }
 
 // Model returns the model the predictor runs.
-func (p *Predictor) Model() *Model { return p.m }
+func (p *core) Model() *Model { return p.m }
+
+// atSlotStart reports whether j is the next coordinate and the first of
+// its slot.
+func (p *core) atSlotStart(j int) bool { return j == p.j && p.mm == 0 }
+
+// Modal returns the value of highest probability at the current
+// coordinate (after Predict): top for a two-step coordinate, else the
+// value of highest frequency in Table, the lowest among equals. It is the
+// value an omitted coordinate takes.
+func (p *Predictor) Modal() uint16 {
+	v, _ := p.ModalFreq()
+	return v
+}
+
+// CopySlot is the slot event for a caller that knows the slot's tile and
+// codes nothing (calibration, reference reconstructions): at the first
+// coordinate j of a slot of a model with slot events it commits the event
+// of tile and reports whether the event copied the tile whole, the next
+// coordinate then being the next slot's first. Anywhere else, or when the
+// slot has no candidate, it reports false and the slot's coordinates
+// follow (after an escape, too).
+func (p *Predictor) CopySlot(j int, tile []uint16) bool {
+	if !p.SlotEvents() || !p.atSlotStart(j) || p.SlotTable(j) == nil {
+		return false
+	}
+	return p.CommitSlot(p.SlotSymbol(tile)) != nil
+}
 
 // Reset forgets all history.
-func (p *Predictor) Reset() {
-	if p.fast != nil {
-		p.resetFast()
-		return
-	}
+func (p *fullPredictor) Reset() {
 	p.hist.reset(int32(len(p.m.tileRep)))
 	p.t = -1
 	p.ep.reset()
 	p.stats.reset(p.m)
 	p.succ.reset()
 	p.best = nil
-	if p.cp != nil {
-		p.cp.reset()
-	}
 }
 
 // Begin starts the next state, led into by action (ignored after Reset).
-func (p *Predictor) Begin(action int64) {
-	if p.fast != nil {
-		p.beginFast(action)
-		return
-	}
+func (p *fullPredictor) Begin(action int64) {
 	if p.t >= 0 {
 		p.succ.next(p.m, p.t)
 	}
@@ -240,8 +308,9 @@ func nextStamp(st *uint32, marks []uint32) uint32 {
 }
 
 // startSlot forms the slot's groups and starts its virtual hypotheses
-// (SPEC.md 4.10).
-func (p *Predictor) startSlot() {
+// (SPEC.md 4.10); the succany spikes wait for the slot's first Predict
+// unless eager.
+func (p *fullPredictor) startSlot(eager bool) {
 	s := p.s
 	p.stats.priors(p.bucket, s)
 	prior := &p.stats.prior
@@ -274,9 +343,7 @@ func (p *Predictor) startSlot() {
 		p.joinSucc()
 		gl.endBatch()
 	}
-	// At the copy level the succany spikes wait for the slot's first
-	// Predict: a copied slot never needs them.
-	p.any.start(len(p.succ.list) > 0, prior[clsSuccAny], s, p.S, p.cp == nil)
+	p.any.start(len(p.succ.list) > 0, prior[clsSuccAny], s, p.S, eager)
 	p.ep.start(prior[clsEp])
 	p.dict.start(p.m, prior[clsDict])
 	p.lNew = prior[clsNew]
@@ -288,23 +355,18 @@ func (p *Predictor) startSlot() {
 // value is top, with frequency hit at the model's precision (2^(P−1) <=
 // hit < 2^P), and on a miss the value among the others with Table. With
 // hit = 0 the value is coded with Table alone; top is then undefined.
-func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
-	if p.fast != nil {
-		return p.predictFast(j)
-	}
+func (p *fullPredictor) Predict(j int) (top uint16, hit uint32) {
 	if j != p.j {
 		panic("wm: Predict out of order")
 	}
 	if p.mm == 0 {
-		if p.cp != nil && p.cp.started {
-			p.cp.started = false // SlotTable started the slot
-			if p.any.live {
-				p.any.slotSpikes(p.s, p.S)
-			}
-		} else {
-			p.startSlot()
-		}
+		p.startSlot(true)
 	}
+	return p.predict()
+}
+
+// predict is Predict once the slot is started.
+func (p *fullPredictor) predict() (top uint16, hit uint32) {
 	p.fallRows()
 	m := p.mm
 	maxL := p.maxC
@@ -395,13 +457,9 @@ func (p *Predictor) Predict(j int) (top uint16, hit uint32) {
 // frequency of the last symbol being 2^P − cum[K−1]. When Predict reported
 // a two-step coordinate, it is the table of the value given that it is not
 // top. The slice is owned by the Predictor and valid until the next call.
-func (p *Predictor) Table() []uint16 {
+func (p *fullPredictor) Table() []uint16 {
 	pr := &p.pred
 	if pr.tab != nil {
-		return pr.tab
-	}
-	if p.fast != nil {
-		pr.tab = p.fallRowFast()
 		return pr.tab
 	}
 	if pr.hit == 0 && !pr.virt && len(p.grp.list) == 0 {
@@ -461,7 +519,7 @@ func (p *Predictor) Table() []uint16 {
 // weakTable is Table for a one-step coordinate with groups and no virtual
 // hypothesis: Σ w is known beforehand, so the weights are shifted as they
 // are made, and the groups' values corrected after.
-func (p *Predictor) weakTable() []uint16 {
+func (p *fullPredictor) weakTable() []uint16 {
 	pr := &p.pred
 	K := p.K
 	alpha, beta := pr.alpha, pr.beta
@@ -488,28 +546,32 @@ func (p *Predictor) weakTable() []uint16 {
 }
 
 // Prediction returns what Predict returned for the current coordinate.
-func (p *Predictor) Prediction() (top uint16, hit uint32) { return p.pred.top, p.pred.hit }
-
-// Modal returns the value of highest probability at the current
-// coordinate (after Predict): top for a two-step coordinate, else the
-// value of highest frequency in Table, the lowest among equals. It is the
-// value an omitted coordinate takes.
-func (p *Predictor) Modal() uint16 {
-	v, _ := p.ModalFreq()
-	return v
-}
+func (p *core) Prediction() (top uint16, hit uint32) { return p.pred.top, p.pred.hit }
 
 // ModalFreq returns Modal and its frequency at the model's precision (hit
 // for a two-step coordinate).
-func (p *Predictor) ModalFreq() (uint16, uint32) {
+func (p *fullPredictor) ModalFreq() (uint16, uint32) {
+	if v, f, ok := p.modalKnown(); ok {
+		return v, f
+	}
+	return p.modalOf(p.Table())
+}
+
+// modalKnown returns ModalFreq when it is known without the table.
+func (p *core) modalKnown() (uint16, uint32, bool) {
 	pr := &p.pred
 	if pr.hit > 0 {
-		return pr.top, pr.hit
+		return pr.top, pr.hit, true
 	}
 	if pr.modalOK {
-		return pr.modal, pr.modalF
+		return pr.modal, pr.modalF, true
 	}
-	tab := p.Table()
+	return 0, 0, false
+}
+
+// modalOf returns ModalFreq of the current coordinate's table tab.
+func (p *core) modalOf(tab []uint16) (uint16, uint32) {
+	pr := &p.pred
 	if pure := p.fall.pure; p.prec == 16 && pure != nil && &tab[0] == &p.fall.f[0] {
 		// A fallback row keeps its modal value once found.
 		if pure.v < 0 {
@@ -529,21 +591,16 @@ func (p *Predictor) ModalFreq() (uint16, uint32) {
 // Predict, SPEC.md 4.11) as a cumulative table at precision 16, and its
 // key: equal keys of one model give equal rows, so what is derived from a
 // row can be kept by key. The slice belongs to the model.
-func (p *Predictor) Row() (key uint64, f1 []uint16) {
-	if p.fast != nil {
-		p.Table() // finds the row if no table was asked for yet
-		r := p.fall.r1 * p.K
-		return uint64(p.fall.r1), p.m.fallCum[r : r+p.K]
-	}
+func (p *fullPredictor) Row() (key uint64, f1 []uint16) {
 	return uint64(p.fall.r1), p.fall.f1
 }
 
 // Precision returns P, the precision of the predictor's frequencies.
-func (p *Predictor) Precision() uint { return p.prec }
+func (p *core) Precision() uint { return p.prec }
 
 // virtualWeights adds to the table's weights those of the virtual
 // hypotheses live at the current coordinate, on the scale of the others.
-func (p *Predictor) virtualWeights() {
+func (p *fullPredictor) virtualWeights() {
 	pr := &p.pred
 	w, m, maxL := pr.w, p.mm, pr.maxL
 	if m == 0 && p.any.live {
@@ -577,11 +634,15 @@ func (p *Predictor) virtualWeights() {
 }
 
 // Commit records the reconstructed value of coordinate j (after Predict).
-func (p *Predictor) Commit(j int, v uint16) {
-	if p.fast != nil {
-		p.commitFast(j, v, true)
-		return
+func (p *fullPredictor) Commit(j int, v uint16) {
+	if p.commit(j, v) {
+		p.nextSlot()
 	}
+}
+
+// commit is Commit up to the end of the slot: it reports whether the
+// coordinate was the slot's last.
+func (p *fullPredictor) commit(j int, v uint16) bool {
 	if j != p.j {
 		panic("wm: Commit out of order")
 	}
@@ -641,19 +702,21 @@ func (p *Predictor) Commit(j int, v uint16) {
 	}
 	p.maxC = maxL
 	p.j++
-	if p.mm++; p.mm == p.M {
-		if p.cp != nil {
-			p.copyCountSlot()
-		}
-		p.endSlot(maxL)
-		p.mm = 0
-		p.s++
-	}
+	p.mm++
+	return p.mm == p.M
+}
+
+// nextSlot ends the slot after its last coordinate's commit and moves to
+// the next slot.
+func (p *fullPredictor) nextSlot() {
+	p.endSlot(p.maxC)
+	p.mm = 0
+	p.s++
 }
 
 // commitVirtual advances the live virtual hypotheses after value v: each
 // forms its groups and ends, or goes on to the next code.
-func (p *Predictor) commitVirtual(v uint16) {
+func (p *fullPredictor) commitVirtual(v uint16) {
 	if p.mm == 0 && p.any.live {
 		p.expandSuccAny(v)
 		p.any.live = false
@@ -672,37 +735,31 @@ func (p *Predictor) commitVirtual(v uint16) {
 // the value is no evidence: no hypothesis is weighed by it, and the virtual
 // hypotheses, which would expand on it, close for the slot. A guess that
 // matched a wrong tile would otherwise carry the whole slot with it.
-func (p *Predictor) CommitOmitted(j int, v uint16) {
+func (p *fullPredictor) CommitOmitted(j int, v uint16) {
 	if j != p.j {
 		panic("wm: Commit out of order")
 	}
-	if p.fast != nil {
-		p.commitFast(j, v, false)
-		return
+	if p.commitOmitted(v) {
+		p.nextSlot()
 	}
-	p.commitOmitted(v)
 }
 
-func (p *Predictor) commitOmitted(v uint16) {
+// commitOmitted is CommitOmitted up to the end of the slot: it reports
+// whether the coordinate was the slot's last.
+func (p *fullPredictor) commitOmitted(v uint16) bool {
 	p.hist.codes[p.base+p.j] = v
 	p.ep.live, p.dict.live, p.any.live = false, false, false
 	maxL := p.grp.liveMax(p.lNew)
 	p.maxC = maxL
 	p.j++
-	if p.mm++; p.mm == p.M {
-		if p.cp != nil {
-			p.copyCountSlot()
-		}
-		p.endSlot(maxL)
-		p.mm = 0
-		p.s++
-	}
+	p.mm++
+	return p.mm == p.M
 }
 
 // endSlot counts the slot's class, adds the anchors of its best group,
 // proposes the next slot's continuations and records the slot's tile
 // (SPEC.md 4.13).
-func (p *Predictor) endSlot(maxL int32) {
+func (p *fullPredictor) endSlot(maxL int32) {
 	s, M := p.s, p.M
 	groups := p.grp.list
 	best := int32(-1)
@@ -745,7 +802,7 @@ func (p *Predictor) endSlot(maxL int32) {
 
 // forMembers calls fn with the reference and current log-weight of every
 // member of group g, in order, until fn returns false.
-func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
+func (p *fullPredictor) forMembers(g int, fn func(r ref, l int32) bool) {
 	gr := &p.grp.list[g]
 	if gr.head >= 0 {
 		p.grp.members(g, fn)
@@ -763,7 +820,7 @@ func (p *Predictor) forMembers(g int, fn func(r ref, l int32) bool) {
 // groups within contBits of the best, in order, each at the slots the
 // model lists for its slot, at most contCap, distinct, never a slot of the
 // current state not finished yet.
-func (p *Predictor) proposeConts(maxL int32) {
+func (p *fullPredictor) proposeConts(maxL int32) {
 	p.cont.reset()
 	for g := range p.grp.list {
 		gr := &p.grp.list[g]
@@ -794,4 +851,30 @@ func (p *Predictor) proposeConts(maxL int32) {
 
 // bestTile returns the tile of the group that explained the slot finished
 // last, or nil when new content did; for training.
-func (p *Predictor) bestTile() []uint16 { return p.best }
+func (p *fullPredictor) bestTile() []uint16 { return p.best }
+
+// SlotEvents reports that the full level codes no slot event.
+func (p *fullPredictor) SlotEvents() bool { return false }
+
+// SlotTable is for a level with slot events only.
+func (p *fullPredictor) SlotTable(int) []uint16 {
+	panic("wm: SlotTable at a level without slot events")
+}
+
+// SlotSymbol is for a level with slot events only.
+func (p *fullPredictor) SlotSymbol([]uint16) int {
+	panic("wm: SlotSymbol at a level without slot events")
+}
+
+// SlotCandidate returns nil: the full level has no slot event.
+func (p *fullPredictor) SlotCandidate(int) []uint16 { return nil }
+
+// CommitSlot is for a level with slot events only.
+func (p *fullPredictor) CommitSlot(int) []uint16 {
+	panic("wm: CommitSlot at a level without slot events")
+}
+
+// DecodeSlot is for the fast level only.
+func (p *fullPredictor) DecodeSlot(*rans.Decoder, int) ([]uint16, uint64) {
+	panic("wm: DecodeSlot out of order")
+}

@@ -29,7 +29,7 @@ func (fr *fallRow) set(m *Model, mm, ctx int) {
 }
 
 // fallRows sets the first fallback row of the current coordinate.
-func (p *Predictor) fallRows() {
+func (p *fullPredictor) fallRows() {
 	ctx := 0
 	if p.m.fallCtx > 1 {
 		ctx = p.K
@@ -48,7 +48,7 @@ func (p *Predictor) fallRows() {
 // Quantize gives every weight below Σ w / 2^16 the least frequency anyway.
 // Powers peaking apart can leave every product below 2^8: a total of 0 is
 // the uniform table.
-func (p *Predictor) mix() {
+func (p *fullPredictor) mix() {
 	fr := &p.fall
 	if fr.mixed {
 		return

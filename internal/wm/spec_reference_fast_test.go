@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/testkit"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -506,8 +507,8 @@ func newFastDriver(t *testing.T, sm *specModel, sg *specGate, model *wm.Model, l
 			t.Fatal(err)
 		}
 		for _, l := range lambdas {
-			d.rules = append(d.rules, gp.Rule(l))
-			d.decs = append(d.decs, gp.Rule(l).NewDecider())
+			d.rules = append(d.rules, gp.Rule(lambda.Lambda(l)))
+			d.decs = append(d.decs, gp.Rule(lambda.Lambda(l)).NewDecider())
 		}
 	}
 	return d

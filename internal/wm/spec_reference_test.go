@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/rans"
 	"github.com/wmzip/wmzip/internal/wm"
 )
@@ -1833,7 +1834,7 @@ func TestSpecReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, l := range lambdas {
-				rules = append(rules, gp.Rule(l))
+				rules = append(rules, gp.Rule(lambda.Lambda(l)))
 			}
 		}
 		ib, err := os.ReadFile(filepath.Join(dir, v.Input))

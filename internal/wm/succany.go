@@ -196,7 +196,7 @@ func (a *succAny) weights(w []uint64, w0 uint64) {
 // each tile of the successors that starts with v, of weight
 // Σ c_i((x − s) mod S) over its slots x (SPEC.md 4.12, step 3). succ are
 // the successor states, for the tiles.
-func (p *Predictor) expandSuccAny(v uint16) {
+func (p *fullPredictor) expandSuccAny(v uint16) {
 	a, S := &p.any, p.S
 	if a.mark[v] != a.stamp {
 		return
@@ -264,7 +264,7 @@ func (a *succAny) members(e int32, s, S int, succ []ref, d int32, fn func(r ref,
 // offset law, c_i(δ) = (u_i << 16) / (SU·S) for every δ. It lists the
 // successors' slots with their first codes and content ids, and sums the
 // floors per first code.
-func (p *Predictor) prepareSuccAny() {
+func (p *fullPredictor) prepareSuccAny() {
 	S := p.S
 	a, sc := &p.any, &p.succ
 	a.begin(len(sc.list), S, p.hist.nextID)

@@ -160,7 +160,7 @@ func (sc *successors) members(id int32, s, S int, itemID []int32, d int32, fn fu
 // 4.10, step 4), as groupList.join would, with the equal tiles found by
 // their content ids. The groups list no members: forMembers finds them
 // again from the content id, which the group's head holds (−id−1).
-func (p *Predictor) joinSucc() {
+func (p *fullPredictor) joinSucc() {
 	S, s := p.S, p.s
 	a := &p.any
 	st := a.use()

@@ -270,7 +270,7 @@ const defaultSubMix = 128
 // of the held-out tiles it coded as new content, and the codes its best
 // matches got wrong (substitutions).
 func calibrate(m *Model, eps []Episode, progress func(int, int)) (classStats, fallSamples, fallSamples) {
-	p := m.NewPredictor()
+	p := m.NewPredictor().level.(*fullPredictor) // m is of the full level (calibrateOn)
 	g := m.Geom
 	n, S, M := g.N(), g.S, g.M
 	var newTiles, subs fallSamples
@@ -988,7 +988,7 @@ func chooseSubMix(g Geometry, src *fallSource, beta [2]float64, exps [2]uint16, 
 	}
 	K := g.K
 	f1, c1 := fitFallback(g, src, ctxLeft, beta[0])
-	m := &Model{Geom: g, fallback: f1, fallCtx: c1, fallExp: exps}
+	m := &Model{Geom: g, fallTables: fallTables{fallback: f1, fallCtx: c1, fallExp: exps}}
 	if exps[1] > 0 {
 		m.fall2, m.fall2Ctx = fitFallback(g, src, ctxPrev, beta[1])
 	}

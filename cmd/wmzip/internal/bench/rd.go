@@ -22,6 +22,7 @@ import (
 	"github.com/wmzip/wmzip/internal/atomicfile"
 	"github.com/wmzip/wmzip/internal/format"
 	"github.com/wmzip/wmzip/internal/gate"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/opq"
 	"github.com/wmzip/wmzip/internal/policy"
 	"github.com/wmzip/wmzip/internal/wm"
@@ -303,13 +304,13 @@ func (s *RDSetup) run(pol policy.Policy, knob uint32) (*RDPoint, error) {
 	} else if pol == policy.Rule {
 		// The normative rule, its decisions recorded: one Decider, so the
 		// chunks are coded on one goroutine.
-		d := s.p.Rule(knob).NewDecider()
+		d := s.p.Rule(lambda.Lambda(knob)).NewDecider()
 		rec := func(j int, pr *wm.Predictor) (bool, uint16) {
 			k, fill := d.Decide(j, pr)
 			pt.mask[base+j] = k
 			return k, fill
 		}
-		opts = append(opts, format.WithRetainRule(knob, rec), format.WithThreads(1))
+		opts = append(opts, format.WithRetainRule(lambda.Lambda(knob), rec), format.WithThreads(1))
 	} else {
 		rule := policy.Retain(s.p, pol, knob)
 		if rule == nil {
@@ -320,10 +321,10 @@ func (s *RDSetup) run(pol policy.Policy, knob uint32) (*RDPoint, error) {
 			pt.mask[base+j] = r
 			return r
 		}
-		opts = append(opts, format.WithRetainRule(knob, gate.ModalFill(rec)), format.WithThreads(1))
+		opts = append(opts, format.WithRetainRule(lambda.Lambda(knob), gate.ModalFill(rec)), format.WithThreads(1))
 		// The normative rule decodes from the header and the model alone;
 		// the baselines need their rule again.
-		ropts = append(ropts, format.WithRetainRule(knob, gate.ModalFill(rule)))
+		ropts = append(ropts, format.WithRetainRule(lambda.Lambda(knob), gate.ModalFill(rule)))
 	}
 	var buf bytes.Buffer
 	w, err := format.NewWriter(&buf, s.m, append(opts, format.WithKeyframeInterval(s.key))...)
@@ -533,8 +534,8 @@ func knobValue(pol policy.Policy, x float64) uint32 {
 	case policy.Uncertainty:
 		return uint32(math.Round(x * 256))
 	}
-	l, _ := gate.LambdaFixed(x)
-	return l
+	l, _ := lambda.FromFloat(x)
+	return uint32(l)
 }
 
 // midKnob is the knob between two: geometric for λ and entropy, arithmetic

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/internal/lambda"
 	"github.com/wmzip/wmzip/internal/wm"
 )
 
@@ -22,8 +23,8 @@ type wmzipCoder struct {
 	want []uint16 // the reconstruction of a lossy encode on one goroutine
 }
 
-func newWmzip(m *wm.Model, t *testSet, keyframe int, lambda uint32, row Row) *wmzipCoder {
-	return &wmzipCoder{row: row, m: m, t: t, opts: []format.Option{format.WithKeyframeInterval(keyframe), format.WithLambda(lambda)}}
+func newWmzip(m *wm.Model, t *testSet, keyframe int, lam lambda.Lambda, row Row) *wmzipCoder {
+	return &wmzipCoder{row: row, m: m, t: t, opts: []format.Option{format.WithKeyframeInterval(keyframe), format.WithLambda(lam)}}
 }
 
 func (c *wmzipCoder) Info() Row { return c.row }
