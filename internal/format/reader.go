@@ -19,6 +19,8 @@ const readStep = 1 << 20
 // checksums, reconstruction checksums, the rANS end-of-stream conditions,
 // and, at the end, that the index and trailer are exactly those the
 // records imply. Errors are sticky. A Reader is not safe for concurrent use.
+// (21 fields: the stream's position, the chunk being decoded and the
+// index being rebuilt, each read once per record.)
 type Reader struct {
 	br    *bufio.Reader
 	off   int64 // file offset of the next unread byte

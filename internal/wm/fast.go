@@ -64,7 +64,10 @@ type fastPredictor struct {
 	fast *fastState
 }
 
-// fastState is the predictor state of a model of the fast level.
+// fastState is the predictor state of a model of the fast level. Its
+// fields, grouped below by the event they serve, are one state that every
+// coordinate of the hot path reads and updates; they stay in one struct so
+// that state lives in one allocation and one pointer.
 type fastState struct {
 	slotRef []ref            // per history slot (state·S + slot): the tile it copied or matched, or none
 	anchor  ref              // the state the previous state resembled most (store none if none)

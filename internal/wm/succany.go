@@ -16,6 +16,10 @@ import (
 // v; the entries of the specification (the distinct tiles of the items,
 // ENT_v in order of first occurrence) are formed for the one first code a
 // slot expands on, from its items in order.
+//
+// Its 27 fields stay in one struct, in the groups below, because every
+// slot of the hot path reuses all of them without allocating: split, the
+// groups would be passed together on every call anyway.
 type succAny struct {
 	// Per successor.
 	c    []uint32  // c_i of an offset that is no spike (sF_i)
