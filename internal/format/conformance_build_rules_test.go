@@ -79,10 +79,13 @@ func buildRound() (conformanceInput, *wm.Model) {
 }
 
 // buildReach pins the fast level's chunk lookup limit (SPEC.md 4.15.4:
-// among the first 64 slots of L(h0, h1)): a chunk of 72 slots of tiles
+// among the first 64 slots of SL(h0, h1)): a chunk of 72 slots of tiles
 // (7, 9, x, y), x distinct, then slots that repeat the first ones, whose
 // lookups meet their earlier tile past the 64th slot of the list (no
-// match) or within it. The reference store holds no tile starting with 7.
+// match) or within it, the 65th and the 64th among them, so that a limit
+// of 63 or 65 fails the vector as no limit does; then two slots whose
+// lookups go to the dictionary and meet the 64th and the 65th tile of a
+// run. The reference store holds no tile starting with 7.
 func buildReach() (conformanceInput, *wm.Model) {
 	g := wm.Geometry{S: 2, M: 4, K: 128}
 	rng := rand.New(rand.NewPCG(14, 43))
@@ -99,20 +102,34 @@ func buildReach() (conformanceInput, *wm.Model) {
 			ref.Codes = append(ref.Codes, uint16(20+rng.IntN(g.K-20)))
 		}
 	}
-	b.refFrom([]episode{ref})
+	// A second reference episode: 70 tiles (11, 13, x, y), x distinct and
+	// each once, so that tile x is at position lo + x of the pair entry
+	// (13, …) of DICT_11.
+	dtile := func(x int) []uint16 { return []uint16{11, 13, uint16(x), uint16((3*x + 1) % g.K)} }
+	var dref episode
+	for r := range 35 {
+		dref.Actions = append(dref.Actions, 0)
+		dref.Codes = append(append(dref.Codes, dtile(2*r)...), dtile(2*r+1)...)
+	}
+	b.refFrom([]episode{ref, dref})
 	var e episode
 	tile := func(x int) []uint16 { return []uint16{7, 9, uint16(x), uint16((5 * x) % g.K)} }
 	for t := range 36 {
 		e.Actions = append(e.Actions, 0)
 		e.Codes = append(append(e.Codes, tile(2*t)...), tile(2*t+1)...)
 	}
-	// Slot x of the first states lies 72 − x slots back in L(7, 9) once
-	// 72 slots are finished: tiles 0 to 7 lie past the 64th, 20 and 40
-	// within it.
-	for _, p := range [][2]int{{0, 20}, {3, 40}, {5, 1}, {7, 60}} {
+	// Slot x of the first states is the (72 − x)th of SL(7, 9) once 72
+	// slots are finished: tiles 0 to 7 lie past the 64th, tile 7 the 65th;
+	// one slot later tile 9 is the 64th; 40 lies within the limit.
+	for _, p := range [][2]int{{7, 9}, {3, 40}, {5, 1}, {6, 60}} {
 		e.Actions = append(e.Actions, 1)
 		e.Codes = append(append(e.Codes, tile(p[0])...), tile(p[1])...)
 	}
+	// The dictionary's limit: no slot of the chunk starts with (11, 13),
+	// so the lookups of these slots go to DICT_11, where tile 63 is the
+	// 64th of the run (found) and tile 64 the 65th (not found).
+	e.Actions = append(e.Actions, 2)
+	e.Codes = append(append(e.Codes, dtile(63)...), dtile(64)...)
 	e.Actions[0] = wm.NoAction
 	m, err := b.model().WithLevel(wm.LevelFast)
 	if err != nil {
