@@ -285,3 +285,37 @@ func TestSpecVectorTable(t *testing.T) {
 	}
 	t.Logf("8.3: %d vectors, %d rejection vectors", len(vectors), len(rejects))
 }
+
+// TestSpecGlossary checks that the glossary gives each symbol one row
+// (issue 42: PB, ec and CT had two meanings each) and cites sections
+// that exist.
+func TestSpecGlossary(t *testing.T) {
+	s := readSpec(t)
+	i := strings.Index(s.text, "\n## Glossary\n")
+	if i < 0 {
+		t.Fatal("SPEC.md has no glossary")
+	}
+	rows := map[string]string{} // symbol → the row that defines it
+	n := 0
+	for _, line := range strings.Split(s.text[i:], "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 5 || strings.HasPrefix(line, "|---") || strings.TrimSpace(cells[1]) == "symbol" {
+			continue
+		}
+		n++
+		for _, sym := range codeSpanRe.FindAllString(cells[1], -1) {
+			if prev, dup := rows[sym]; dup {
+				t.Errorf("glossary: %s has two rows:\n%s\n%s", sym, prev, line)
+			}
+			rows[sym] = line
+		}
+		for _, c := range citeRe.FindAllString(cells[3], -1) {
+			if _, ok := s.sections[c]; !ok {
+				t.Errorf("glossary: %s cites section %s, which SPEC.md does not have", strings.TrimSpace(cells[1]), c)
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("the glossary has %d rows", n)
+	}
+}
