@@ -740,8 +740,8 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	bundle("flag bit 15", "bundle flags 0x8000 set", func(p *bundleParts) { p.flags = 0x8000 })
 	bundleErr("version 2", "unsupported", "bundle version 2", func(p *bundleParts) []byte { p.version = 2; return p.join() })
 	bundleErr("version 0", "unsupported", "bundle version 0", func(p *bundleParts) []byte { p.version = 0; return p.join() })
-	bundle("n = 0: the header and the CRC alone", "bundle of 0 members", func(p *bundleParts) { p.n, p.members = 0, nil })
-	bundle("n = 17, the lengths and members of three kept", "bundle of 17 members", func(p *bundleParts) { p.n = 17 })
+	bundle("nm = 0: the header and the CRC alone", "bundle of 0 members", func(p *bundleParts) { p.n, p.members = 0, nil })
+	bundle("nm = 17, the lengths and members of three kept", "bundle of 17 members", func(p *bundleParts) { p.n = 17 })
 	bundle("len[0] = 23, len[1] longer by as much (the members still end at the CRC)", "bundle member 0 of 23 bytes", func(p *bundleParts) {
 		p.lens = p.lengths()
 		p.lens[1] += p.lens[0] - 23
@@ -912,6 +912,13 @@ func rejectCases(t *testing.T, s *conformanceSet) []rejectCase {
 	}
 	cs = append(cs, rejectCase{v: rejectVector{Name: "every proper prefix of tiny.wmz", Check: "file", Section: "6.14", Base: "tiny.wmz", Model: tm, Prefixes: true,
 		Error: "truncated", Expect: "truncated"}})
+	// The magic is checked once the 64 bytes of the header are read: a
+	// shorter file is truncated whatever its first bytes (6.2, 6.14).
+	file("a file shorter than the header, its magic wrong", "6.14", "truncated", "truncated", "", func(p *fileParts) []byte {
+		b := p.join(true)[:40]
+		b[1] = 'X'
+		return b
+	})
 
 	// Header (6.2).
 	file("magic", "6.2", "invalid", "bad magic", "", func(p *fileParts) []byte { b := p.join(true); b[1] = 'X'; return b })

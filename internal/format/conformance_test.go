@@ -185,7 +185,11 @@ var conformanceVectors = []vector{
 	{File: "bundle-fast.wmz", Input: "input-k2.json", Model: "bundle.wmm", Member: 2, Keyframe: 512, Lanes: 2, Lambda: LambdaLossless,
 		Covers: "a bundle given as the model: the file names its last member (model-k2-fast.wmm, the fast level), of another geometry than the others; chunks of 512 states, two lanes"},
 	{File: "fast-reach.wmz", Input: "input-reach.json", Model: "model-reach-fast.wmm", Keyframe: 64, Lanes: 2, Lambda: LambdaLossless,
-		Covers: "the fast level's chunk lookup limit: slots whose earlier equal tile lies past the 64th slot of L(h0, h1), not found, and within it, found"},
+		Covers: "the fast level's chunk lookup limit: slots whose earlier equal tile lies past the 64th slot of SL(h0, h1), the 65th among them, not found, and within it, the 64th among them, found; and the dictionary lookup's: the 64th tile of a run found, the 65th not"},
+	{File: "round.wmz", Input: "input-round.json", Model: "model-round.wmm", Keyframe: 512, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "the roundings of the virtual weights: ep's and dict's shares at m = 0 and dict's at m = 1 formed with 16 more bits and multiplied by a count, ep's at m = 1 formed at the scale and added once per tile, over long lists of tiles with one first code, at P = 16"},
+	{File: "scaled.wmz", Input: "input-scaled.json", Model: "model-scaled.wmm", Keyframe: 32, Lanes: 2, Lambda: LambdaLossless,
+		Covers: "Quantize's index of the largest weight taken before the scaling: a combined row of total 2^32 or more whose two largest weights are equal once shifted, the larger after the other"},
 }
 
 // conformanceBundles are the bundles of the vectors (SPEC.md 3.6): each
@@ -233,6 +237,8 @@ var builtVectors = []builtVector{
 	{input: "input-steady.json", model: "model-steady-fast.wmm", build: buildSteady},
 	{input: "input-steady-copy.json", model: "model-steady-copy.wmm", build: buildSteadyCopy},
 	{input: "input-reach.json", model: "model-reach-fast.wmm", build: buildReach},
+	{input: "input-round.json", model: "model-round.wmm", build: buildRound},
+	{input: "input-scaled.json", model: "model-scaled.wmm", build: buildScaled},
 }
 
 // fastModels are the models of the fast and copy levels (wm.Model.WithLevel,

@@ -1546,7 +1546,7 @@ func (p *specPred) Commit(j, v int) {
 	for _, g := range p.groups {
 		maxC = max(maxC, g.lw)
 	}
-	p.groups = slices.DeleteFunc(p.groups, func(g *specGroup) bool { return maxC-g.lw > 6144 })
+	p.groups = slices.DeleteFunc(p.groups, func(g *specGroup) bool { return maxC-g.lw > 5120 })
 	if mm == m.M-1 {
 		if p.pending {
 			p.pending = false
