@@ -15,14 +15,6 @@ import (
 	"github.com/wmzip/wmzip/sign"
 )
 
-// signatureErrors are the errors a read with a public key may give beyond
-// format errors.
-var signatureErrors = []error{
-	format.ErrUnsigned, format.ErrCutShort, format.ErrWrongKey, format.ErrBadSignature,
-	format.ErrRollback, format.ErrPrefixAltered, format.ErrIndexAltered,
-	format.ErrRecordAltered, format.ErrRecordMoved,
-}
-
 func fuzzKey(tb testing.TB) *sign.SecretKey {
 	k, err := sign.GenerateKey(rand.NewChaCha8([32]byte{'w', 'm', 'z'}))
 	if err != nil {
@@ -84,14 +76,7 @@ func FuzzSignature(f *testing.F) {
 	})
 }
 
-func isSignatureError(err error) bool {
-	for _, e := range signatureErrors {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
+func isSignatureError(err error) bool { return format.IsSignatureError(err) }
 
 // readSigned opens data and reads every state and metadata, then streams it.
 func readSigned(data []byte, m *wm.Model, opts ...format.Option) error {

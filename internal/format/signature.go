@@ -59,6 +59,12 @@ var (
 	// ErrRecordAltered reports a record whose bytes are not the signed
 	// ones (a RecordError names it).
 	ErrRecordAltered = errors.New("wmz: record differs from the one signed")
+	// ErrRecordForeign reports a record that is none of the signed ones
+	// yet passes every check of its own (CRC, structure and, for a chunk,
+	// its reconstruction checksum): a whole record put in the place of the
+	// signed one, taken from another file or coded anew (a RecordError
+	// names it). A reader cannot tell which.
+	ErrRecordForeign = errors.New("wmz: record is a valid record, but not one this file's signature covers")
 	// ErrRecordMoved reports a record that holds the signed bytes of
 	// another record of the file: records swapped, or an index entry
 	// redirected (a RecordError names both).
@@ -67,6 +73,22 @@ var (
 	// (WithSigningKey) nor drops its signature (WithDropSignature).
 	ErrSigned = errors.New("wmz: file is signed: append must re-sign it or drop its signature")
 )
+
+// signatureErrors are the errors above, each its own case.
+var signatureErrors = []error{ErrUnsigned, ErrCutShort, ErrWrongKey, ErrBadSignature, ErrRollback,
+	ErrPrefixAltered, ErrIndexAltered, ErrRecordAltered, ErrRecordForeign, ErrRecordMoved, ErrSigned}
+
+// IsSignatureError reports whether err is one of the errors of a read
+// with a public key, or of an Append to a signed file: ErrUnsigned to
+// ErrSigned above.
+func IsSignatureError(err error) bool {
+	for _, e := range signatureErrors {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
 
 // A RecordError reports an episode or chunk record that fails its signed
 // hash. Chunk is −1 for the episode record itself.
@@ -370,8 +392,12 @@ func hashRange(r io.ReaderAt, off, n int64) ([sigHashSize]byte, error) {
 }
 
 // checkRecord checks the bytes b of the record at off against its signed
-// hash, when the file was opened with a public key.
-func (blk *sigBlock) checkRecord(off int64, b []byte) error {
+// hash, when the file was opened with a public key. For a record that
+// matches no signed hash, whole reports whether b passes the record's own
+// checks: a whole record substituted (ErrRecordForeign), not one edited
+// in place with only some of its checksums made to match
+// (ErrRecordAltered). It runs only on that error path.
+func (blk *sigBlock) checkRecord(off int64, b []byte, whole func() bool) error {
 	if blk == nil || !blk.Verified {
 		return nil
 	}
@@ -387,8 +413,11 @@ func (blk *sigBlock) checkRecord(off int64, b []byte) error {
 	for j := range blk.offs {
 		if bytes.Equal(sum[:], blk.hash(j)) {
 			e.Err, e.Holds = ErrRecordMoved, blk.who[j]
-			break
+			return e
 		}
+	}
+	if whole != nil && whole() {
+		e.Err = ErrRecordForeign
 	}
 	return e
 }
@@ -579,4 +608,22 @@ func appendSignature(f AppendFile, old *File) (func(int64) error, error) {
 		return nil, ErrSigned
 	}
 	return nil, nil
+}
+
+// wholeChunk reports whether the chunk record b of ref, which matches no
+// signed hash, passes every check of its own: structure and CRC, and a
+// decode to its reconstruction checksum (every chunk starts with a
+// keyframe, so it decodes alone). It decodes into buffers of its own.
+func (f *File) wholeChunk(ref *chunkRef, b []byte) bool {
+	if f.checkChunk(ref, b) != nil {
+		return false
+	}
+	cc := f.coder()
+	defer f.pool.Put(cc)
+	levels := cc.levels
+	cc.levels = nil
+	defer func() { cc.levels = levels }()
+	n := int(ref.states)
+	actions, codes := make([]int64, n), make([]uint16, n*f.h.Geom.N())
+	return cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], modeOf(b), n, le.Uint32(b[12:]), actions, codes, ref.offset) == nil
 }

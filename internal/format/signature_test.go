@@ -191,6 +191,9 @@ func TestSignTamper(t *testing.T) {
 		want error
 		// chunk named by the RecordError, −2 if none
 		chunk int
+		// one of the cases the signature must tell apart, each by its
+		// own error
+		distinct bool
 	}
 	// A chunk replaced by the coding of other states, with every checksum
 	// of its record valid: the writer's own coding of a forged state.
@@ -210,9 +213,21 @@ func TestSignTamper(t *testing.T) {
 			forged = ab[c.offset : c.offset+c.length]
 		}
 	}
-	replaced := func() []byte {
+	recoded := func() []byte {
 		b := bytes.Clone(s.signed)
 		copy(b[cs[3].offset:], forged)
+		return b
+	}
+	replaced := func() []byte {
+		// Bytes of chunk 3's stream replaced, the record's CRC recomputed:
+		// what the checksums of an unsigned read accept.
+		b := bytes.Clone(s.signed)
+		c := cs[3]
+		for i := c.offset + chunkHdrSize; i < c.offset+c.length-crcSize; i++ {
+			b[i] ^= 0x5a
+		}
+		end := c.offset + c.length - crcSize
+		le.PutUint32(b[end:], crc(b[c.offset:end]))
 		return b
 	}
 	ii, jj := samePair(s.signed, s.signed, cs, cs, true)
@@ -270,16 +285,27 @@ func TestSignTamper(t *testing.T) {
 	old := s.signed
 	current := signBytes(t, s.signed, s.key) // generation 2
 	cases := []tamper{
-		{"chunk replaced, CRC recomputed", replaced, nil, ErrRecordAltered, 3},
-		{"chunk records swapped", swapped, nil, ErrRecordMoved, ii},
-		{"index entry redirected", redirected, nil, ErrIndexAltered, -2},
-		{"chunk of another signed file", foreign, nil, ErrRecordAltered, ia},
-		{"cut to a valid prefix", cut, []Option{WithRecovery(true)}, ErrCutShort, -2},
-		{"signature cut off", stripped, nil, ErrUnsigned, -2},
-		{"signed by another key", otherKey, nil, ErrWrongKey, -2},
-		{"another key's signature relabelled", forgedKey, nil, ErrBadSignature, -2},
-		{"header altered", header, nil, ErrPrefixAltered, -2},
-		{"older version replayed", func() []byte { return old }, []Option{WithMinGeneration(2)}, ErrRollback, -2},
+		{"chunk replaced, CRC recomputed", replaced, nil, ErrRecordAltered, 3, true},
+		{"chunk coded anew, every checksum valid", recoded, nil, ErrRecordForeign, 3, false},
+		{"chunk records swapped", swapped, nil, ErrRecordMoved, ii, false},
+		{"index entry redirected", redirected, nil, ErrIndexAltered, -2, true},
+		{"chunk of another signed file", foreign, nil, ErrRecordForeign, ia, true},
+		{"cut to a valid prefix", cut, []Option{WithRecovery(true)}, ErrCutShort, -2, true},
+		{"signature cut off", stripped, nil, ErrUnsigned, -2, false},
+		{"signed by another key", otherKey, nil, ErrWrongKey, -2, true},
+		{"another key's signature relabelled", forgedKey, nil, ErrBadSignature, -2, false},
+		{"header altered", header, nil, ErrPrefixAltered, -2, false},
+		{"older version replayed", func() []byte { return old }, []Option{WithMinGeneration(2)}, ErrRollback, -2, true},
+	}
+	seen := map[error]string{}
+	for _, c := range cases {
+		if !c.distinct {
+			continue
+		}
+		if other, ok := seen[c.want]; ok {
+			t.Errorf("%q and %q share the error %v", c.name, other, c.want)
+		}
+		seen[c.want] = c.name
 	}
 	for _, c := range cases {
 		b := c.file()
@@ -288,6 +314,12 @@ func TestSignTamper(t *testing.T) {
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 			continue
+		}
+		// Exactly one signature error: its own.
+		for _, e := range signatureErrors {
+			if e != c.want && errors.Is(err, e) {
+				t.Errorf("%s: %v is also %v", c.name, err, e)
+			}
 		}
 		if c.chunk >= -1 {
 			var re *RecordError
@@ -298,8 +330,8 @@ func TestSignTamper(t *testing.T) {
 		}
 		// The streaming Reader refuses it too (cut files apart: the
 		// Reader is given what Open recovers).
-		if _, err := readAll(b, s.m, opts...); err == nil {
-			t.Errorf("%s: the Reader accepts it", c.name)
+		if _, err := readAll(b, s.m, opts...); !errors.Is(err, c.want) {
+			t.Errorf("%s: the Reader: %v, want %v", c.name, err, c.want)
 		}
 		// What checksums alone see.
 		t.Logf("%s: refused with %v; without the key: %v", c.name, err, readEvery(b, s.m, c.opts...))
