@@ -92,9 +92,12 @@ func (f *File) Signature() (Signature, bool) { return f.f.Signature() }
 
 // SignFile signs the .wmz file name in place with k: it writes (or
 // replaces) the signature record at its end, and returns what it says.
-// The file is checked (header, index, every record's checksum) first. A
-// file signed by another key is refused unless rekey is set, which starts
-// a new file ID and generation (rotating keys, SECURITY.md).
+// The file is checked (header, index, every record's checksum) first,
+// and a file k signed before against that signature: an altered file is
+// refused (ErrRecordAltered and the others), not signed anew. A file
+// signed by another key is refused unless rekey is set, which signs the
+// file as it stands under a new file ID at generation 1 (rotating keys,
+// SECURITY.md).
 func SignFile(name string, k *sign.SecretKey, rekey bool) (Signature, error) {
 	fh, err := os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {

@@ -468,3 +468,74 @@ func TestSignDamage(t *testing.T) {
 		}
 	}
 }
+
+// editChunk returns b with the stream of chunk record c edited and the
+// record's CRC recomputed.
+func editChunk(b []byte, c chunkRef) []byte {
+	b = bytes.Clone(b)
+	for i := c.offset + chunkHdrSize; i < c.offset+c.length-crcSize; i++ {
+		b[i] ^= 0x5a
+	}
+	end := c.offset + c.length - crcSize
+	le.PutUint32(b[end:], crc(b[c.offset:end]))
+	return b
+}
+
+// TestSignResignChecks: re-signing with the key that signed a file, by
+// Sign or by an Append, checks the file against its signature first, so
+// that an altered file is refused, untouched, rather than signed anew;
+// only WithDropSignature signs it as it stands, as a new file.
+func TestSignResignChecks(t *testing.T) {
+	s := newSignFixture(t, 11, []int{4, 3})
+	cs := chunks(t, s.signed, s.m)
+	altered := editChunk(s.signed, cs[2])
+	header := bytes.Clone(s.signed)
+	le.PutUint32(header[28:], 12345)
+	le.PutUint32(header[60:], crc(header[:60]))
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"chunk edited", altered, ErrRecordAltered},
+		{"header edited", header, ErrPrefixAltered},
+	} {
+		f := &memFile{B: bytes.Clone(c.b)}
+		if _, err := Sign(f, int64(len(f.B)), s.key); !errors.Is(err, c.want) {
+			t.Errorf("%s: Sign: %v, want %v", c.name, err, c.want)
+		}
+		if !bytes.Equal(f.B, c.b) {
+			t.Errorf("%s: a refused Sign changed the file", c.name)
+		}
+		if _, err := Append(f, s.m, WithSigningKey(s.key)); !errors.Is(err, c.want) {
+			t.Errorf("%s: Append: %v, want %v", c.name, err, c.want)
+		}
+		if !bytes.Equal(f.B, c.b) {
+			t.Errorf("%s: a refused Append changed the file", c.name)
+		}
+	}
+	// An intact file re-signs by Append without the public key given.
+	f := &memFile{B: bytes.Clone(s.signed)}
+	w, err := Append(f, s.m, WithSigningKey(s.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEpisodes(t, w, s.m.Geom.N(), genEpisodes(rand.New(rand.NewPCG(12, 12)), s.m.Geom, []int{3}))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := readEvery(f.B, s.m, s.pub(), WithMinGeneration(2)); err != nil {
+		t.Fatal(err)
+	}
+	// Dropping the signature signs the altered file as it stands: a new
+	// file ID at generation 1, which a reader pinning generation 2 refuses.
+	old, _, _ := ReadSignature(bytes.NewReader(s.signed), int64(len(s.signed)))
+	again := signBytes(t, altered, s.key, WithDropSignature())
+	sig, ok, err := ReadSignature(bytes.NewReader(again), int64(len(again)))
+	if err != nil || !ok || sig.Generation != 1 || sig.FileID == old.FileID {
+		t.Fatalf("re-signed as it stands: %+v %v %v", sig, ok, err)
+	}
+	if err := readEvery(again, s.m, s.pub(), WithMinGeneration(2)); !errors.Is(err, ErrRollback) {
+		t.Fatalf("a new file ID at generation 1, read with generation 2 pinned: %v", err)
+	}
+}
