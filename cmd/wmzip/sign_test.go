@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wmzip/wmzip/sign"
 )
 
 // TestSignVerbs: keygen, sign, verify --key, info and append on a signed
@@ -28,6 +30,15 @@ func TestSignVerbs(t *testing.T) {
 		t.Fatalf("secret key file: %v %v", st.Mode(), err)
 	}
 	mustFail(t, "", "exists", "keygen", "-o", p("k"), "--unencrypted")
+	// Encrypted unless asked: without a password (stdin is empty here)
+	// keygen writes nothing.
+	mustFail(t, p("nopw.key"), "password", "keygen", "-o", p("nopw"))
+	for name, want := range map[string]bool{"k.key": true, "other.key": false} {
+		b, _ := os.ReadFile(p(name))
+		if enc, err := sign.SecretKeyEncrypted(b); err != nil || enc != want {
+			t.Fatalf("%s: encrypted %v (%v), want %v", name, enc, err, want)
+		}
+	}
 
 	if out := mustRun(t, "info", p("t.wmz")); !strings.Contains(out, "signature    unsigned") {
 		t.Fatalf("info of an unsigned file: %s", out)
