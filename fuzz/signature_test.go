@@ -73,6 +73,23 @@ func FuzzSignature(f *testing.F) {
 		if _, _, err := format.ReadSignature(bytes.NewReader(data), int64(len(data))); err != nil && !isFileError(err) {
 			t.Fatalf("ReadSignature: %v", err)
 		}
+		// Re-signing checks the file against the signature it continues:
+		// an error of either kind, and never a signature over a file that
+		// differs from a seed where the old one was this key's.
+		mf := &testkit.MemFile{B: bytes.Clone(data)}
+		n, err := format.Sign(mf, int64(len(data)), k, format.WithMaxMemory(memLimit))
+		if err != nil && !isFileError(err) && !isSignatureError(err) {
+			t.Fatalf("Sign: %v is neither a format nor a signature error", err)
+		}
+		if err == nil {
+			if old, ok, _ := format.ReadSignature(bytes.NewReader(data), int64(len(data))); ok && old.KeyID == k.ID &&
+				!signed[sha256.Sum256(unsignedPart(data))] {
+				t.Fatal("re-signed a file that is none of the signed seeds")
+			}
+			if n != int64(len(mf.B)) {
+				t.Fatalf("Sign returned %d for a file of %d bytes", n, len(mf.B))
+			}
+		}
 	})
 }
 
