@@ -102,14 +102,19 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	what := fmt.Sprintf("episode %d chunk %d", e.Episode, e.Chunk)
-	if e.Chunk < 0 {
-		what = fmt.Sprintf("episode %d record", e.Episode)
-	}
+	what := recordName(e.Episode, e.Chunk)
 	if errors.Is(e.Err, ErrRecordMoved) {
-		return fmt.Sprintf("%v: %s at offset %d holds episode %d chunk %d", e.Err, what, e.Offset, e.Holds[0], e.Holds[1])
+		return fmt.Sprintf("%v: %s at offset %d holds %s", e.Err, what, e.Offset, recordName(e.Holds[0], e.Holds[1]))
 	}
 	return fmt.Sprintf("%v: %s at offset %d", e.Err, what, e.Offset)
+}
+
+// recordName names chunk c of episode e, or its episode record for c < 0.
+func recordName(e, c int) string {
+	if c < 0 {
+		return fmt.Sprintf("episode %d record", e)
+	}
+	return fmt.Sprintf("episode %d chunk %d", e, c)
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }

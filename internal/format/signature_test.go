@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/wm"
@@ -376,6 +377,9 @@ func TestSignMetadataMoved(t *testing.T) {
 	var re *RecordError
 	if !errors.Is(err, ErrRecordMoved) || !errors.As(err, &re) || re.Chunk != -1 || re.Holds != [2]int{1, -1} {
 		t.Fatalf("swapped episode records: %v", err)
+	}
+	if !strings.Contains(err.Error(), "episode 0 record at offset") || !strings.HasSuffix(err.Error(), "holds episode 1 record") {
+		t.Errorf("swapped episode records: %q does not name both", err)
 	}
 	if err := readEvery(x, m); err != nil {
 		t.Logf("without the key: %v", err)
