@@ -15,14 +15,6 @@ import (
 	"github.com/wmzip/wmzip/sign"
 )
 
-// signatureErrors are the errors a read with a public key may give beyond
-// format errors.
-var signatureErrors = []error{
-	format.ErrUnsigned, format.ErrCutShort, format.ErrWrongKey, format.ErrBadSignature,
-	format.ErrRollback, format.ErrPrefixAltered, format.ErrIndexAltered,
-	format.ErrRecordAltered, format.ErrRecordMoved,
-}
-
 func fuzzKey(tb testing.TB) *sign.SecretKey {
 	k, err := sign.GenerateKey(rand.NewChaCha8([32]byte{'w', 'm', 'z'}))
 	if err != nil {
@@ -81,17 +73,27 @@ func FuzzSignature(f *testing.F) {
 		if _, _, err := format.ReadSignature(bytes.NewReader(data), int64(len(data))); err != nil && !isFileError(err) {
 			t.Fatalf("ReadSignature: %v", err)
 		}
+		// Re-signing checks the file against the signature it continues:
+		// an error of either kind, and never a signature over a file that
+		// differs from a seed where the old one was this key's.
+		mf := &testkit.MemFile{B: bytes.Clone(data)}
+		n, err := format.Sign(mf, int64(len(data)), k, format.WithMaxMemory(memLimit))
+		if err != nil && !isFileError(err) && !isSignatureError(err) {
+			t.Fatalf("Sign: %v is neither a format nor a signature error", err)
+		}
+		if err == nil {
+			if old, ok, _ := format.ReadSignature(bytes.NewReader(data), int64(len(data))); ok && old.KeyID == k.ID &&
+				!signed[sha256.Sum256(unsignedPart(data))] {
+				t.Fatal("re-signed a file that is none of the signed seeds")
+			}
+			if n != int64(len(mf.B)) {
+				t.Fatalf("Sign returned %d for a file of %d bytes", n, len(mf.B))
+			}
+		}
 	})
 }
 
-func isSignatureError(err error) bool {
-	for _, e := range signatureErrors {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
+func isSignatureError(err error) bool { return format.IsSignatureError(err) }
 
 // readSigned opens data and reads every state and metadata, then streams it.
 func readSigned(data []byte, m *wm.Model, opts ...format.Option) error {

@@ -111,9 +111,7 @@ func runInfo(args []string) error {
 		fmt.Println()
 	}
 	fmt.Printf("model        %s embedded=%v\n", j.ModelID, j.ModelEmbedded)
-	if j.Signature != nil {
-		fmt.Println(j.Signature.text())
-	}
+	fmt.Println(j.Signature.text())
 	if j.AboveRaw {
 		fmt.Printf("warning      %.1f bits/state is above the raw %.0f: the model predicts these states worse than no model (trained on other data?)\n", j.BitsPerState, j.RawBitsPerState)
 	}

@@ -30,8 +30,9 @@ func readSignatureInfo(path string) (*signatureJSON, error) {
 	return &signatureJSON{Signed: true, KeyID: s.KeyID.String(), FileID: hex.EncodeToString(s.FileID[:]), Generation: s.Generation, Time: s.Time}, nil
 }
 
-func (s signatureJSON) text() string {
-	if !s.Signed {
+// text is info's line; s is nil for an unsigned file (absent from JSON).
+func (s *signatureJSON) text() string {
+	if s == nil || !s.Signed {
 		return "signature    unsigned"
 	}
 	return fmt.Sprintf("signature    signed by key %s, generation %d, file %s (not verified here: verify --key)", s.KeyID, s.Generation, s.FileID)

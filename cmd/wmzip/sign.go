@@ -23,13 +23,15 @@ Writes a signature record at the end of the file (SPEC.md 6.16: the hash
 of every chunk, signed), replacing the one it has, then file.wmz.minisig,
 a signature of the whole file that 'minisign -Vm file.wmz -p name.pub'
 verifies. Readers given the public key ('wmzip verify --key') check the
-record, and every chunk they read against it.
+record, and every chunk they read against it. A file this key signed
+before is first checked against that signature: an altered one is
+refused, not signed anew (--rekey signs it as it stands).
 `)
 	keyPath := fs.String("k", "", "secret key file (wmzip keygen, or minisign's)")
 	pwFile := fs.String("password-file", "", "read the key's password from the first line of this file")
 	noDetached := fs.Bool("no-detached", false, "do not write file.wmz.minisig")
 	quiet := fs.Bool("q", false, "no summary output")
-	rekey := fs.Bool("rekey", false, "re-sign a file signed by another key (a new file ID and generation)")
+	rekey := fs.Bool("rekey", false, "sign the file as it stands whatever signature it has: a new file ID at generation 1 (another key's file, or one changed on purpose)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wmzip/wmzip/sign"
 )
 
 // TestSignVerbs: keygen, sign, verify --key, info and append on a signed
@@ -21,14 +23,24 @@ func TestSignVerbs(t *testing.T) {
 	mustRun(t, "encode", "-q", "--keyframe", "8", "--embed-model", "-m", p("m.wmm"), "-o", p("t.wmz"), p("t.npz"))
 
 	os.WriteFile(p("pw"), []byte("a password\n"), 0o600)
-	mustRun(t, "keygen", "-o", p("k"), "--password-file", p("pw"), "--kdf-memory", "16")
+	kid := strings.Fields(mustRun(t, "keygen", "-o", p("k"), "--password-file", p("pw"), "--kdf-memory", "16"))[1]
+	kid = strings.TrimSuffix(kid, ":")
 	mustRun(t, "keygen", "-o", p("other"), "--unencrypted")
 	if st, err := os.Stat(p("k.key")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("secret key file: %v %v", st.Mode(), err)
 	}
 	mustFail(t, "", "exists", "keygen", "-o", p("k"), "--unencrypted")
+	// Encrypted unless asked: without a password (stdin is empty here)
+	// keygen writes nothing.
+	mustFail(t, p("nopw.key"), "password", "keygen", "-o", p("nopw"))
+	for name, want := range map[string]bool{"k.key": true, "other.key": false} {
+		b, _ := os.ReadFile(p(name))
+		if enc, err := sign.SecretKeyEncrypted(b); err != nil || enc != want {
+			t.Fatalf("%s: encrypted %v (%v), want %v", name, enc, err, want)
+		}
+	}
 
-	if out := mustRun(t, "info", p("t.wmz")); strings.Contains(out, "signature") {
+	if out := mustRun(t, "info", p("t.wmz")); !strings.Contains(out, "signature    unsigned") {
 		t.Fatalf("info of an unsigned file: %s", out)
 	}
 	mustFail(t, "", "not signed", "verify", "-q", "--key", p("k.pub"), p("t.wmz"))
@@ -38,7 +50,7 @@ func TestSignVerbs(t *testing.T) {
 		t.Fatalf("sign: %s", out)
 	}
 	out = mustRun(t, "info", p("t.wmz"))
-	if !strings.Contains(out, "signature    signed by key") {
+	if !strings.Contains(out, "signature    signed by key "+kid+",") {
 		t.Fatalf("info of a signed file: %s", out)
 	}
 	out = mustRun(t, "verify", "--key", p("k.pub"), p("t.wmz"))

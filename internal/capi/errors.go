@@ -82,16 +82,7 @@ func Code(err error) int {
 }
 
 // isSignature reports whether err is one of the errors of a signed read.
-func isSignature(err error) bool {
-	for _, e := range []error{format.ErrUnsigned, format.ErrCutShort, format.ErrWrongKey, format.ErrBadSignature,
-		format.ErrRollback, format.ErrPrefixAltered, format.ErrIndexAltered, format.ErrRecordAltered,
-		format.ErrRecordMoved, format.ErrSigned} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
+func isSignature(err error) bool { return format.IsSignatureError(err) }
 
 var (
 	errBuffer   = errors.New("output buffer too small")

@@ -40,6 +40,9 @@ func Append(f AppendFile, model *wm.Model, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts, err = resignKey(f, size, opts); err != nil {
+		return nil, err
+	}
 	old, err := Open(f, size, model, opts...)
 	if err != nil {
 		return nil, err

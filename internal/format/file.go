@@ -317,22 +317,31 @@ func (f *File) episodeRecord(ep *episodeRef) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.sig.checkRecord(ep.offset, b); err != nil {
+	if err := f.sig.checkRecord(ep.offset, b, func() bool { return checkEpisodeRecord(ep, b) == nil }); err != nil {
 		return nil, err
 	}
+	if err := checkEpisodeRecord(ep, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkEpisodeRecord checks the episode record b of ep: its header against
+// the index, and its CRC.
+func checkEpisodeRecord(ep *episodeRef, b []byte) error {
 	switch {
 	case b[0] != tagEpisode:
-		return nil, corrupt(ep.offset, "episode record disagrees with the index: tag %#x", b[0])
+		return corrupt(ep.offset, "episode record disagrees with the index: tag %#x", b[0])
 	case b[1] != 0 || b[2] != 0 || b[3] != 0:
-		return nil, corrupt(ep.offset+1, "reserved bytes of episode record not zero")
+		return corrupt(ep.offset+1, "reserved bytes of episode record not zero")
 	case int64(le.Uint32(b[4:])) != ep.metaLen:
-		return nil, corrupt(ep.offset+4, "episode record disagrees with the index: MetaLen %d, index %d", le.Uint32(b[4:]), ep.metaLen)
+		return corrupt(ep.offset+4, "episode record disagrees with the index: MetaLen %d, index %d", le.Uint32(b[4:]), ep.metaLen)
 	}
 	end := episodeHdrSize + ep.metaLen
 	if crc(b[:end]) != le.Uint32(b[end:]) {
-		return nil, badSum(ep.offset+end, "episode record checksum")
+		return badSum(ep.offset+end, "episode record checksum")
 	}
-	return b, nil
+	return nil
 }
 
 // chunkCost is what a coded chunk adds to the index totals and, when
@@ -378,25 +387,34 @@ func (f *File) chunkRecord(ref *chunkRef) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.sig.checkRecord(ref.offset, b); err != nil {
+	if err := f.sig.checkRecord(ref.offset, b, func() bool { return f.wholeChunk(ref, b) }); err != nil {
 		return nil, err
 	}
+	if err := f.checkChunk(ref, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkChunk checks the chunk record b of ref: its header against
+// the index, and its CRC.
+func (f *File) checkChunk(ref *chunkRef, b []byte) error {
 	sl := ref.length - chunkHdrSize - crcSize
 	if b[0] != tagChunk {
-		return nil, corrupt(ref.offset, "chunk record disagrees with the index: tag %#x", b[0])
+		return corrupt(ref.offset, "chunk record disagrees with the index: tag %#x", b[0])
 	}
 	if _, err := parseChunkMode(&f.h, b, ref.offset); err != nil {
-		return nil, err
+		return err
 	}
 	if int64(le.Uint32(b[4:])) != ref.states || int64(le.Uint32(b[8:])) != sl {
-		return nil, corrupt(ref.offset+4, "chunk record disagrees with the index: %d states and %d stream bytes, index %d and %d",
+		return corrupt(ref.offset+4, "chunk record disagrees with the index: %d states and %d stream bytes, index %d and %d",
 			le.Uint32(b[4:]), le.Uint32(b[8:]), ref.states, sl)
 	}
 	end := chunkHdrSize + sl
 	if crc(b[:end]) != le.Uint32(b[end:]) {
-		return nil, badSum(ref.offset+end, "chunk record checksum")
+		return badSum(ref.offset+end, "chunk record checksum")
 	}
-	return b, nil
+	return nil
 }
 
 // Verify decodes and checks every record of the file: episode records,

@@ -111,6 +111,7 @@ func NewReader(r io.Reader, model *wm.Model, opts ...Option) (*Reader, error) {
 		return nil, err
 	}
 	rd.coder = newChunkCoder(&rd.h, rd.model, rules)
+	rd.sig.useCoder(func() *chunkCoder { return newChunkCoder(&rd.h, rd.model, rules) })
 	g, n := rd.h.KeyframeInterval, rd.h.Geom.N()
 	rd.actions = make([]int64, g)
 	rd.codes = make([]uint16, g*n)
@@ -317,7 +318,7 @@ func (r *Reader) readEpisode() ([]byte, error) {
 		return nil, err
 	}
 	r.framed = true
-	if err := r.sig.check(start, head[:], rest); err != nil {
+	if err := r.sig.check(start, head[:], rest, func() bool { return r.sig.wholeRecord(false, chunkMode{}, 0, head[:], rest) }); err != nil {
 		return nil, err
 	}
 	sum := crc32Update(crc(head[:]), rest[:ml])
@@ -429,7 +430,7 @@ func (r *Reader) readChunk() error {
 		return err
 	}
 	r.framed = true
-	if err := r.sig.check(start, head[:], rest); err != nil {
+	if err := r.sig.check(start, head[:], rest, func() bool { return r.sig.wholeRecord(true, md, int(n), head[:], rest) }); err != nil {
 		return err
 	}
 	if crc32Update(crc(head[:]), rest[:sl]) != le.Uint32(rest[sl:]) {

@@ -59,6 +59,12 @@ var (
 	// ErrRecordAltered reports a record whose bytes are not the signed
 	// ones (a RecordError names it).
 	ErrRecordAltered = errors.New("wmz: record differs from the one signed")
+	// ErrRecordForeign reports a record that is none of the signed ones
+	// yet passes every check of its own (CRC, structure and, for a chunk,
+	// its reconstruction checksum): a whole record put in the place of the
+	// signed one, taken from another file or coded anew (a RecordError
+	// names it). A reader cannot tell which.
+	ErrRecordForeign = errors.New("wmz: record is a valid record, but not one this file's signature covers")
 	// ErrRecordMoved reports a record that holds the signed bytes of
 	// another record of the file: records swapped, or an index entry
 	// redirected (a RecordError names both).
@@ -67,6 +73,22 @@ var (
 	// (WithSigningKey) nor drops its signature (WithDropSignature).
 	ErrSigned = errors.New("wmz: file is signed: append must re-sign it or drop its signature")
 )
+
+// signatureErrors are the errors above, each its own case.
+var signatureErrors = []error{ErrUnsigned, ErrCutShort, ErrWrongKey, ErrBadSignature, ErrRollback,
+	ErrPrefixAltered, ErrIndexAltered, ErrRecordAltered, ErrRecordForeign, ErrRecordMoved, ErrSigned}
+
+// IsSignatureError reports whether err is one of the errors of a read
+// with a public key, or of an Append to a signed file: ErrUnsigned to
+// ErrSigned above.
+func IsSignatureError(err error) bool {
+	for _, e := range signatureErrors {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
 
 // A RecordError reports an episode or chunk record that fails its signed
 // hash. Chunk is −1 for the episode record itself.
@@ -80,14 +102,19 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	what := fmt.Sprintf("episode %d chunk %d", e.Episode, e.Chunk)
-	if e.Chunk < 0 {
-		what = fmt.Sprintf("episode %d record", e.Episode)
-	}
+	what := recordName(e.Episode, e.Chunk)
 	if errors.Is(e.Err, ErrRecordMoved) {
-		return fmt.Sprintf("%v: %s at offset %d holds episode %d chunk %d", e.Err, what, e.Offset, e.Holds[0], e.Holds[1])
+		return fmt.Sprintf("%v: %s at offset %d holds %s", e.Err, what, e.Offset, recordName(e.Holds[0], e.Holds[1]))
 	}
 	return fmt.Sprintf("%v: %s at offset %d", e.Err, what, e.Offset)
+}
+
+// recordName names chunk c of episode e, or its episode record for c < 0.
+func recordName(e, c int) string {
+	if c < 0 {
+		return fmt.Sprintf("episode %d record", e)
+	}
+	return fmt.Sprintf("episode %d chunk %d", e, c)
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }
@@ -370,8 +397,12 @@ func hashRange(r io.ReaderAt, off, n int64) ([sigHashSize]byte, error) {
 }
 
 // checkRecord checks the bytes b of the record at off against its signed
-// hash, when the file was opened with a public key.
-func (blk *sigBlock) checkRecord(off int64, b []byte) error {
+// hash, when the file was opened with a public key. For a record that
+// matches no signed hash, whole reports whether b passes the record's own
+// checks: a whole record substituted (ErrRecordForeign), not one edited
+// in place with only some of its checksums made to match
+// (ErrRecordAltered). It runs only on that error path.
+func (blk *sigBlock) checkRecord(off int64, b []byte, whole func() bool) error {
 	if blk == nil || !blk.Verified {
 		return nil
 	}
@@ -387,8 +418,11 @@ func (blk *sigBlock) checkRecord(off int64, b []byte) error {
 	for j := range blk.offs {
 		if bytes.Equal(sum[:], blk.hash(j)) {
 			e.Err, e.Holds = ErrRecordMoved, blk.who[j]
-			break
+			return e
 		}
+	}
+	if whole != nil && whole() {
+		e.Err = ErrRecordForeign
 	}
 	return e
 }
@@ -440,22 +474,50 @@ func Sign(f AppendFile, size int64, k *sign.SecretKey, opts ...Option) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	if old != nil && old.KeyID != k.ID {
-		if !cfg.sig.drop {
-			return 0, fmt.Errorf("%w: signed by key %s, re-signing with %s needs WithDropSignature", ErrWrongKey, old.KeyID, k.ID)
-		}
+	switch {
+	case old == nil:
+	case cfg.sig.drop:
 		old = nil
+	case old.KeyID != k.ID:
+		return 0, fmt.Errorf("%w: signed by key %s, re-signing with %s needs WithDropSignature", ErrWrongKey, old.KeyID, k.ID)
+	case !old.Verified:
+		// The file is checked against the signature it continues, so that
+		// re-signing refuses an altered file rather than vouching for it.
+		if err := old.verify(f, &sigConfig{pub: k.Public()}); err != nil {
+			return 0, err
+		}
 	}
 	return signAt(f, inner, k, old, opts)
 }
 
+// resignKey returns opts with a public key added when the file of size
+// bytes that Append opens is signed by the key it re-signs with: Open then
+// verifies the signature it continues (and signAt every old record).
+func resignKey(r io.ReaderAt, size int64, opts []Option) ([]Option, error) {
+	cfg, err := newConfig(opts)
+	if err != nil || cfg.sig.key == nil || cfg.sig.pub != nil || cfg.sig.drop {
+		return opts, err
+	}
+	_, blk, err := findSignature(r, size, cfg)
+	if err != nil || blk == nil || blk.KeyID != cfg.sig.key.ID {
+		return opts, nil // Open reports the damage, appendSignature the key
+	}
+	return append(slices.Clone(opts), WithPublicKey(cfg.sig.key.Public())), nil
+}
+
 // signAt signs the unsigned file of the first inner bytes of f, continuing
 // the signature old (nil: a new file ID), and writes the signature after
-// them.
+// them. A verified old is the signature of the file before an Append (or
+// of this one): every record it covers must still hash as it says.
 func signAt(f AppendFile, inner int64, k *sign.SecretKey, old *sigBlock, opts []Option) (int64, error) {
 	file, err := openIndex(f, inner, opts)
 	if err != nil {
 		return 0, err
+	}
+	if old != nil && old.Verified && old.offs == nil {
+		if err := old.bind(file); err != nil {
+			return 0, err
+		}
 	}
 	rec, err := file.signatureRecord(k, old)
 	if err != nil {
@@ -506,16 +568,30 @@ func (f *File) signatureRecord(k *sign.SecretKey, old *sigBlock) ([]byte, error)
 	copy(b[104:136], ix[:])
 	// Each record is read whole and checked (tag, sizes against the
 	// index, CRC) before its hash is signed.
+	// Records old covers are checked against it.
+	carried := func(off int64, rb []byte, whole func() bool) error {
+		if old == nil || !old.Verified || off >= old.indexOffset {
+			return nil
+		}
+		return old.checkRecord(off, rb, whole)
+	}
 	for e := range f.idx.episodes {
 		ep := &f.idx.episodes[e]
 		rb, err := f.episodeRecord(ep)
 		if err != nil {
 			return nil, err
 		}
+		if err := carried(ep.offset, rb, func() bool { return true }); err != nil {
+			return nil, err
+		}
 		b = appendHash(b, rb)
 		for c := range ep.chunks {
-			rb, err := f.chunkRecord(&ep.chunks[c])
+			ref := &ep.chunks[c]
+			rb, err := f.chunkRecord(ref)
 			if err != nil {
+				return nil, err
+			}
+			if err := carried(ref.offset, rb, func() bool { return f.wholeChunk(ref, rb) }); err != nil {
 				return nil, err
 			}
 			b = appendHash(b, rb)
@@ -564,11 +640,17 @@ func appendSignature(f AppendFile, old *File) (func(int64) error, error) {
 	switch {
 	case c.key != nil:
 		prev := old.sig
-		if prev != nil && prev.KeyID != c.key.ID {
-			if !c.drop {
-				return nil, fmt.Errorf("%w: signed by key %s, re-signing with %s needs WithDropSignature", ErrWrongKey, prev.KeyID, c.key.ID)
-			}
+		switch {
+		case prev == nil:
+		case c.drop:
 			prev = nil
+		case prev.KeyID != c.key.ID:
+			return nil, fmt.Errorf("%w: signed by key %s, re-signing with %s needs WithDropSignature", ErrWrongKey, prev.KeyID, c.key.ID)
+		case prev.Verified:
+			// Refuse an altered file before the Writer cuts its index off.
+			if err := old.checkRecords(); err != nil {
+				return nil, err
+			}
 		}
 		opts := []Option{WithMaxMemory(old.cfg.maxMemory)}
 		return func(size int64) error {
@@ -579,4 +661,41 @@ func appendSignature(f AppendFile, old *File) (func(int64) error, error) {
 		return nil, ErrSigned
 	}
 	return nil, nil
+}
+
+// wholeChunk reports whether the chunk record b of ref, which matches no
+// signed hash, passes every check of its own: structure and CRC, and a
+// decode to its reconstruction checksum (every chunk starts with a
+// keyframe, so it decodes alone). It decodes into buffers of its own. A
+// File opened without its model (Sign's) cannot decode: it says false.
+func (f *File) wholeChunk(ref *chunkRef, b []byte) bool {
+	if f.checkChunk(ref, b) != nil || f.model == nil || f.rules == nil {
+		return false
+	}
+	cc := f.coder()
+	defer f.pool.Put(cc)
+	levels := cc.levels
+	cc.levels = nil
+	defer func() { cc.levels = levels }()
+	n := int(ref.states)
+	actions, codes := make([]int64, n), make([]uint16, n*f.h.Geom.N())
+	return cc.decodeChunk(b[chunkHdrSize:len(b)-crcSize], modeOf(b), n, le.Uint32(b[12:]), actions, codes, ref.offset) == nil
+}
+
+// checkRecords reads every record of f once, as Open with a public key
+// checks it: its signed hash, structure and CRC; nothing is decoded
+// beyond what tells a substituted record from an edited one.
+func (f *File) checkRecords() error {
+	for e := range f.idx.episodes {
+		ep := &f.idx.episodes[e]
+		if _, err := f.episodeRecord(ep); err != nil {
+			return err
+		}
+		for c := range ep.chunks {
+			if _, err := f.chunkRecord(&ep.chunks[c]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"hash"
 	"io"
@@ -13,8 +14,9 @@ import (
 // of the file, so a Reader given a public key needs a source it can also
 // read at random (an *os.File, a bytes.Reader, an io.SectionReader).
 type signedStream struct {
-	blk *sigBlock
-	pre hash.Hash
+	blk   *sigBlock
+	pre   hash.Hash
+	coder func() *chunkCoder // a coder of the Reader's, to classify a record no hash matches
 }
 
 // newSignedStream verifies the signature of the file r reads, from its
@@ -73,12 +75,13 @@ func (s *signedStream) checkPrefix() error {
 	return ErrPrefixAltered
 }
 
-// check checks a record read in two parts against its signed hash.
-func (s *signedStream) check(off int64, head, rest []byte) error {
+// check checks a record read in two parts against its signed hash; whole
+// is checkRecord's.
+func (s *signedStream) check(off int64, head, rest []byte, whole func() bool) error {
 	if s == nil {
 		return nil
 	}
-	return s.blk.checkRecord(off, append(bytes.Clone(head), rest...))
+	return s.blk.checkRecord(off, append(bytes.Clone(head), rest...), whole)
 }
 
 // checkIndex checks the index and trailer the Reader read.
@@ -129,4 +132,31 @@ func (r *Reader) readSignature() (int64, error) {
 		return 0, ErrBadSignature
 	}
 	return r.off - start, nil
+}
+
+// useCoder gives s the Reader's coder maker.
+func (s *signedStream) useCoder(mk func() *chunkCoder) {
+	if s != nil {
+		s.coder = mk
+	}
+}
+
+// wholeRecord reports whether a record read in two parts, of a chunk of n
+// states in mode md when chunk is set, passes its CRC and, for a chunk, a
+// decode to its reconstruction checksum: checkRecord's whole for the
+// Reader.
+func (s *signedStream) wholeRecord(chunk bool, md chunkMode, n int, head, rest []byte) bool {
+	k := len(rest) - crcSize
+	if k < 0 || crc32Update(crc(head), rest[:k]) != le.Uint32(rest[k:]) {
+		return false
+	}
+	if !chunk {
+		return k == 0 || json.Valid(rest[:k])
+	}
+	if s.coder == nil || len(head) < chunkHdrSize {
+		return false
+	}
+	cc := s.coder()
+	actions, codes := make([]int64, n), make([]uint16, n*cc.geom.N())
+	return cc.decodeChunk(rest[:k], md, n, le.Uint32(head[12:]), actions, codes, 0) == nil
 }

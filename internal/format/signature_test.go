@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/wmzip/wmzip/internal/wm"
@@ -191,6 +192,9 @@ func TestSignTamper(t *testing.T) {
 		want error
 		// chunk named by the RecordError, −2 if none
 		chunk int
+		// one of the cases the signature must tell apart, each by its
+		// own error
+		distinct bool
 	}
 	// A chunk replaced by the coding of other states, with every checksum
 	// of its record valid: the writer's own coding of a forged state.
@@ -210,9 +214,21 @@ func TestSignTamper(t *testing.T) {
 			forged = ab[c.offset : c.offset+c.length]
 		}
 	}
-	replaced := func() []byte {
+	recoded := func() []byte {
 		b := bytes.Clone(s.signed)
 		copy(b[cs[3].offset:], forged)
+		return b
+	}
+	replaced := func() []byte {
+		// Bytes of chunk 3's stream replaced, the record's CRC recomputed:
+		// what the checksums of an unsigned read accept.
+		b := bytes.Clone(s.signed)
+		c := cs[3]
+		for i := c.offset + chunkHdrSize; i < c.offset+c.length-crcSize; i++ {
+			b[i] ^= 0x5a
+		}
+		end := c.offset + c.length - crcSize
+		le.PutUint32(b[end:], crc(b[c.offset:end]))
 		return b
 	}
 	ii, jj := samePair(s.signed, s.signed, cs, cs, true)
@@ -270,16 +286,27 @@ func TestSignTamper(t *testing.T) {
 	old := s.signed
 	current := signBytes(t, s.signed, s.key) // generation 2
 	cases := []tamper{
-		{"chunk replaced, CRC recomputed", replaced, nil, ErrRecordAltered, 3},
-		{"chunk records swapped", swapped, nil, ErrRecordMoved, ii},
-		{"index entry redirected", redirected, nil, ErrIndexAltered, -2},
-		{"chunk of another signed file", foreign, nil, ErrRecordAltered, ia},
-		{"cut to a valid prefix", cut, []Option{WithRecovery(true)}, ErrCutShort, -2},
-		{"signature cut off", stripped, nil, ErrUnsigned, -2},
-		{"signed by another key", otherKey, nil, ErrWrongKey, -2},
-		{"another key's signature relabelled", forgedKey, nil, ErrBadSignature, -2},
-		{"header altered", header, nil, ErrPrefixAltered, -2},
-		{"older version replayed", func() []byte { return old }, []Option{WithMinGeneration(2)}, ErrRollback, -2},
+		{"chunk replaced, CRC recomputed", replaced, nil, ErrRecordAltered, 3, true},
+		{"chunk coded anew, every checksum valid", recoded, nil, ErrRecordForeign, 3, false},
+		{"chunk records swapped", swapped, nil, ErrRecordMoved, ii, false},
+		{"index entry redirected", redirected, nil, ErrIndexAltered, -2, true},
+		{"chunk of another signed file", foreign, nil, ErrRecordForeign, ia, true},
+		{"cut to a valid prefix", cut, []Option{WithRecovery(true)}, ErrCutShort, -2, true},
+		{"signature cut off", stripped, nil, ErrUnsigned, -2, false},
+		{"signed by another key", otherKey, nil, ErrWrongKey, -2, true},
+		{"another key's signature relabelled", forgedKey, nil, ErrBadSignature, -2, false},
+		{"header altered", header, nil, ErrPrefixAltered, -2, false},
+		{"older version replayed", func() []byte { return old }, []Option{WithMinGeneration(2)}, ErrRollback, -2, true},
+	}
+	seen := map[error]string{}
+	for _, c := range cases {
+		if !c.distinct {
+			continue
+		}
+		if other, ok := seen[c.want]; ok {
+			t.Errorf("%q and %q share the error %v", c.name, other, c.want)
+		}
+		seen[c.want] = c.name
 	}
 	for _, c := range cases {
 		b := c.file()
@@ -288,6 +315,12 @@ func TestSignTamper(t *testing.T) {
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 			continue
+		}
+		// Exactly one signature error: its own.
+		for _, e := range signatureErrors {
+			if e != c.want && errors.Is(err, e) {
+				t.Errorf("%s: %v is also %v", c.name, err, e)
+			}
 		}
 		if c.chunk >= -1 {
 			var re *RecordError
@@ -298,8 +331,8 @@ func TestSignTamper(t *testing.T) {
 		}
 		// The streaming Reader refuses it too (cut files apart: the
 		// Reader is given what Open recovers).
-		if _, err := readAll(b, s.m, opts...); err == nil {
-			t.Errorf("%s: the Reader accepts it", c.name)
+		if _, err := readAll(b, s.m, opts...); !errors.Is(err, c.want) {
+			t.Errorf("%s: the Reader: %v, want %v", c.name, err, c.want)
 		}
 		// What checksums alone see.
 		t.Logf("%s: refused with %v; without the key: %v", c.name, err, readEvery(b, s.m, c.opts...))
@@ -344,6 +377,9 @@ func TestSignMetadataMoved(t *testing.T) {
 	var re *RecordError
 	if !errors.Is(err, ErrRecordMoved) || !errors.As(err, &re) || re.Chunk != -1 || re.Holds != [2]int{1, -1} {
 		t.Fatalf("swapped episode records: %v", err)
+	}
+	if !strings.Contains(err.Error(), "episode 0 record at offset") || !strings.HasSuffix(err.Error(), "holds episode 1 record") {
+		t.Errorf("swapped episode records: %q does not name both", err)
 	}
 	if err := readEvery(x, m); err != nil {
 		t.Logf("without the key: %v", err)
@@ -434,5 +470,76 @@ func TestSignDamage(t *testing.T) {
 				t.Fatalf("byte %d bit %d: %v", i, bit, err)
 			}
 		}
+	}
+}
+
+// editChunk returns b with the stream of chunk record c edited and the
+// record's CRC recomputed.
+func editChunk(b []byte, c chunkRef) []byte {
+	b = bytes.Clone(b)
+	for i := c.offset + chunkHdrSize; i < c.offset+c.length-crcSize; i++ {
+		b[i] ^= 0x5a
+	}
+	end := c.offset + c.length - crcSize
+	le.PutUint32(b[end:], crc(b[c.offset:end]))
+	return b
+}
+
+// TestSignResignChecks: re-signing with the key that signed a file, by
+// Sign or by an Append, checks the file against its signature first, so
+// that an altered file is refused, untouched, rather than signed anew;
+// only WithDropSignature signs it as it stands, as a new file.
+func TestSignResignChecks(t *testing.T) {
+	s := newSignFixture(t, 11, []int{4, 3})
+	cs := chunks(t, s.signed, s.m)
+	altered := editChunk(s.signed, cs[2])
+	header := bytes.Clone(s.signed)
+	le.PutUint32(header[28:], 12345)
+	le.PutUint32(header[60:], crc(header[:60]))
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"chunk edited", altered, ErrRecordAltered},
+		{"header edited", header, ErrPrefixAltered},
+	} {
+		f := &memFile{B: bytes.Clone(c.b)}
+		if _, err := Sign(f, int64(len(f.B)), s.key); !errors.Is(err, c.want) {
+			t.Errorf("%s: Sign: %v, want %v", c.name, err, c.want)
+		}
+		if !bytes.Equal(f.B, c.b) {
+			t.Errorf("%s: a refused Sign changed the file", c.name)
+		}
+		if _, err := Append(f, s.m, WithSigningKey(s.key)); !errors.Is(err, c.want) {
+			t.Errorf("%s: Append: %v, want %v", c.name, err, c.want)
+		}
+		if !bytes.Equal(f.B, c.b) {
+			t.Errorf("%s: a refused Append changed the file", c.name)
+		}
+	}
+	// An intact file re-signs by Append without the public key given.
+	f := &memFile{B: bytes.Clone(s.signed)}
+	w, err := Append(f, s.m, WithSigningKey(s.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEpisodes(t, w, s.m.Geom.N(), genEpisodes(rand.New(rand.NewPCG(12, 12)), s.m.Geom, []int{3}))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := readEvery(f.B, s.m, s.pub(), WithMinGeneration(2)); err != nil {
+		t.Fatal(err)
+	}
+	// Dropping the signature signs the altered file as it stands: a new
+	// file ID at generation 1, which a reader pinning generation 2 refuses.
+	old, _, _ := ReadSignature(bytes.NewReader(s.signed), int64(len(s.signed)))
+	again := signBytes(t, altered, s.key, WithDropSignature())
+	sig, ok, err := ReadSignature(bytes.NewReader(again), int64(len(again)))
+	if err != nil || !ok || sig.Generation != 1 || sig.FileID == old.FileID {
+		t.Fatalf("re-signed as it stands: %+v %v %v", sig, ok, err)
+	}
+	if err := readEvery(again, s.m, s.pub(), WithMinGeneration(2)); !errors.Is(err, ErrRollback) {
+		t.Fatalf("a new file ID at generation 1, read with generation 2 pinned: %v", err)
 	}
 }

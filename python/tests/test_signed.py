@@ -45,3 +45,36 @@ def test_refused(signed, codec):
         wmzip.open(plain, codec, public_key=d / "k.pub")
     with pytest.raises(wmzip.SignatureError):
         wmzip.open(path, codec, public_key=d / "other.pub")
+
+
+def first_chunk(b: bytes) -> int:
+    """Offset of the first chunk record of a signed file, found from its
+    signature record (SPEC.md 6.16): BodyStart, then the first episode
+    record."""
+    covered = int.from_bytes(b[-16:-8], "little")
+    body = int.from_bytes(b[covered + 56:covered + 64], "little")
+    off = body + 8 + int.from_bytes(b[body + 4:body + 8], "little") + 4
+    assert b[body:body + 1] == b"E" and b[off:off + 1] == b"C"
+    return off
+
+
+def test_altered_chunk_named(signed, codec):
+    d, plain, path = signed
+    b = bytearray(path.read_bytes())
+    b[first_chunk(bytes(b)) + 16] ^= 1  # a byte of the first chunk's stream
+    altered = d / "altered.wmz"
+    altered.write_bytes(bytes(b))
+    with wmzip.open(altered, codec, public_key=d / "k.pub") as f:
+        with pytest.raises(wmzip.SignatureError, match="episode 0 chunk 0"):
+            f.codes(0, 0)
+        # Only the chunk read is checked: another episode still reads.
+        with wmzip.open(plain, codec) as want:
+            assert np.array_equal(f.codes(1, 0), want.codes(1, 0))
+
+
+def test_min_generation(signed, codec):
+    d, plain, path = signed
+    with wmzip.open(path, codec, public_key=d / "k.pub", min_generation=1) as f:
+        assert f.episodes
+    with pytest.raises(wmzip.SignatureError, match="older"):
+        wmzip.open(path, codec, public_key=d / "k.pub", min_generation=2)
