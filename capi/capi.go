@@ -1,12 +1,15 @@
-// Command capi is wmzip's C library: built with
+// Command capi is wmzip's C library: built in this folder with
 //
-//	go build -buildmode=c-shared -o libwmzip.so ./capi
+//	go build -buildmode=c-shared -o libwmzip.so .
 //
-// it exports the functions of wmzip.h, the interface's documentation. It
-// is the only package of the module that uses cgo; each function turns
-// its C arguments into Go values and calls package internal/capi, which
-// does the work. Every export recovers a panic into WMZ_ERR_INTERNAL, so
-// that a bug costs the call, not the caller's process.
+// it exports the functions of wmzip.h, the interface's documentation. The
+// C library is a module of its own (capi/go.mod), so that the library
+// module stays free of cgo and of what the C interface reaches beyond the
+// codec; this is the only package of the repository that uses cgo. Each
+// function turns its C arguments into Go values and calls package
+// capi/internal/capi, which does the work. Every export recovers a panic
+// into WMZ_ERR_INTERNAL, so that a bug costs the call, not the caller's
+// process.
 package main
 
 // #include "capi.h"
@@ -16,7 +19,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/wmzip/wmzip/internal/capi"
+	"github.com/wmzip/wmzip/capi/internal/capi"
 )
 
 func main() {}

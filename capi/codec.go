@@ -8,7 +8,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/wmzip/wmzip/internal/capi"
+	"github.com/wmzip/wmzip/capi/internal/capi"
 )
 
 //export wmz_codec_load

@@ -6,7 +6,7 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/wmzip/wmzip/internal/capi"
+	"github.com/wmzip/wmzip/capi/internal/capi"
 )
 
 //export wmz_file_open

@@ -431,6 +431,32 @@ int wmz_search_codes(wmz_search s, const void *queries, size_t n, int width, int
  * returned, and releases the handle. */
 int wmz_search_close(wmz_search s);
 
+/* ---- Objects in a store and catalogs ---------------------------------- */
+
+/* A path of the form s3://bucket/key names an object of the S3-compatible
+ * store the standard AWS environment variables describe (AWS_ENDPOINT_URL,
+ * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION), wherever a path
+ * is taken: wmz_file_open reads it by ranged GETs, wmz_search_open loads
+ * its index object (key + "i") or builds one from it, wmz_writer_create
+ * writes it by a multipart upload completed by wmz_writer_close (an
+ * aborted or freed writer leaves no object). The JSON options of
+ * wmz_file_open take "entry" and those of wmz_search_open "entries" (one
+ * a path): a memory's entry of a catalog, as the manifest holds it
+ * (docs/catalog.md), which spares requests and is checked against the
+ * memory (a memory replaced since gives an error, never its bytes). */
+
+/* wmz_catalog_update writes or refreshes the manifest of the .wmz
+ * memories under root (an s3:// prefix or a folder), as `wmzip catalog`
+ * does; it returns what it did as a JSON object: Kept, Refreshed, Added,
+ * Dropped, Written, Requests. Options: parallel (memories read at once),
+ * dry_run. */
+int wmz_catalog_update(const char *root, const char *options, char *buf, size_t cap, size_t *size);
+
+/* wmz_catalog_load reads the manifest of name (a root, or the manifest
+ * itself) with one request and returns its JSON, its root where it was
+ * found. */
+int wmz_catalog_load(const char *name, char *buf, size_t cap, size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 """Builds the wmzip package: its Python modules and the C library beneath
-them, compiled from the Go module one directory up (../capi) with the Go
-toolchain, as `go build -buildmode=c-shared` does."""
+them, compiled from the C library's Go module (../capi, a module of its own
+beside the library's) with the Go toolchain, as `go build -buildmode=c-shared`
+does."""
 
 import os
 import shutil
@@ -29,7 +30,7 @@ class build_go(build_py):
     def run(self):
         super().run()
         root = Path(os.environ.get("WMZIP_SOURCE", HERE.parent)).resolve()
-        if not (root / "go.mod").is_file() or not (root / "capi").is_dir():
+        if not (root / "go.mod").is_file() or not (root / "capi" / "go.mod").is_file():
             sys.exit(f"wmzip: {root} is not the wmzip Go module (set WMZIP_SOURCE to its directory)")
         go = os.environ.get("GO") or shutil.which("go")
         if go is None:
@@ -37,9 +38,9 @@ class build_go(build_py):
         out = (Path(self.build_lib) / "wmzip" / library_name()).resolve()
         out.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, CGO_ENABLED="1")
-        cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", str(out), "./capi"]
+        cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", str(out), "."]
         print("wmzip:", " ".join(cmd), flush=True)
-        subprocess.run(cmd, cwd=root, env=env, check=True)
+        subprocess.run(cmd, cwd=root / "capi", env=env, check=True)
         # Go writes its own header beside the library; wmzip.h is the one.
         out.with_suffix(".h").unlink(missing_ok=True)
 

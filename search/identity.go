@@ -36,13 +36,16 @@ var (
 )
 
 // fileIdentity fingerprints the .wmz file r of the given size (already
-// opened and checked by the container reader) for codec c: SHA-256 of its
-// header, index and trailer and of the CRC that closes each episode and
-// chunk record. Any change to a record changes its CRC, and appending or
+// opened and checked by the container reader) for codec c (nil: no model
+// named): SHA-256 of its header, index and trailer and of the CRC that
+// closes each episode and chunk record. Any change to a record changes its CRC, and appending or
 // re-encoding changes the index, so a stale index is found without reading
 // the whole file.
 func fileIdentity(r io.ReaderAt, size int64, c *wmzip.Codec, how tailReads) (identity, error) {
-	id := identity{size: size, model: c.Model().ID()}
+	id := identity{size: size}
+	if c != nil {
+		id.model = c.Model().ID()
+	}
 	if size < headerLen+trailerLen {
 		return id, fmt.Errorf("%w: file of %d bytes", ErrInput, size)
 	}

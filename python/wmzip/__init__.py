@@ -22,6 +22,7 @@ The package is a thin layer over the C library built from the Go module
 (wmzip.h); long calls release the GIL.
 """
 
+from ._catalog import Catalog, load_catalog, update_catalog
 from ._codec import Codec, Geometry, RatePoint
 from ._file import Distortion, Episode, File, Info, decode, open
 from ._lib import (
@@ -42,6 +43,7 @@ from ._writer import Account, Search, Writer, encode
 
 __all__ = [
     "Account",
+    "Catalog",
     "ChecksumError",
     "ClosedError",
     "Codec",
@@ -67,7 +69,9 @@ __all__ = [
     "Writer",
     "decode",
     "encode",
+    "load_catalog",
     "open",
+    "update_catalog",
 ]
 
 for _name in __all__:

@@ -21,7 +21,7 @@ def floats(x, what: str = "observations") -> np.ndarray:
             a = a.astype(np.float32)
         else:
             raise InputError(f"{what} of dtype {a.dtype}: want floating point (float32, float16 or float64)")
-    return np.ascontiguousarray(a, dtype=np.float32)
+    return _aligned(np.ascontiguousarray(a, dtype=np.float32))
 
 
 def codes(x, what: str = "codes") -> np.ndarray:
@@ -29,12 +29,12 @@ def codes(x, what: str = "codes") -> np.ndarray:
     checked and narrowed to uint16."""
     a = np.asarray(x)
     if a.dtype == np.uint8 or a.dtype == np.uint16:
-        return np.ascontiguousarray(a)
+        return _aligned(np.ascontiguousarray(a))
     if a.dtype.kind not in "iu":
         raise InputError(f"{what} of dtype {a.dtype}: want unsigned integers (uint8 or uint16)")
     if a.size and (a.min() < 0 or a.max() > 0xFFFF):
         raise InputError(f"{what} range {a.min()} to {a.max()}: want 0 to 65535")
-    return np.ascontiguousarray(a, dtype=np.uint16)
+    return _aligned(np.ascontiguousarray(a, dtype=np.uint16))
 
 
 def ints(x, what: str) -> np.ndarray:
@@ -48,7 +48,14 @@ def ints(x, what: str) -> np.ndarray:
         raise InputError(f"{what} of dtype {a.dtype}: want integers")
     if a.dtype == np.uint64 and a.max() > np.iinfo(np.int64).max:
         raise InputError(f"{what} reach {a.max()}, beyond int64")
-    return np.ascontiguousarray(a, dtype=np.int64)
+    return _aligned(np.ascontiguousarray(a, dtype=np.int64))
+
+
+def _aligned(a: np.ndarray) -> np.ndarray:
+    """a, or a copy of it aligned to its items' size: arrays unpickled from
+    out-of-band buffers (Dask's) may be at any address, and the library
+    refuses unaligned ones."""
+    return a if a.flags.aligned else a.copy()
 
 
 def states(a: np.ndarray, slots: int, width: int, what: str, single: bool = False) -> tuple[tuple[int, ...], int]:

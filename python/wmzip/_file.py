@@ -175,21 +175,24 @@ class File:
     """
 
     def __init__(self, path: "str | os.PathLike[str]", codec: Optional[Codec] = None, *, threads: Optional[int] = None,
-                 public_key: "str | os.PathLike[str] | bytes | None" = None, min_generation: Optional[int] = None):
+                 public_key: "str | os.PathLike[str] | bytes | None" = None, min_generation: Optional[int] = None,
+                 entry: Optional[dict] = None):
         """Opens the file at path, read with codec, or with the model the
         file embeds when codec is None. threads: chunks decoded ahead at
         once when a whole episode is read (default: every core).
         public_key: a minisign public key file (a path, or its bytes): the
         file must be signed by it, and every chunk read is checked against
         its signed hash (SignatureError otherwise, naming the chunk);
-        min_generation refuses an older signed version."""
+        min_generation refuses an older signed version. path may name an
+        object, s3://bucket/key (wmzip.catalog); entry, the file's entry
+        of a catalog, spares requests and is checked against the file."""
         self._h = 0
         self.path = os.fspath(path)
         if codec is not None and not isinstance(codec, Codec):
             raise InputError(f"codec: want a wmzip.Codec, not {type(codec).__name__}")
         h = ctypes.c_uint64()
         call("wmz_file_open", os.fsencode(path), codec._h if codec else 0,
-             options(threads=threads, public_key=_key_text(public_key), min_generation=min_generation),
+             options(threads=threads, public_key=_key_text(public_key), min_generation=min_generation, entry=entry),
              ctypes.byref(h), filename=self.path)
         self._h = h.value
         c = ctypes.c_uint64()

@@ -108,6 +108,8 @@ _PROTOTYPES: dict[str, tuple] = {
     "wmz_search_floats": (c_int, [_H, _P, c_size_t, c_int, c_size_t, c_char_p, _P, _P, _P, _P, c_size_t, _PSIZE]),
     "wmz_search_codes": (c_int, [_H, _P, c_size_t, c_int, c_int, c_size_t, c_char_p, _P, _P, _P, _P, c_size_t, _PSIZE]),
     "wmz_search_close": (c_int, [_H]),
+    "wmz_catalog_update": (c_int, [c_char_p, c_char_p, _P, c_size_t, _PSIZE]),
+    "wmz_catalog_load": (c_int, [c_char_p, _P, c_size_t, _PSIZE]),
 }
 
 

@@ -129,7 +129,7 @@ class Memory:
     """
 
     def __init__(self, paths: Union[PathLike, Sequence[PathLike]], codec: Optional[Codec] = None, *,
-                 threads: Optional[int] = None, save: bool = False):
+                 threads: Optional[int] = None, save: bool = False, entries: Optional[Sequence[dict]] = None):
         """Opens the .wmz files at paths (one path or a sequence of them),
         searched with codec, or with the model the first file embeds when
         codec is None; every file must be written with that codec, a codec
@@ -138,7 +138,9 @@ class Memory:
         each written by one member, and the files searched together must
         all be the same member's). threads: goroutines that build a missing
         index (default: every core). save: write an index built here beside
-        its file."""
+        its file. Paths may name objects, s3://bucket/key (wmzip.catalog);
+        entries, the files' entries of a catalog (one a path), spare
+        requests and are checked against the files."""
         self._h = 0
         self._closed = True
         if isinstance(paths, (str, bytes, os.PathLike)):
@@ -150,9 +152,10 @@ class Memory:
             raise InputError(f"codec: want a wmzip.Codec, not {type(codec).__name__}")
         names = (ctypes.c_char_p * len(self.paths))(*(os.fsencode(p) for p in self.paths))
         h = ctypes.c_uint64()
-        missing = next((p for p in self.paths if not os.path.exists(p)), None)
+        missing = next((p for p in self.paths if not p.startswith("s3://") and not os.path.exists(p)), None)
         call("wmz_search_open", names, len(self.paths), codec._h if codec else 0,
-             options(threads=threads, save=save or None), ctypes.byref(h), filename=missing)
+             options(threads=threads, save=save or None, entries=None if entries is None else list(entries)),
+             ctypes.byref(h), filename=missing)
         self._h = h.value
         self._closed = False
         c = ctypes.c_uint64()

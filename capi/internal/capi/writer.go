@@ -3,10 +3,9 @@ package capi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"sync"
 
 	"github.com/wmzip/wmzip"
@@ -38,20 +37,21 @@ const (
 // that options are checked before anything on disk is touched), counting
 // what is written.
 type outFile struct {
-	path string
-	f    *os.File
-	n    int64
+	path    string
+	f       io.WriteCloser // an *os.File, or an upload for an s3:// path
+	n       int64
+	created bool // f was made (a file created, an upload started)
 }
 
 func (o *outFile) open() error {
 	if o.f != nil {
 		return nil
 	}
-	f, err := os.Create(o.path)
+	f, err := createOut(o.path)
 	if err != nil {
 		return err
 	}
-	o.f = f
+	o.f, o.created = f, true
 	return nil
 }
 
@@ -64,7 +64,7 @@ func (o *outFile) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// close closes the file, if opened.
+// close closes the file, if opened: an object is then completed.
 func (o *outFile) close() error {
 	if o.f == nil {
 		return nil
@@ -138,10 +138,7 @@ func CreateWriter(path string, codec Handle, options []byte) (Handle, error) {
 		err = out.open()
 	}
 	if err != nil {
-		if out.f != nil {
-			out.close()
-			os.Remove(path)
-		}
+		out.remove()
 		return 0, err
 	}
 	return add(&Writer{w: w, out: out, geom: shapeOf(c), slots: c.Slots()}), nil
@@ -286,7 +283,7 @@ func CloseWriter(h Handle) error {
 			err = cerr
 		}
 		if err != nil && w.out.n == 0 {
-			os.Remove(w.out.path)
+			w.out.remove()
 		}
 		w.state, w.closed = completed, err
 		return err
@@ -301,11 +298,7 @@ func AbortWriter(h Handle) error {
 			return nil
 		}
 		w.state = aborted
-		err := w.out.close()
-		if rerr := os.Remove(w.out.path); err == nil && !errors.Is(rerr, os.ErrNotExist) {
-			err = rerr
-		}
-		return err
+		return w.out.remove()
 	})
 }
 
@@ -321,7 +314,7 @@ func FreeWriter(h Handle) error {
 	defer w.mu.Unlock()
 	if w.state == writing {
 		w.state = aborted
-		return w.out.close()
+		return w.out.leave()
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/wmzip/wmzip"
+	"github.com/wmzip/wmzip/objstore/catalog"
 	"github.com/wmzip/wmzip/search"
 )
 
@@ -32,6 +33,9 @@ type Search struct {
 type searchOpenOptions struct {
 	Threads int  `json:"threads"` // goroutines that build a missing index (0: every core)
 	Save    bool `json:"save"`    // write an index built here beside its file
+	// Entries are the files' catalog entries (remote.go), none or one
+	// a path.
+	Entries []*catalog.Entry `json:"entries"`
 }
 
 // searchInfoJSON is what SearchInfo returns.
@@ -79,23 +83,31 @@ func OpenSearch(paths []string, codec Handle, options []byte) (Handle, error) {
 	if err != nil {
 		return 0, err
 	}
+	if o.Entries != nil && len(o.Entries) != len(paths) {
+		return 0, Inputf("%d entries for %d paths", len(o.Entries), len(paths))
+	}
+	entry := func(i int) *catalog.Entry {
+		if o.Entries == nil {
+			return nil
+		}
+		return o.Entries[i]
+	}
 	if c == nil {
-		f, err := wmzip.Open(paths[0], nil)
+		f, shut, err := openFile(paths[0], entry(0), nil, nil)
 		if err != nil {
 			return 0, err
 		}
 		c = f.Codec()
-		f.Close()
+		shut.Close()
 	}
 	q := c.Quantizer()
 	if q == nil {
 		return 0, Inputf("the model has no quantizer, so codes have no distances: search needs a model trained on float observations")
 	}
-	ctx := context.Background()
 	info := searchInfoJSON{}
 	idx := make([]*search.Index, len(paths))
 	for i, p := range paths {
-		ix, why, err := search.Open(ctx, p, c, search.BuildOptions{Threads: o.Threads})
+		ix, why, err := openIndex(p, entry(i), c, search.BuildOptions{Threads: o.Threads})
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
@@ -111,7 +123,7 @@ func OpenSearch(paths []string, codec Handle, options []byte) (Handle, error) {
 				fj.Reason = why.Error()
 			}
 			if o.Save {
-				if err := ix.Save(search.IndexPath(p)); err != nil {
+				if err := saveIndex(ix, p); err != nil {
 					return 0, err
 				}
 				fj.Saved = true

@@ -2,11 +2,13 @@ package capi
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 	"sync"
 
 	"github.com/wmzip/wmzip"
 	"github.com/wmzip/wmzip/internal/format"
+	"github.com/wmzip/wmzip/objstore/catalog"
 	"github.com/wmzip/wmzip/sign"
 )
 
@@ -15,6 +17,7 @@ import (
 type File struct {
 	mu   sync.RWMutex
 	f    *wmzip.File // nil once closed
+	shut io.Closer   // closes f and what it reads through
 	geom shape
 	bufs sync.Pool // *[]uint16 of a state, for 8-bit reads
 }
@@ -40,6 +43,8 @@ type readOptions struct {
 	// against its signed hash.
 	PublicKey     *string `json:"public_key"`
 	MinGeneration *uint64 `json:"min_generation"` // with PublicKey: refuse older signed versions
+	// Entry is the file's catalog entry (remote.go).
+	Entry *catalog.Entry `json:"entry"`
 }
 
 func (o readOptions) options() ([]wmzip.ReaderOption, error) {
@@ -78,11 +83,11 @@ func OpenFile(path string, codec Handle, options []byte) (Handle, error) {
 	if err != nil {
 		return 0, err
 	}
-	f, err := wmzip.Open(path, c, opts...)
+	f, shut, err := openFile(path, o.Entry, c, opts)
 	if err != nil {
 		return 0, err
 	}
-	return add(&File{f: f, geom: shapeOf(f.Codec())}), nil
+	return add(&File{f: f, shut: shut, geom: shapeOf(f.Codec())}), nil
 }
 
 // file runs fn on the file of h, unless it is closed; calls run
@@ -109,7 +114,7 @@ func CloseFile(h Handle) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	err = f.f.Close()
+	err = f.shut.Close()
 	f.f = nil
 	return err
 }

@@ -11,9 +11,9 @@ import (
 )
 
 // TestOnlyCAPIUsesCgo: the C library (capi/) is the one package of the
-// module that imports "C"; the Go library builds without a C compiler.
+// repository that imports "C"; the Go library builds without a C compiler.
 func TestOnlyCAPIUsesCgo(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..") // the repository
 	var found []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
