@@ -56,6 +56,7 @@ type Store struct {
 	endpoint string
 	opt      Options
 	stats    counters // every request of the Store
+	unset    bool     // no endpoint and no credentials: errors say so
 }
 
 // Stats counts the requests sent and the bytes they moved.
@@ -115,7 +116,7 @@ func New(opt Options) (*Store, error) {
 	if rt == nil {
 		rt = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	s := &Store{endpoint: host, opt: opt}
+	s := &Store{endpoint: host, opt: opt, unset: opt.Endpoint == "" && opt.AccessKey == ""}
 	lookup := minio.BucketLookupPath
 	if aws {
 		lookup = minio.BucketLookupAuto
@@ -230,6 +231,9 @@ func (s *Store) storeError(op, bucket, key string, err error) error {
 		if r.StatusCode == http.StatusNotFound && key != "" {
 			err = fmt.Errorf("no such object (%w)", fs.ErrNotExist)
 		}
+	}
+	if !errors.Is(err, ErrChanged) {
+		err = s.hintError(err)
 	}
 	return &Error{Op: op, URL: objURL(bucket, key), Err: err}
 }

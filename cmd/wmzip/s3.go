@@ -58,21 +58,12 @@ type inPlaceObject struct {
 
 func init() { atomicfile.Register("s3://", s3Output{}) }
 
-// splitURL returns the bucket and key of an s3:// URL naming an object.
-func splitURL(name string) (bucket, key string, err error) {
-	bucket, key, ok := objstore.ParseURL(name)
-	if !ok || key == "" || strings.HasSuffix(key, "/") {
-		return "", "", fmt.Errorf("%s: name an object, s3://bucket/key", name)
-	}
-	return bucket, key, nil
-}
-
 // openS3 opens the object at name for reading at random, once per run.
 func openS3(name string) (*objstore.Object, error) {
 	if o := s3Objects[name]; o != nil {
 		return o, nil
 	}
-	bucket, key, err := splitURL(name)
+	bucket, key, err := objstore.ParseObjectURL(name)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +97,7 @@ func s3Inputs(ins []*string) error {
 		case n >= 8 && string(head[:8]) == wmzMagic, n >= 4 && string(head[:4]) == "WMZM":
 			continue
 		}
-		p, err := copyDown(*in, o.Size())
+		p, _, err := copyDown(*in)
 		if err != nil {
 			return err
 		}
@@ -117,15 +108,9 @@ func s3Inputs(ins []*string) error {
 
 // copyDown copies the object at name to a temporary file, removed when
 // the verb returns, and returns the file's name (the key's last element,
-// so that its extension stays).
-func copyDown(name string, size int64) (string, error) {
-	p, _, err := copyDownETag(name)
-	return p, err
-}
-
-// copyDownETag is copyDown, returning the ETag of the object copied too;
-// with no object it returns the name a copy would have, and etag "".
-func copyDownETag(name string) (p, etag string, err error) {
+// so that its extension stays) and the ETag of the object copied; with
+// no object it returns the name a copy would have, and etag "".
+func copyDown(name string) (p, etag string, err error) {
 	s, err := s3Store()
 	if err != nil {
 		return "", "", err
@@ -138,26 +123,18 @@ func copyDownETag(name string) (p, etag string, err error) {
 	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 	p = filepath.Join(dir, path.Base(key))
 	s3Copies[p] = name
-	st, err := s.OpenStream(context.Background(), bucket, key)
-	if errors.Is(err, fs.ErrNotExist) {
-		return p, "", nil
-	}
-	if err != nil {
-		return "", "", err
-	}
-	defer st.Close()
 	f, err := os.Create(p)
 	if err != nil {
 		return "", "", err
 	}
-	_, err = io.Copy(f, st)
+	etag, err = s.Download(context.Background(), bucket, key, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return "", "", err
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, "", os.Remove(p)
 	}
-	return p, st.ETag(), nil
+	return p, etag, err
 }
 
 // s3Names puts back the URLs of the inputs copied down in a message.
@@ -173,7 +150,7 @@ type s3Output struct{}
 
 // Check checks that the name is an object's and that its bucket exists.
 func (s3Output) Check(name string) error {
-	bucket, _, err := splitURL(name)
+	bucket, _, err := objstore.ParseObjectURL(name)
 	if err != nil {
 		return err
 	}
@@ -199,7 +176,7 @@ func (s3Output) Put(name string, f *os.File, size int64) error {
 // putFile uploads r as the object name; with cond, only if the object
 // still has the ETag etag, or with etag "" if there is none.
 func putFile(name string, r io.Reader, etag string, cond bool) error {
-	bucket, key, err := splitURL(name)
+	bucket, key, err := objstore.ParseObjectURL(name)
 	if err != nil {
 		return err
 	}
@@ -207,69 +184,7 @@ func putFile(name string, r io.Reader, etag string, cond bool) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.Create(context.Background(), bucket, key)
-	if err != nil {
-		return err
-	}
-	if cond {
-		u.IfMatch(etag)
-	}
-	if _, err := io.Copy(u, r); err != nil {
-		u.Abort()
-		return err
-	}
-	return u.Close()
-}
-
-// inputFile is a file read at random: a local file or an object.
-type inputFile interface {
-	io.ReaderAt
-	io.Closer
-	Size() int64
-}
-
-type localFile struct {
-	*os.File
-	size int64
-}
-
-func (f localFile) Size() int64 { return f.size }
-
-// s3Object is an Object a verb may close: the Object stays open for the
-// verb's other reads.
-type s3Object struct{ *objstore.Object }
-
-func (s3Object) Close() error { return nil }
-
-// openInput opens a .wmz or model input, local or s3://.
-func openInput(name string) (inputFile, error) {
-	if objstore.IsURL(name) {
-		o, err := openS3(name)
-		if err != nil {
-			return nil, err
-		}
-		return s3Object{o}, nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return localFile{f, st.Size()}, nil
-}
-
-// inputSize returns the size of a file or object, or an error.
-func inputSize(name string) (int64, error) {
-	f, err := openInput(name)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return f.Size(), nil
+	return s.Put(context.Background(), bucket, key, r, objstore.PutOptions{Conditional: cond, IfMatch: etag})
 }
 
 // s3Check readies a verb's s3:// inputs and outputs: inputs other than
@@ -286,7 +201,7 @@ func s3Check(ins []*string, outs []output) error {
 		if err := (s3Output{}).Check(*o.path); err != nil {
 			return err
 		}
-		p, etag, err := copyDownETag(*o.path)
+		p, etag, err := copyDown(*o.path)
 		if err != nil {
 			return err
 		}
