@@ -21,9 +21,9 @@ import (
 // (search.Index.Check), or decodes the memory by ranged reads when it has
 // none or a stale one.
 
-// MemoriesAtOnce bounds the memories OpenMemories and Indexes read at
-// once: each holds an Object's cache (32 MiB at most) while it is read.
-const MemoriesAtOnce = 4
+// memoriesAtOnce bounds the memories Memories and Indexes read at once:
+// each holds an Object's cache (32 MiB at most) while it is read.
+const memoriesAtOnce = 4
 
 // maxIndexBytes bounds an index object read whole: 16 GiB, a billion
 // states of 16 codes.
@@ -32,38 +32,58 @@ const maxIndexBytes = 16 << 30
 // wmzMagic is the signature every .wmz file starts with (SPEC.md 6.2).
 const wmzMagic = "\x89WMZ\r\n\x1a\n"
 
-// A Memory is a .wmz object named for a search, with what the listing of
-// its prefix said of its index.
+// A Memory is a .wmz object named for a search, open for reading, with
+// what the listing of its prefix said of its index and, once Indexes ran,
+// its index.
 type Memory struct {
 	URL, Bucket, Key string
 	// Prefix is the name of the prefix it was listed under, "" for an
 	// object named alone.
-	Prefix   string
-	hasIndex bool // listed, and its .wmzi object was in the listing
+	Prefix string
+	Object *Object
+	// Index is the memory's index once Indexes ran (nil when Err is set).
+	// Stale is nil when its index object served, else why the memory was
+	// decoded instead (wrapping fs.ErrNotExist when it has none,
+	// search.ErrStale or search.ErrIndex when it did not serve). Err is
+	// set when the memory or the codec is at fault.
+	Index      *search.Index
+	Stale, Err error
+	hasIndex   bool // listed, and its .wmzi object was in the listing
 }
 
 // Memories replaces each s3:// prefix among names by the objects under
 // it, in key order, leaving other names as they are (a memory named twice
-// stays where it was first named); mems holds the Memory of each s3://
-// name of out. A prefix with no object but indexes is an error. Objects
-// that are not .wmz files are dropped by OpenMemories.
+// stays where it was first named), and opens every s3:// object of the
+// result, memoriesAtOnce at a time; mems holds the Memory of each s3://
+// name of out. The objects of a prefix that are no .wmz files (by their
+// first bytes) are dropped; a prefix left with none, or an object named
+// alone that is not a .wmz file, is an error.
 func (s *Store) Memories(ctx context.Context, names []string) (out []string, mems map[string]*Memory, err error) {
+	names, mems, err = s.list(ctx, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err = s.open(ctx, names, mems)
+	return out, mems, err
+}
+
+// list is the listing step of Memories: prefixes expanded, nothing open.
+func (s *Store) list(ctx context.Context, names []string) (out []string, mems map[string]*Memory, err error) {
 	mems = map[string]*Memory{}
 	for _, n := range names {
 		if !IsURL(n) {
 			out = append(out, n)
 			continue
 		}
-		if !IsPrefix(n) {
-			bucket, key, err := ParseObjectURL(n)
-			if err != nil {
-				return nil, nil, err
-			}
+		bucket, prefix, ok := ParseURL(n)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: name an object, s3://bucket/key, or a prefix, s3://bucket/dir/", n)
+		}
+		if prefix != "" && !strings.HasSuffix(prefix, "/") {
 			out = append(out, n)
-			mems[n] = &Memory{URL: n, Bucket: bucket, Key: key}
+			mems[n] = &Memory{URL: n, Bucket: bucket, Key: prefix}
 			continue
 		}
-		bucket, prefix, _ := ParseURL(n)
 		keys, err := s.Keys(ctx, bucket, prefix)
 		if err != nil {
 			return nil, nil, err
@@ -92,25 +112,19 @@ func (s *Store) Memories(ctx context.Context, names []string) (out []string, mem
 	return out, mems, nil
 }
 
-// OpenMemories opens the memories of names (those in mems) not yet in
-// open, MemoriesAtOnce at a time, and adds them to open. It returns names
-// without the objects that came from a prefix and are no .wmz files (by
-// their first bytes); an object named alone that is not one is an error.
-func (s *Store) OpenMemories(ctx context.Context, names []string, mems map[string]*Memory, open map[string]*Object) ([]string, error) {
-	type opened struct {
-		o   *Object
-		err error
-	}
-	res := make([]opened, len(names))
+// open is the opening step of Memories: it drops from names (and mems)
+// the objects of a prefix that are no .wmz files.
+func (s *Store) open(ctx context.Context, names []string, mems map[string]*Memory) ([]string, error) {
+	errs := make([]error, len(names))
 	var g errgroup.Group
-	g.SetLimit(MemoriesAtOnce)
+	g.SetLimit(memoriesAtOnce)
 	for i, n := range names {
 		m := mems[n]
-		if m == nil || open[n] != nil {
+		if m == nil {
 			continue
 		}
 		g.Go(func() error {
-			res[i].o, res[i].err = s.Open(ctx, m.Bucket, m.Key, ReadOptions{})
+			m.Object, errs[i] = s.Open(ctx, m.Bucket, m.Key, ReadOptions{})
 			return nil
 		})
 	}
@@ -126,14 +140,11 @@ func (s *Store) OpenMemories(ctx context.Context, names []string, mems map[strin
 		if m.Prefix != "" {
 			listed[m.Prefix]++
 		}
-		if res[i].err != nil {
-			return nil, res[i].err
-		}
-		if res[i].o != nil {
-			open[n] = res[i].o
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
 		head := make([]byte, 8)
-		k, _ := open[n].ReadAt(head, 0)
+		k, _ := m.Object.ReadAt(head, 0)
 		if k < 8 || string(head) != wmzMagic {
 			if m.Prefix != "" {
 				delete(mems, n)
@@ -157,46 +168,31 @@ func noMemories(prefix string, objects int) error {
 	return fmt.Errorf("%s: no memories under this prefix (%d objects listed, none a .wmz file; 'wmzip ls --all %s' lists what is there)", prefix, objects, prefix)
 }
 
-// A MemoryIndex is what loading or building one memory's index gave.
-type MemoryIndex struct {
-	Index *search.Index
-	// Why is nil when the index object served, else why the memory was
-	// decoded instead (wrapping fs.ErrNotExist when it has none,
-	// search.ErrStale or search.ErrIndex when it did not serve).
-	Why error
-	Err error // the memory or the codec is at fault: no index
-}
-
-// Indexes returns the index of each memory of mems (open in open),
-// MemoriesAtOnce at a time: its index object when current for codec c,
-// else one built by decoding the memory (search.BuildAt) with opt (its
-// Progress unused).
-func (s *Store) Indexes(ctx context.Context, mems map[string]*Memory, open map[string]*Object, c *wmzip.Codec, opt search.BuildOptions) map[string]*MemoryIndex {
-	out := map[string]*MemoryIndex{}
-	for u := range mems {
-		out[u] = &MemoryIndex{}
-	}
+// Indexes sets the Index of each memory of mems, memoriesAtOnce at a
+// time: its index object when current for codec c, else one built by
+// decoding the memory (search.BuildAt) with opt (its Progress unused).
+// What failed is in each Memory's Err.
+func (s *Store) Indexes(ctx context.Context, mems map[string]*Memory, c *wmzip.Codec, opt search.BuildOptions) {
 	opt.Progress = nil
 	var g errgroup.Group
-	g.SetLimit(MemoriesAtOnce)
-	for u, m := range mems {
-		o, r := open[u], out[u]
+	g.SetLimit(memoriesAtOnce)
+	for _, m := range mems {
 		g.Go(func() error {
-			r.Index, r.Why = s.loadIndex(ctx, m, o, c)
-			if r.Why == nil {
+			o := m.Object
+			m.Index, m.Stale = s.loadIndex(ctx, m, o, c)
+			if m.Stale == nil {
 				return nil
 			}
 			var pe *fs.PathError
-			if !errors.Is(r.Why, fs.ErrNotExist) && !errors.Is(r.Why, search.ErrStale) && !errors.Is(r.Why, search.ErrIndex) && !errors.As(r.Why, &pe) {
-				r.Err = r.Why
+			if !errors.Is(m.Stale, fs.ErrNotExist) && !errors.Is(m.Stale, search.ErrStale) && !errors.Is(m.Stale, search.ErrIndex) && !errors.As(m.Stale, &pe) {
+				m.Err = m.Stale
 				return nil
 			}
-			r.Index, r.Err = search.BuildAt(ctx, o, o.Size(), c, opt)
+			m.Index, m.Err = search.BuildAt(ctx, o, o.Size(), c, opt)
 			return nil
 		})
 	}
 	g.Wait()
-	return out
 }
 
 // loadIndex reads the index object of memory m (open as o) and checks it

@@ -302,3 +302,16 @@ func (s *Store) BucketExists(ctx context.Context, bucket string) (bool, error) {
 	}
 	return ok, nil
 }
+
+// unconfigured is the hint an error of a Store made with neither an
+// endpoint nor credentials carries: the request went, unsigned, to AWS.
+const unconfigured = "no store is configured: the request went unsigned to %s; set AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3) to the store's URL and AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to its credentials"
+
+// hintError adds to err the hint of a Store with neither an endpoint nor
+// credentials (none given and none in the environment).
+func (s *Store) hintError(err error) error {
+	if err == nil || !s.unset {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, fmt.Sprintf(unconfigured, s.endpoint))
+}

@@ -10,25 +10,16 @@ import (
 	"github.com/wmzip/wmzip/npz"
 )
 
-// QueryKind says what the queries of a file are: slot vectors, whole
-// states, or (QueryAuto) what the array's shape says.
-type QueryKind int
-
-const (
-	// QueryAuto reads [d] and [n,d] as slot vectors, [n,S,d] as states.
-	QueryAuto QueryKind = iota
-	QuerySlots
-	QueryStates
-)
-
 // ReadQueries reads the queries of the file at path for codec c (which
 // needs a quantizer): a .npy of float vectors or codes, or an .npz whose
 // obs (else codes) array holds them. Float queries have the quantizer's
 // dimension d, code queries its M codes per slot vector; slot queries
 // are [d] or [n,d], state queries [S,d] or [n,S,d] with the model's S
-// slots (codes also [n,S*M]). It reports whether they are states.
-func ReadQueries(path string, c *wmzip.Codec, kind QueryKind) ([]Query, bool, error) {
-	slot, state := kind == QuerySlots, kind == QueryStates
+// slots (codes also [n,S*M]). With states nil the shape decides ([d] and
+// [n,d] are slot vectors, [n,S,d] states); else *states does. It reports
+// whether the queries are states.
+func ReadQueries(path string, c *wmzip.Codec, states *bool) ([]Query, bool, error) {
+	slot, state := states != nil && !*states, states != nil && *states
 	if c.Quantizer() == nil {
 		return nil, false, errors.New("search: the model has no quantizer, so codes have no distances")
 	}
@@ -90,9 +81,9 @@ func ReadQueries(path string, c *wmzip.Codec, kind QueryKind) ([]Query, bool, er
 	if len(shape) == 0 || len(shape) > 3 || shape[len(shape)-1] != width {
 		return nil, false, fmt.Errorf("%s: shape %v: want [d], [n,d], [S,d] or [n,S,d] with %s %d values (the model's)", path, a.Shape, what, width)
 	}
-	states := state || len(shape) == 3 && !slot
+	isState := state || len(shape) == 3 && !slot
 	per := width
-	if states {
+	if isState {
 		if len(shape) < 2 || shape[len(shape)-2] != g.S {
 			return nil, false, fmt.Errorf("%s: shape %v: state queries are [S,d] or [n,S,d] with S = %d slots (the model's)", path, a.Shape, g.S)
 		}
@@ -110,5 +101,5 @@ func ReadQueries(path string, c *wmzip.Codec, kind QueryKind) ([]Query, bool, er
 			qs[i].Codes = codes[i*per : (i+1)*per]
 		}
 	}
-	return qs, states, nil
+	return qs, isState, nil
 }

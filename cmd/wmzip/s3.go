@@ -58,12 +58,21 @@ type inPlaceObject struct {
 
 func init() { atomicfile.Register("s3://", s3Output{}) }
 
+// splitURL returns the bucket and key of an s3:// URL naming an object.
+func splitURL(name string) (bucket, key string, err error) {
+	bucket, key, ok := objstore.ParseURL(name)
+	if !ok || key == "" || strings.HasSuffix(key, "/") {
+		return "", "", fmt.Errorf("%s: name an object, s3://bucket/key", name)
+	}
+	return bucket, key, nil
+}
+
 // openS3 opens the object at name for reading at random, once per run.
 func openS3(name string) (*objstore.Object, error) {
 	if o := s3Objects[name]; o != nil {
 		return o, nil
 	}
-	bucket, key, err := objstore.ParseObjectURL(name)
+	bucket, key, err := splitURL(name)
 	if err != nil {
 		return nil, err
 	}
@@ -123,18 +132,23 @@ func copyDown(name string) (p, etag string, err error) {
 	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 	p = filepath.Join(dir, path.Base(key))
 	s3Copies[p] = name
+	st, err := s.OpenStream(context.Background(), bucket, key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	defer st.Close()
 	f, err := os.Create(p)
 	if err != nil {
 		return "", "", err
 	}
-	etag, err = s.Download(context.Background(), bucket, key, f)
+	_, err = io.Copy(f, st)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return p, "", os.Remove(p)
-	}
-	return p, etag, err
+	return p, st.ETag(), err
 }
 
 // s3Names puts back the URLs of the inputs copied down in a message.
@@ -150,7 +164,7 @@ type s3Output struct{}
 
 // Check checks that the name is an object's and that its bucket exists.
 func (s3Output) Check(name string) error {
-	bucket, _, err := objstore.ParseObjectURL(name)
+	bucket, _, err := splitURL(name)
 	if err != nil {
 		return err
 	}
@@ -176,7 +190,7 @@ func (s3Output) Put(name string, f *os.File, size int64) error {
 // putFile uploads r as the object name; with cond, only if the object
 // still has the ETag etag, or with etag "" if there is none.
 func putFile(name string, r io.Reader, etag string, cond bool) error {
-	bucket, key, err := objstore.ParseObjectURL(name)
+	bucket, key, err := splitURL(name)
 	if err != nil {
 		return err
 	}
@@ -184,7 +198,18 @@ func putFile(name string, r io.Reader, etag string, cond bool) error {
 	if err != nil {
 		return err
 	}
-	return s.Put(context.Background(), bucket, key, r, objstore.PutOptions{Conditional: cond, IfMatch: etag})
+	u, err := s.Create(context.Background(), bucket, key)
+	if err != nil {
+		return err
+	}
+	if cond {
+		u.IfMatch(etag)
+	}
+	if _, err := io.Copy(u, r); err != nil {
+		u.Abort()
+		return err
+	}
+	return u.Close()
 }
 
 // s3Check readies a verb's s3:// inputs and outputs: inputs other than

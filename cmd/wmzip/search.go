@@ -9,7 +9,6 @@ import (
 	"time"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/objstore"
 	"github.com/wmzip/wmzip/search"
 )
 
@@ -61,11 +60,6 @@ func runSearch(args []string) error {
 	if err := checkFiles(ins); err != nil {
 		return err
 	}
-	if len(mems) > 0 {
-		if pos, err = openMemories(pos, mems); err != nil {
-			return err
-		}
-	}
 	opt := search.Options{K: *k, NProbe: *nprobe, Threads: threads()}
 	if opt.Episodes, err = rangeFlag("--episodes", *episodes); err != nil {
 		return err
@@ -92,12 +86,9 @@ func runSearch(args []string) error {
 	// Queries are read before the files are opened (a bad query fails
 	// first), and again with the member that wrote them for a bundle,
 	// whose members take code queries of their own shapes.
-	kind := search.QueryAuto
-	switch {
-	case *slot:
-		kind = search.QuerySlots
-	case *state:
-		kind = search.QueryStates
+	var kind *bool // by the shape
+	if *slot || *state {
+		kind = state
 	}
 	qs, states, qerr := search.ReadQueries(*queryPath, c, kind)
 	bundle := len(c.Members()) > 1
@@ -105,19 +96,18 @@ func runSearch(args []string) error {
 		return qerr
 	}
 	ctx := context.Background()
-	var remote map[string]*objstore.MemoryIndex
 	if len(mems) > 0 {
-		remote = s3Indexes(ctx, mems, c, search.BuildOptions{Threads: threads()})
+		s3Indexes(ctx, mems, c, search.BuildOptions{Threads: threads()})
 	}
 	var idx []*search.Index
 	for _, p := range pos {
 		var ix *search.Index
 		var why error
-		if r := remote[p]; r != nil {
+		if r := mems[p]; r != nil {
 			if r.Err != nil {
 				return wmzError(p, r.Err, *modelPath)
 			}
-			ix, why = r.Index, r.Why
+			ix, why = r.Index, r.Stale
 		} else {
 			bar := stages(*quiet)
 			ix, why, err = search.Open(ctx, p, c, search.BuildOptions{Threads: threads(), Progress: func(stage string, done, total int64) { bar(stage, int(done), int(total)) }})
@@ -139,7 +129,7 @@ func runSearch(args []string) error {
 		// decodes (and the model or queries, when in the store).
 		st, _ := s3Store()
 		d := st.Stats()
-		fmt.Fprintf(os.Stderr, "read %d memories from the store, %d at a time: %d requests, %d bytes\n", len(mems), objstore.MemoriesAtOnce, d.Requests, d.Bytes)
+		fmt.Fprintf(os.Stderr, "read %d memories from the store, %d at a time: %d requests, %d bytes\n", len(mems), s3AtOnce, d.Requests, d.Bytes)
 	}
 	mem, err := search.NewMemory(c, idx...)
 	if err != nil {

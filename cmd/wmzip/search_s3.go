@@ -11,10 +11,15 @@ import (
 // Search and index over memories in a store (objstore.Store.Memories): a
 // name s3://bucket/prefix/ stands for every .wmz file under the prefix,
 // in key order; episodes are numbered across the memories in that order,
-// as across the files given. The Objects opened are those openS3 returns.
+// as across the files given.
 
-// expandMemories replaces each s3:// prefix among names by the objects
-// under it; mems holds the s3:// objects, by URL.
+// s3AtOnce is how many memories Store.Memories and Store.Indexes read at
+// once, as docs/cli.md says.
+const s3AtOnce = 4
+
+// expandMemories replaces each s3:// prefix among names by the .wmz
+// objects under it and opens every s3:// memory; mems holds them, by URL.
+// The Objects opened are those openS3 returns from then on.
 func expandMemories(names []string) ([]string, map[string]*objstore.Memory, error) {
 	named := false
 	for _, n := range names {
@@ -27,21 +32,15 @@ func expandMemories(names []string) ([]string, map[string]*objstore.Memory, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.Memories(context.Background(), names)
-}
-
-// openMemories opens the memories of names, dropping the objects of a
-// prefix that are no .wmz files.
-func openMemories(names []string, mems map[string]*objstore.Memory) ([]string, error) {
-	s, err := s3Store()
-	if err != nil {
-		return nil, err
+	out, mems, err := s.Memories(context.Background(), names)
+	for u, m := range mems {
+		s3Objects[u] = m.Object
 	}
-	return s.OpenMemories(context.Background(), names, mems, s3Objects)
+	return out, mems, err
 }
 
-// s3Indexes returns the index of each memory of mems.
-func s3Indexes(ctx context.Context, mems map[string]*objstore.Memory, c *wmzlib.Codec, opt search.BuildOptions) map[string]*objstore.MemoryIndex {
-	s, _ := s3Store() // made by openMemories
-	return s.Indexes(ctx, mems, s3Objects, c, opt)
+// s3Indexes sets the index of each memory of mems.
+func s3Indexes(ctx context.Context, mems map[string]*objstore.Memory, c *wmzlib.Codec, opt search.BuildOptions) {
+	s, _ := s3Store() // made by expandMemories
+	s.Indexes(ctx, mems, c, opt)
 }
