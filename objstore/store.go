@@ -56,6 +56,7 @@ type Store struct {
 	endpoint string
 	opt      Options
 	stats    counters // every request of the Store
+	unset    bool     // no endpoint and no credentials: errors say so
 }
 
 // Stats counts the requests sent and the bytes they moved.
@@ -115,7 +116,7 @@ func New(opt Options) (*Store, error) {
 	if rt == nil {
 		rt = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	s := &Store{endpoint: host, opt: opt}
+	s := &Store{endpoint: host, opt: opt, unset: opt.Endpoint == "" && opt.AccessKey == ""}
 	lookup := minio.BucketLookupPath
 	if aws {
 		lookup = minio.BucketLookupAuto
@@ -231,6 +232,9 @@ func (s *Store) storeError(op, bucket, key string, err error) error {
 			err = fmt.Errorf("no such object (%w)", fs.ErrNotExist)
 		}
 	}
+	if !errors.Is(err, ErrChanged) {
+		err = s.hintError(err)
+	}
 	return &Error{Op: op, URL: objURL(bucket, key), Err: err}
 }
 
@@ -297,4 +301,17 @@ func (s *Store) BucketExists(ctx context.Context, bucket string) (bool, error) {
 		return false, s.storeError("check the bucket", bucket, "", err)
 	}
 	return ok, nil
+}
+
+// unconfigured is the hint an error of a Store made with neither an
+// endpoint nor credentials carries: the request went, unsigned, to AWS.
+const unconfigured = "no store is configured: the request went unsigned to %s; set AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3) to the store's URL and AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to its credentials"
+
+// hintError adds to err the hint of a Store with neither an endpoint nor
+// credentials (none given and none in the environment).
+func (s *Store) hintError(err error) error {
+	if err == nil || !s.unset {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, fmt.Sprintf(unconfigured, s.endpoint))
 }

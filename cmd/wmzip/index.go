@@ -34,11 +34,6 @@ func runIndex(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(mems) > 0 {
-		if pos, err = openMemories(pos, mems); err != nil {
-			return err
-		}
-	}
 	outs := make([]string, len(pos))
 	var os []output
 	for i, p := range pos {

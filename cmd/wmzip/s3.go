@@ -106,7 +106,7 @@ func s3Inputs(ins []*string) error {
 		case n >= 8 && string(head[:8]) == wmzMagic, n >= 4 && string(head[:4]) == "WMZM":
 			continue
 		}
-		p, err := copyDown(*in, o.Size())
+		p, _, err := copyDown(*in)
 		if err != nil {
 			return err
 		}
@@ -117,15 +117,9 @@ func s3Inputs(ins []*string) error {
 
 // copyDown copies the object at name to a temporary file, removed when
 // the verb returns, and returns the file's name (the key's last element,
-// so that its extension stays).
-func copyDown(name string, size int64) (string, error) {
-	p, _, err := copyDownETag(name)
-	return p, err
-}
-
-// copyDownETag is copyDown, returning the ETag of the object copied too;
-// with no object it returns the name a copy would have, and etag "".
-func copyDownETag(name string) (p, etag string, err error) {
+// so that its extension stays) and the ETag of the object copied; with
+// no object it returns the name a copy would have, and etag "".
+func copyDown(name string) (p, etag string, err error) {
 	s, err := s3Store()
 	if err != nil {
 		return "", "", err
@@ -154,10 +148,7 @@ func copyDownETag(name string) (p, etag string, err error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return "", "", err
-	}
-	return p, st.ETag(), nil
+	return p, st.ETag(), err
 }
 
 // s3Names puts back the URLs of the inputs copied down in a message.
@@ -221,57 +212,6 @@ func putFile(name string, r io.Reader, etag string, cond bool) error {
 	return u.Close()
 }
 
-// inputFile is a file read at random: a local file or an object.
-type inputFile interface {
-	io.ReaderAt
-	io.Closer
-	Size() int64
-}
-
-type localFile struct {
-	*os.File
-	size int64
-}
-
-func (f localFile) Size() int64 { return f.size }
-
-// s3Object is an Object a verb may close: the Object stays open for the
-// verb's other reads.
-type s3Object struct{ *objstore.Object }
-
-func (s3Object) Close() error { return nil }
-
-// openInput opens a .wmz or model input, local or s3://.
-func openInput(name string) (inputFile, error) {
-	if objstore.IsURL(name) {
-		o, err := openS3(name)
-		if err != nil {
-			return nil, err
-		}
-		return s3Object{o}, nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return localFile{f, st.Size()}, nil
-}
-
-// inputSize returns the size of a file or object, or an error.
-func inputSize(name string) (int64, error) {
-	f, err := openInput(name)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return f.Size(), nil
-}
-
 // s3Check readies a verb's s3:// inputs and outputs: inputs other than
 // .wmz files and models are copied down (s3Inputs), and so are the files
 // it changes in place, whose names become those of the copies.
@@ -286,7 +226,7 @@ func s3Check(ins []*string, outs []output) error {
 		if err := (s3Output{}).Check(*o.path); err != nil {
 			return err
 		}
-		p, etag, err := copyDownETag(*o.path)
+		p, etag, err := copyDown(*o.path)
 		if err != nil {
 			return err
 		}

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	wmzlib "github.com/wmzip/wmzip"
-	"github.com/wmzip/wmzip/npz"
 	"github.com/wmzip/wmzip/search"
 )
 
@@ -63,11 +60,6 @@ func runSearch(args []string) error {
 	if err := checkFiles(ins); err != nil {
 		return err
 	}
-	if len(mems) > 0 {
-		if pos, err = openMemories(pos, mems); err != nil {
-			return err
-		}
-	}
 	opt := search.Options{K: *k, NProbe: *nprobe, Threads: threads()}
 	if opt.Episodes, err = rangeFlag("--episodes", *episodes); err != nil {
 		return err
@@ -94,25 +86,28 @@ func runSearch(args []string) error {
 	// Queries are read before the files are opened (a bad query fails
 	// first), and again with the member that wrote them for a bundle,
 	// whose members take code queries of their own shapes.
-	qs, states, qerr := readQueries(*queryPath, c, *slot, *state)
+	var kind *bool // by the shape
+	if *slot || *state {
+		kind = state
+	}
+	qs, states, qerr := search.ReadQueries(*queryPath, c, kind)
 	bundle := len(c.Members()) > 1
 	if qerr != nil && !bundle {
 		return qerr
 	}
 	ctx := context.Background()
-	var remote map[string]*s3Index
 	if len(mems) > 0 {
-		remote = s3Indexes(ctx, mems, c, search.BuildOptions{Threads: threads()})
+		s3Indexes(ctx, mems, c, search.BuildOptions{Threads: threads()})
 	}
 	var idx []*search.Index
 	for _, p := range pos {
 		var ix *search.Index
 		var why error
-		if r := remote[p]; r != nil {
-			if r.err != nil {
-				return wmzError(p, r.err, *modelPath)
+		if r := mems[p]; r != nil {
+			if r.Err != nil {
+				return wmzError(p, r.Err, *modelPath)
 			}
-			ix, why = r.ix, r.why
+			ix, why = r.Index, r.Stale
 		} else {
 			bar := stages(*quiet)
 			ix, why, err = search.Open(ctx, p, c, search.BuildOptions{Threads: threads(), Progress: func(stage string, done, total int64) { bar(stage, int(done), int(total)) }})
@@ -134,14 +129,14 @@ func runSearch(args []string) error {
 		// decodes (and the model or queries, when in the store).
 		st, _ := s3Store()
 		d := st.Stats()
-		fmt.Fprintf(os.Stderr, "read %d memories from the store, %d at a time: %d requests, %d bytes\n", len(mems), s3Parallel, d.Requests, d.Bytes)
+		fmt.Fprintf(os.Stderr, "read %d memories from the store, %d at a time: %d requests, %d bytes\n", len(mems), s3AtOnce, d.Requests, d.Bytes)
 	}
 	mem, err := search.NewMemory(c, idx...)
 	if err != nil {
 		return err
 	}
 	if bundle {
-		if qs, states, err = readQueries(*queryPath, mem.Codec(), *slot, *state); err != nil {
+		if qs, states, err = search.ReadQueries(*queryPath, mem.Codec(), kind); err != nil {
 			return err
 		}
 	}
@@ -178,90 +173,6 @@ func rangeFlag(name, v string) ([2]int, error) {
 		return [2]int{}, fmt.Errorf("%s %q: want A:B, from A to B-1 (A: to the end, :B from the start)", name, v)
 	}
 	return [2]int{a, max(b, 0)}, nil
-}
-
-// readQueries reads the queries of path: float vectors or codes, slot
-// vectors or states by the shape and the flags.
-func readQueries(path string, c *wmzlib.Codec, slot, state bool) ([]search.Query, bool, error) {
-	g, dim := c.Geometry(), c.Quantizer().Dim()
-	var a npz.Array
-	if strings.EqualFold(filepath.Ext(path), ".npz") {
-		arrs, err := npz.ReadNPZ(path)
-		if err != nil {
-			return nil, false, err
-		}
-		found := false
-		for _, name := range []string{npz.NameObs, npz.NameCodes} {
-			for _, x := range arrs {
-				if x.Name == name && !found {
-					a, found = x, true
-				}
-			}
-		}
-		if !found {
-			return nil, false, fmt.Errorf("%s: no `obs` or `codes` array", path)
-		}
-	} else {
-		var err error
-		if a, err = npz.ReadNPY(path); err != nil {
-			return nil, false, err
-		}
-	}
-	var floats []float32
-	var codes []uint16
-	width := dim
-	switch d := a.Data.(type) {
-	case []float32:
-		floats = d
-	case []float64:
-		floats = make([]float32, len(d))
-		for i, v := range d {
-			floats[i] = float32(v)
-		}
-	case []uint8:
-		codes = make([]uint16, len(d))
-		for i, v := range d {
-			codes[i] = uint16(v)
-		}
-		width = g.M
-	case []uint16:
-		codes, width = d, g.M
-	default:
-		return nil, false, fmt.Errorf("%s: queries of dtype %s: want floats or codes (uint8, uint16)", path, a.Dtype)
-	}
-	shape := a.Shape
-	// Codes may come as [.., N] for a state: read them as [.., S, M].
-	if codes != nil && len(shape) >= 1 && shape[len(shape)-1] == g.N() && g.S > 1 && !slot {
-		shape = append(append([]int(nil), shape[:len(shape)-1]...), g.S, g.M)
-	}
-	what := "slot vectors of"
-	if codes != nil {
-		what = "codes per slot vector,"
-	}
-	if len(shape) == 0 || len(shape) > 3 || shape[len(shape)-1] != width {
-		return nil, false, fmt.Errorf("%s: shape %v: want [d], [n,d], [S,d] or [n,S,d] with %s %d values (the model's)", path, a.Shape, what, width)
-	}
-	states := state || len(shape) == 3 && !slot
-	per := width
-	if states {
-		if len(shape) < 2 || shape[len(shape)-2] != g.S {
-			return nil, false, fmt.Errorf("%s: shape %v: state queries are [S,d] or [n,S,d] with S = %d slots (the model's)", path, a.Shape, g.S)
-		}
-		per = g.S * width
-	}
-	n := max(len(floats), len(codes)) / per
-	if n == 0 {
-		return nil, false, fmt.Errorf("%s: no queries", path)
-	}
-	qs := make([]search.Query, n)
-	for i := range qs {
-		if floats != nil {
-			qs[i].Vectors = floats[i*per : (i+1)*per]
-		} else {
-			qs[i].Codes = codes[i*per : (i+1)*per]
-		}
-	}
-	return qs, states, nil
 }
 
 type searchHit struct {
