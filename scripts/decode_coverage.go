@@ -85,8 +85,9 @@ var unreachable = map[string]struct {
 	n   int
 	why string
 }{
-	"internal/wm/fast.go":       {6, "SlotTable, Predict, Commit and DecodeSlot out of order (misuse, panics); a caller that codes no slot event (never the container, which codes one before every slot)"},
-	"internal/wm/predictor.go":  {5, "Predict, Commit and CommitOmitted out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp)"},
+	"internal/wm/fast.go":       {11, "SlotTable, Predict, Commit, CommitOmitted and DecodeSlot out of order (misuse, panics); a caller that codes no slot event, or asks for a candidate beyond those SlotTable offered; bestTile (the fast level has no groups, and copies are found by the slot event) (never the container, which codes one before every slot and asks only for the candidates it was given)"},
+	"internal/wm/copy.go":       {7, "as fast.go: Predict, CommitOmitted and SlotTable out of order (misuse, panics); a Predict of a slot no slot event started; a candidate beyond those offered"},
+	"internal/wm/predictor.go":  {12, "Predict, Commit and CommitOmitted out of order (misuse, panics); a stamp wrapping after 2^32 coordinates, slots or states (nextStamp); the full level's slot-event methods (SlotTable, SlotSymbol, SlotCandidate, CommitSlot, DecodeSlot, bestTile: the full level codes no slot events, the container never calls them); Precision, which the decoder never asks (it reads P from the header)"},
 	"internal/wm/model.go":      {2, "a header shorter than 24 bytes, rejected before; a declared store above the caller's memory cap (an implementation limit, not the format's: format.TestEmbeddedModelMemory)"},
 	"internal/wm/index.go":      {2, "the key index's generation wrapping after 2^32 uses"},
 	"internal/gate/rule.go":     {3, "F = 2^P (R = 0) and H = 0: a prediction has 1 ≤ F < 2^P, and then H ≥ 1; the mean distance of parameters not prepared (Parse prepares them)"},
@@ -97,7 +98,7 @@ var unreachable = map[string]struct {
 	"internal/format/coder.go":  {7, "the custom retention rule (WithRetainRule, outside the format); NewDecoder's error; a symbol out of range after a failed stream"},
 	"internal/format/layout.go": {2, "a level table of 1 or more than 16 levels, rejected before"},
 	"internal/format/model.go":  {1, "an embedded model above the caller's memory cap (an implementation limit: TestEmbeddedModelMemory)"},
-	"internal/format/reader.go": {11, "more than 2^24 episodes or 2^48 states (beyond any test file); an episode's end met twice (more is cleared with cur); a keyed reader's six signature checks and bytes after a signature record (SPEC.md 6.16: no conformance vector is signed yet; signature_test.go runs them)"},
+	"internal/format/reader.go": {14, "more than 2^24 episodes or 2^48 states (beyond any test file); an episode's end met twice (more is cleared with cur); a keyed reader's ten signature statements (its stream, prefix, record, index and signature-record checks; SPEC.md 6.16: no conformance vector is signed yet; signature_test.go runs them)"},
 
 	"internal/fixed/fixed.go": {1, "W(d) of a negative d (maxL is the largest log-weight)"},
 }
