@@ -52,4 +52,34 @@ class BinaryDistribution(Distribution):
         return True
 
 
+def check_wheel():
+    """Stops with a message naming the Python in use when it cannot build
+    a wheel: without the wheel package (or setuptools 70.1 or later, which
+    carries bdist_wheel), pip --no-build-isolation says only "invalid
+    command 'bdist_wheel'"."""
+    try:
+        import wheel  # noqa: F401
+        return
+    except ImportError:
+        pass
+    try:
+        from setuptools.command import bdist_wheel  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import setuptools
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    sys.exit(
+        f"wmzip: the Python building this package, {sys.executable} (made from {base}, "
+        f"Python {sys.version.split()[0]}, setuptools {setuptools.__version__}), has no 'wheel' package, "
+        "so it cannot build a wheel without build isolation. Make the venv from a Python whose "
+        "packages have it, on Debian the system's: /usr/bin/python3 -m venv --system-site-packages .venv "
+        "(with python3-wheel installed); or install wheel into this venv first."
+    )
+
+
+if any(a.startswith("bdist_wheel") or a == "dist_info" for a in sys.argv[1:]):
+    check_wheel()
+
 setup(cmdclass={"build_py": build_go}, distclass=BinaryDistribution)

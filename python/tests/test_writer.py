@@ -152,7 +152,7 @@ def test_meta(codec, run, tmp_path):
 
 def test_context_manager_on_error(codec, run, tmp_path):
     """Leaving the block by an exception completes the file with what was
-    written; abort discards it."""
+    written, leaves none when nothing was; abort discards it."""
     p = tmp_path / "x.wmz"
     data, actions = episodes_of(run)[0]
     with pytest.raises(RuntimeError):
@@ -161,6 +161,11 @@ def test_context_manager_on_error(codec, run, tmp_path):
             raise RuntimeError("the agent crashed")
     with wmzip.open(p, codec) as f:
         assert f.episodes == (len(data),)
+    q = tmp_path / "none.wmz"
+    with pytest.raises(wmzip.InputError):
+        with wmzip.Writer(q, codec) as w:
+            w.write_episode(data[..., :1], actions)  # a shape the codec refuses
+    assert not q.exists() and w.closed
     w = wmzip.Writer(p, codec)
     w.write_episode(data, actions)
     w.abort()

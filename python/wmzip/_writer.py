@@ -127,7 +127,8 @@ class Writer:
 
     Use it as a context manager: leaving the block completes the file with
     the states written so far, even by an exception (call abort() to
-    discard it instead). The bytes depend only on the codec, the options
+    discard it instead); an exception before any state was written leaves
+    no file, not an empty one. The bytes depend only on the codec, the options
     and the states written, never on threads.
     """
 
@@ -178,6 +179,7 @@ class Writer:
         self._per_codes = codec.slots * codec.subspaces
         self._per_obs = codec.slots * codec.dim if codec.dim else 0
         self._in_episode = False
+        self._written = 0  # states the library took
 
     @property
     def closed(self) -> bool:
@@ -216,6 +218,7 @@ class Writer:
             if a.size != self._per_codes:
                 _arrays.states(a, self._slots, self._m, "state", single=True)
             call("wmz_writer_codes", self._h, self._act_addr, 1, a.ctypes.data, a.size, a.itemsize)
+        self._written += 1
 
     def write_states(self, data: Any, actions: Any = None) -> None:
         """Writes states to the episode: float observations (T, S, d) or
@@ -229,11 +232,13 @@ class Writer:
             _, T = _arrays.states(o, self._slots, self.codec._need_quantizer(), "obs")
             acts = self._actions(actions, T)
             call("wmz_writer_obs", self._h, _arrays.addr(acts), T, o.ctypes.data, o.size)
+            self._written += T
         else:
             c = _arrays.codes(arr)
             _, T = _arrays.states(c, self._slots, self._m, "codes")
             acts = self._actions(actions, T)
             call("wmz_writer_codes", self._h, _arrays.addr(acts), T, c.ctypes.data, c.size, c.itemsize)
+        self._written += T
 
     def write_episode(self, data: Any, actions: Any = None, meta: Any = None) -> None:
         """Writes a whole episode: float observations (T, S, d) or codes
@@ -295,8 +300,12 @@ class Writer:
     def __enter__(self) -> "Writer":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        if self._state == "open":
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        if self._state != "open":
+            return
+        if exc_type is not None and self._written == 0:
+            self.abort()  # nothing to keep: no empty file that looks complete
+        else:
             self.close()
 
     def __del__(self) -> None:
