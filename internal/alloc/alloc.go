@@ -191,7 +191,7 @@ func (l *Ladder) levels() int {
 	return len(l.Lambdas)
 }
 
-// levelString prints level k's λ: LambdaString's for a gated ladder, the
+// levelString prints level k's λ: Lambda.Text for a gated ladder, the
 // public λ (bits a unit of a slot vector's relative distortion is worth,
 // DistUnit/lam; "inf" for the member's own codes) by rate and distortion.
 func (l *Ladder) levelString(k int) string {
